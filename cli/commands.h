@@ -1,0 +1,10 @@
+/* The subcommands of `tfm`; each lives in its own cli/cmd_*.c file. */
+#ifndef TFM_CLI_COMMANDS_H
+#define TFM_CLI_COMMANDS_H
+
+#include "args.h"
+
+extern const cli_command cmd_init;
+extern const cli_command cmd_score;
+
+#endif

@@ -1,0 +1,104 @@
+/* transformer.c — model configuration, creation, checkpoints.
+ *
+ * A tfm_model is an opaque handle holding one configuration, its parameters (one arena) and a
+ * forward workspace sized for a maximum batch. Checkpoints are safetensors files whose tensor names
+ * are PyTorch nn.Transformer's (DESIGN.md §3), so a model trained with PyTorch loads here and
+ * ours loads there. */
+#ifndef TFM_MODEL_H
+#define TFM_MODEL_H
+
+#include "tfm/status.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    TFM_ARCH_ENCODER_DECODER = 0, /* Vaswani et al. 2017, §3.1, Figure 1 */
+    TFM_ARCH_DECODER_ONLY = 1,
+    TFM_ARCH_ENCODER_ONLY = 2
+} tfm_arch;
+
+typedef enum {
+    TFM_ACT_RELU = 0, /* FFN(x) = max(0, xW1 + b1)W2 + b2 (Vaswani et al. 2017, eq. 2) */
+    TFM_ACT_GELU = 1  /* exact GELU, x·Φ(x) with the erf form (Hendrycks & Gimpel 2016) */
+} tfm_activation;
+
+typedef enum {
+    TFM_PE_SINUSOIDAL = 0 /* Vaswani et al. 2017, §3.5 */
+} tfm_pe;
+
+/** A model's hyper-parameters; the metadata keys of DESIGN.md §3. */
+typedef struct {
+    tfm_arch arch;
+    int d_model;       /* width of every residual stream vector */
+    int n_heads;       /* attention heads; d_k = d_v = d_model / n_heads */
+    int n_enc_layers;  /* N in the paper (6 there) */
+    int n_dec_layers;
+    int d_ff;          /* inner width of the position-wise FFN (2048 in the paper) */
+    int src_vocab;     /* V_src */
+    int tgt_vocab;     /* V_tgt */
+    int max_len;       /* the longest source or target sequence the model accepts, in tokens */
+    int norm_first;    /* 0: post-LN as the paper, LayerNorm(x + Sublayer(x)); 1: pre-LN */
+    tfm_activation activation;
+    tfm_pe pe;
+    int pad_id, bos_id, eos_id;
+    float layer_norm_eps; /* 1e-5 as PyTorch */
+    int tie_embeddings;   /* 1: src_embed, tgt_embed and generator.weight share one matrix */
+} tfm_config;
+
+typedef struct tfm_model tfm_model;
+
+/** The defaults of `tfm init`: d_model 256, 4 heads, 3+3 layers, d_ff 1024, vocab 8000, max_len
+ * 256, post-LN, ReLU, sinusoidal PE, pad 0, bos 1, eos 2, eps 1e-5, untied. */
+tfm_config tfm_config_default(void);
+
+/** Checks that a configuration makes sense (positive sizes, n_heads divides d_model, special ids
+ * inside the vocabularies, ...). Errors: TFM_ERR_INVALID_ARG naming the key; TFM_ERR_UNSUPPORTED
+ * for an architecture this build cannot run. */
+tfm_status tfm_config_validate(const tfm_config *cfg);
+
+/** Number of float parameters of a configuration (tied matrices counted once). */
+size_t tfm_config_param_count(const tfm_config *cfg);
+
+/** Bytes a model takes: parameters plus the forward workspace for batches of up to `max_batch`
+ * sequences of up to `max_src` source and `max_tgt` target tokens. Returns 0 if the sizes overflow
+ * size_t. */
+size_t tfm_model_estimate_bytes(const tfm_config *cfg, int max_batch, int max_src, int max_tgt);
+
+/** A fresh model with the initialisation of DESIGN.md §2 (Xavier-uniform weight matrices,
+ * attention biases 0, other biases as nn.Linear, LayerNorm 1/0, embeddings N(0, d_model^-0.5)),
+ * deterministic in `seed`. Errors: those of tfm_config_validate, TFM_ERR_NOMEM. */
+tfm_status tfm_model_create(const tfm_config *cfg, uint64_t seed, tfm_model **out);
+
+/** Loads a safetensors checkpoint (DESIGN.md §3), checking every tensor's name, dtype, shape and
+ * byte range and the metadata. Errors: TFM_ERR_IO (cannot open/read), TFM_ERR_FORMAT (malformed or
+ * foreign file; the message names the tensor or byte offset), TFM_ERR_INVALID_ARG (metadata that
+ * makes no sense), TFM_ERR_NOMEM. */
+tfm_status tfm_model_load(const char *path, tfm_model **out);
+
+/** Writes every model tensor, the metadata and any stored tokenizer to `path` atomically (a
+ * temporary file in the same directory, fsync, rename): an interrupted save leaves the previous
+ * file intact. Errors: TFM_ERR_IO naming the path. */
+tfm_status tfm_model_save(const tfm_model *model, const char *path);
+
+void tfm_model_free(tfm_model *model);
+
+/** The model's configuration (valid while the model lives). */
+const tfm_config *tfm_model_config(const tfm_model *model);
+
+/** The serialized tokenizer stored with the model (the `tokenizer.model` U8 tensor), or NULL with
+ * *len = 0 if it has none. Valid while the model lives. */
+const unsigned char *tfm_model_tokenizer(const tfm_model *model, size_t *len);
+
+/** Stores a copy of a serialized tokenizer in the model; tfm_model_save writes it as the U8 tensor
+ * `tokenizer.model`. Errors: TFM_ERR_NOMEM. */
+tfm_status tfm_model_set_tokenizer(tfm_model *model, const unsigned char *bytes, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

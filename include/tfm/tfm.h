@@ -1,0 +1,11 @@
+/* transformer.c — the Transformer of "Attention Is All You Need" (Vaswani et al. 2017) in C11.
+ * This umbrella header includes the whole public API. */
+#ifndef TFM_TFM_H
+#define TFM_TFM_H
+
+#include "tfm/status.h"
+#include "tfm/model.h"
+#include "tfm/ids.h"
+#include "tfm/score.h"
+
+#endif

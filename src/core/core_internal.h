@@ -1,0 +1,48 @@
+/* Internal helpers shared by every layer: error propagation, assertions, small utilities. */
+#ifndef TFM_CORE_INTERNAL_H
+#define TFM_CORE_INTERNAL_H
+
+#include "tfm/status.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define TFM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TFM_PRINTF(a, b)
+#endif
+
+/* Records a formatted message for tfm_last_error() and returns `status` (for `return tfm_set_error(...)`). */
+tfm_status tfm_set_error(tfm_status status, const char *fmt, ...) TFM_PRINTF(2, 3);
+void tfm_clear_error(void);
+
+/* Return `status` with a message if `cond` holds. */
+#define RETURN_IF(cond, status, ...)                                                               \
+    do {                                                                                           \
+        if (cond) return tfm_set_error((status), __VA_ARGS__);                                     \
+    } while (0)
+
+/* Propagate a failing status (its message is already set). */
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        tfm_status tfm_try_st_ = (expr);                                                           \
+        if (tfm_try_st_ != TFM_OK) return tfm_try_st_;                                             \
+    } while (0)
+
+/* Internal invariant: a violated one is a bug in transformer.c, reported with file:line. */
+#define TFM_ASSERT(cond)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) tfm_assert_fail(#cond, __FILE__, __LINE__);                                  \
+    } while (0)
+void tfm_assert_fail(const char *expr, const char *file, int line);
+
+/* Overflow-checked size arithmetic: returns 0 and leaves *out untouched on overflow. */
+static inline int size_mul_ok(size_t a, size_t b, size_t *out) {
+    if (a != 0 && b > SIZE_MAX / a) return 0;
+    *out = a * b;
+    return 1;
+}
+
+#endif

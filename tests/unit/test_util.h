@@ -1,0 +1,47 @@
+/* Minimal test harness: CHECK records a named failure and keeps going; test_finish() prints
+ * "N passed, N failed" and returns the process exit code (non-zero if anything failed). */
+#ifndef TFM_TEST_UTIL_H
+#define TFM_TEST_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_passed_ = 0, test_failed_ = 0;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            test_passed_++;                                                                        \
+        } else {                                                                                   \
+            test_failed_++;                                                                        \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol, name)                                                                \
+    do {                                                                                           \
+        double ca_ = (double)(a), cb_ = (double)(b);                                               \
+        CHECK(fabs(ca_ - cb_) <= (tol) && !isnan(ca_) && !isnan(cb_),                             \
+              "%s: got %.9g, want %.9g (tol %g)", name, ca_, cb_, (double)(tol));                  \
+    } while (0)
+
+/* Path of a file under the source tree (tests run with TFM_SOURCE_DIR set by ctest). */
+static inline const char *test_path(const char *rel) {
+    static char buf[4][4096];
+    static int slot = 0;
+    const char *root = getenv("TFM_SOURCE_DIR");
+    char *b = buf[slot++ & 3];
+    snprintf(b, sizeof buf[0], "%s/%s", root ? root : ".", rel);
+    return b;
+}
+
+static inline int test_finish(const char *suite) {
+    printf("%s: %d passed, %d failed\n", suite, test_passed_, test_failed_);
+    return test_failed_ == 0 ? 0 : 1;
+}
+
+#endif
