@@ -1,0 +1,227 @@
+/* Model checkpoints: the safetensors contract of DESIGN.md §3 (PyTorch names, config in the
+ * header's __metadata__, reserved prefixes tokenizer. and train_state.). */
+#include "model_internal.h"
+#include "safetensors.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOKENIZER_TENSOR "tokenizer.model"
+
+static const char *const k_arch_names[] = {"encoder-decoder", "decoder-only", "encoder-only"};
+
+static tfm_status meta_int(const st_file *f, const char *key, int required, int *out) {
+    const char *v = st_meta_get(f, key);
+    if (!v) {
+        RETURN_IF(required, TFM_ERR_FORMAT, "%s: metadata key '%s' is missing (is this a transformer.c checkpoint?)",
+                  f->path, key);
+        return TFM_OK;
+    }
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    RETURN_IF(errno || end == v || *end || x < -2147483647L || x > 2147483647L, TFM_ERR_FORMAT,
+              "%s: metadata %s='%.40s' is not an integer", f->path, key, v);
+    *out = (int)x;
+    return TFM_OK;
+}
+
+static tfm_status meta_bool(const st_file *f, const char *key, int *out) {
+    const char *v = st_meta_get(f, key);
+    if (!v) return TFM_OK;
+    if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "True") == 0) *out = 1;
+    else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || strcmp(v, "False") == 0) *out = 0;
+    else return tfm_set_error(TFM_ERR_FORMAT, "%s: metadata %s='%.40s' must be \"0\" or \"1\"", f->path, key, v);
+    return TFM_OK;
+}
+
+static tfm_status config_from_meta(const st_file *f, tfm_config *c) {
+    *c = tfm_config_default();
+    const char *arch = st_meta_get(f, "arch");
+    RETURN_IF(!arch, TFM_ERR_FORMAT, "%s: metadata key 'arch' is missing (is this a transformer.c checkpoint?)", f->path);
+    int found = 0;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(arch, k_arch_names[i]) == 0) {
+            c->arch = (tfm_arch)i;
+            found = 1;
+        }
+    RETURN_IF(!found, TFM_ERR_FORMAT, "%s: metadata arch='%.40s' is not one of encoder-decoder, decoder-only, encoder-only",
+              f->path, arch);
+    TRY(meta_int(f, "d_model", 1, &c->d_model));
+    TRY(meta_int(f, "n_heads", 1, &c->n_heads));
+    TRY(meta_int(f, "n_enc_layers", 1, &c->n_enc_layers));
+    TRY(meta_int(f, "n_dec_layers", 1, &c->n_dec_layers));
+    TRY(meta_int(f, "d_ff", 1, &c->d_ff));
+    TRY(meta_int(f, "src_vocab", 1, &c->src_vocab));
+    TRY(meta_int(f, "tgt_vocab", 1, &c->tgt_vocab));
+    TRY(meta_int(f, "max_len", 1, &c->max_len));
+    TRY(meta_int(f, "pad_id", 1, &c->pad_id));
+    TRY(meta_int(f, "bos_id", 1, &c->bos_id));
+    TRY(meta_int(f, "eos_id", 1, &c->eos_id));
+    RETURN_IF(!st_meta_get(f, "norm_first"), TFM_ERR_FORMAT, "%s: metadata key 'norm_first' is missing", f->path);
+    TRY(meta_bool(f, "norm_first", &c->norm_first));
+    TRY(meta_bool(f, "tie_embeddings", &c->tie_embeddings));
+    const char *act = st_meta_get(f, "activation");
+    RETURN_IF(!act, TFM_ERR_FORMAT, "%s: metadata key 'activation' is missing", f->path);
+    if (strcmp(act, "relu") == 0) c->activation = TFM_ACT_RELU;
+    else if (strcmp(act, "gelu") == 0) c->activation = TFM_ACT_GELU;
+    else return tfm_set_error(TFM_ERR_FORMAT, "%s: metadata activation='%.40s' must be relu or gelu", f->path, act);
+    const char *pe = st_meta_get(f, "pe");
+    RETURN_IF(!pe, TFM_ERR_FORMAT, "%s: metadata key 'pe' is missing", f->path);
+    RETURN_IF(strcmp(pe, "sinusoidal") != 0, TFM_ERR_UNSUPPORTED, "%s: position encoding pe='%.40s' is not available",
+              f->path, pe);
+    c->pe = TFM_PE_SINUSOIDAL;
+    const char *eps = st_meta_get(f, "layer_norm_eps");
+    RETURN_IF(!eps, TFM_ERR_FORMAT, "%s: metadata key 'layer_norm_eps' is missing", f->path);
+    char *end;
+    errno = 0;
+    c->layer_norm_eps = strtof(eps, &end);
+    RETURN_IF(errno || end == eps || *end, TFM_ERR_FORMAT, "%s: metadata layer_norm_eps='%.40s' is not a number",
+              f->path, eps);
+    tfm_status st = tfm_config_validate(c);
+    if (st != TFM_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tfm_last_error());
+        return tfm_set_error(st, "%s: metadata makes no sense: %s", f->path, msg);
+    }
+    return TFM_OK;
+}
+
+static int is_reserved(const char *name) {
+    return strncmp(name, "tokenizer.", 10) == 0 || strncmp(name, "train_state.", 12) == 0;
+}
+
+static tfm_status check_shape(const st_file *f, const st_tensor *t, const param_entry *e) {
+    RETURN_IF(strcmp(t->dtype, "F32") != 0, TFM_ERR_FORMAT, "%s: tensor '%s' has dtype %s, expected F32", f->path,
+              t->name, t->dtype);
+    int ok = t->ndim == e->ndim && t->shape[0] == e->shape[0] && (e->ndim == 1 || t->shape[1] == e->shape[1]);
+    if (!ok) {
+        char got[128] = "";
+        size_t k = 0;
+        for (int i = 0; i < t->ndim && k < sizeof got - 24; i++)
+            k += (size_t)snprintf(got + k, sizeof got - k, "%s%llu", i ? ", " : "", (unsigned long long)t->shape[i]);
+        if (e->ndim == 2)
+            return tfm_set_error(TFM_ERR_FORMAT, "%s: tensor '%s' has shape [%s], expected [%zu, %zu]", f->path,
+                                 t->name, got, e->shape[0], e->shape[1]);
+        return tfm_set_error(TFM_ERR_FORMAT, "%s: tensor '%s' has shape [%s], expected [%zu]", f->path, t->name, got,
+                             e->shape[0]);
+    }
+    return TFM_OK;
+}
+
+static tfm_status load_tensors(tfm_model *m, const st_file *f) {
+    float *base = (float *)m->param_arena.base;
+    /* every tensor in the file must be a model tensor or under a reserved prefix */
+    for (size_t i = 0; i < f->n_tensors; i++) {
+        const st_tensor *t = &f->tensors[i];
+        if (is_reserved(t->name)) continue;
+        size_t k = 0;
+        while (k < m->n_entries && strcmp(m->entries[k].name, t->name) != 0) k++;
+        RETURN_IF(k == m->n_entries, TFM_ERR_FORMAT,
+                  "%s: unknown tensor '%s' (not a tensor of this %s model, nor under tokenizer. or train_state.)",
+                  f->path, t->name, k_arch_names[m->cfg.arch]);
+    }
+    float *scratch = NULL;
+    tfm_status st = TFM_OK;
+    for (size_t k = 0; k < m->n_entries && st == TFM_OK; k++) {
+        const param_entry *e = &m->entries[k];
+        const st_tensor *t = st_find(f, e->name);
+        if (!t) {
+            st = tfm_set_error(TFM_ERR_FORMAT, "%s: model tensor '%s' is missing", f->path, e->name);
+            break;
+        }
+        st = check_shape(f, t, e);
+        if (st != TFM_OK) break;
+        if (e->alias_of < 0) {
+            st = st_read(f, t, base + e->offset);
+            continue;
+        }
+        /* a tied copy: it must hold the same values as the tensor it is tied to */
+        if (!scratch) scratch = malloc(e->numel * sizeof *scratch);
+        if (!scratch) {
+            st = tfm_set_error(TFM_ERR_NOMEM, "out of memory loading %s", f->path);
+            break;
+        }
+        st = st_read(f, t, scratch);
+        if (st == TFM_OK && memcmp(scratch, base + e->offset, e->numel * sizeof *scratch) != 0)
+            st = tfm_set_error(TFM_ERR_FORMAT, "%s: tie_embeddings=1 but tensor '%s' differs from '%s'", f->path, e->name,
+                               m->entries[e->alias_of].name);
+    }
+    free(scratch);
+    TRY(st);
+    const st_tensor *tok = st_find(f, TOKENIZER_TENSOR);
+    if (tok) {
+        RETURN_IF(strcmp(tok->dtype, "U8") != 0 || tok->ndim != 1, TFM_ERR_FORMAT,
+                  "%s: tensor '%s' must be a 1-D U8 tensor", f->path, TOKENIZER_TENSOR);
+        size_t len = (size_t)(tok->end - tok->begin);
+        m->tokenizer = malloc(len ? len : 1);
+        RETURN_IF(!m->tokenizer, TFM_ERR_NOMEM, "out of memory loading the tokenizer of %s", f->path);
+        m->tokenizer_len = len;
+        TRY(st_read(f, tok, m->tokenizer));
+    }
+    return TFM_OK;
+}
+
+tfm_status tfm_model_load(const char *path, tfm_model **out) {
+    *out = NULL;
+    st_file f;
+    TRY(st_open(path, &f));
+    tfm_config cfg;
+    tfm_status st = config_from_meta(&f, &cfg);
+    tfm_model *m = NULL;
+    if (st == TFM_OK) st = model_alloc(&cfg, &m);
+    if (st == TFM_OK) st = load_tensors(m, &f);
+    st_close(&f);
+    if (st != TFM_OK) {
+        tfm_model_free(m);
+        return st;
+    }
+    *out = m;
+    return TFM_OK;
+}
+
+tfm_status tfm_model_save(const tfm_model *m, const char *path) {
+    const tfm_config *c = &m->cfg;
+    char vals[20][32];
+    const char *kv[2 * 20];
+    size_t nm = 0;
+#define META_STR(key, val) (kv[2 * nm] = (key), kv[2 * nm + 1] = (val), nm++)
+#define META_INT(key, val) (snprintf(vals[nm], sizeof vals[nm], "%d", (val)), META_STR(key, vals[nm]))
+    META_STR("format", "tfm/1");
+    META_STR("arch", k_arch_names[c->arch]);
+    META_INT("d_model", c->d_model);
+    META_INT("n_heads", c->n_heads);
+    META_INT("n_enc_layers", c->n_enc_layers);
+    META_INT("n_dec_layers", c->n_dec_layers);
+    META_INT("d_ff", c->d_ff);
+    META_INT("src_vocab", c->src_vocab);
+    META_INT("tgt_vocab", c->tgt_vocab);
+    META_INT("max_len", c->max_len);
+    META_INT("norm_first", c->norm_first);
+    META_STR("activation", c->activation == TFM_ACT_GELU ? "gelu" : "relu");
+    META_STR("pe", "sinusoidal");
+    META_INT("pad_id", c->pad_id);
+    META_INT("bos_id", c->bos_id);
+    META_INT("eos_id", c->eos_id);
+    snprintf(vals[nm], sizeof vals[nm], "%.9g", (double)c->layer_norm_eps);
+    META_STR("layer_norm_eps", vals[nm]);
+    META_INT("tie_embeddings", c->tie_embeddings);
+#undef META_INT
+#undef META_STR
+    TFM_ASSERT(nm <= 20);
+    st_out_tensor *t = calloc(m->n_entries + 1, sizeof *t);
+    RETURN_IF(!t, TFM_ERR_NOMEM, "out of memory saving %s", path);
+    const float *base = (const float *)m->param_arena.base;
+    size_t n = 0;
+    for (size_t k = 0; k < m->n_entries; k++, n++) {
+        const param_entry *e = &m->entries[k];
+        t[n] = (st_out_tensor){e->name, "F32", e->ndim, {e->shape[0], e->shape[1]}, base + e->offset,
+                               (uint64_t)e->numel * sizeof(float)};
+    }
+    if (m->tokenizer)
+        t[n++] = (st_out_tensor){TOKENIZER_TENSOR, "U8", 1, {m->tokenizer_len, 0}, m->tokenizer, m->tokenizer_len};
+    tfm_status st = st_write(path, kv, nm, t, n);
+    free(t);
+    return st;
+}

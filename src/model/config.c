@@ -1,0 +1,67 @@
+/* Model configurations: defaults and validation (DESIGN.md §3 metadata). */
+#include "core_internal.h"
+#include "params.h"
+#include "tfm/model.h"
+
+tfm_config tfm_config_default(void) {
+    tfm_config c;
+    c.arch = TFM_ARCH_ENCODER_DECODER;
+    c.d_model = 256;
+    c.n_heads = 4;
+    c.n_enc_layers = 3;
+    c.n_dec_layers = 3;
+    c.d_ff = 1024;
+    c.src_vocab = 8000;
+    c.tgt_vocab = 8000;
+    c.max_len = 256;
+    c.norm_first = 0;
+    c.activation = TFM_ACT_RELU;
+    c.pe = TFM_PE_SINUSOIDAL;
+    c.pad_id = 0;
+    c.bos_id = 1;
+    c.eos_id = 2;
+    c.layer_norm_eps = 1e-5f;
+    c.tie_embeddings = 0;
+    return c;
+}
+
+tfm_status tfm_config_validate(const tfm_config *c) {
+    RETURN_IF(c->arch != TFM_ARCH_ENCODER_DECODER, TFM_ERR_UNSUPPORTED,
+              "arch %d: this build runs only the encoder-decoder architecture", (int)c->arch);
+    RETURN_IF(c->d_model <= 0 || c->d_model > 65536, TFM_ERR_INVALID_ARG,
+              "d_model must be in [1, 65536], got %d", c->d_model);
+    RETURN_IF(c->n_heads <= 0 || c->d_model % c->n_heads != 0, TFM_ERR_INVALID_ARG,
+              "n_heads (%d) must be positive and divide d_model (%d)", c->n_heads, c->d_model);
+    RETURN_IF(c->n_enc_layers < 0 || c->n_enc_layers > TFM_MAX_LAYERS, TFM_ERR_INVALID_ARG,
+              "n_enc_layers must be in [0, %d], got %d", TFM_MAX_LAYERS, c->n_enc_layers);
+    RETURN_IF(c->n_dec_layers < 0 || c->n_dec_layers > TFM_MAX_LAYERS, TFM_ERR_INVALID_ARG,
+              "n_dec_layers must be in [0, %d], got %d", TFM_MAX_LAYERS, c->n_dec_layers);
+    RETURN_IF(c->d_ff <= 0 || c->d_ff > 1048576, TFM_ERR_INVALID_ARG, "d_ff must be in [1, 1048576], got %d",
+              c->d_ff);
+    RETURN_IF(c->src_vocab <= 0 || c->src_vocab > 16777216, TFM_ERR_INVALID_ARG,
+              "src_vocab must be in [1, 16777216], got %d", c->src_vocab);
+    RETURN_IF(c->tgt_vocab <= 0 || c->tgt_vocab > 16777216, TFM_ERR_INVALID_ARG,
+              "tgt_vocab must be in [1, 16777216], got %d", c->tgt_vocab);
+    RETURN_IF(c->max_len < 2 || c->max_len > 1048576, TFM_ERR_INVALID_ARG,
+              "max_len must be in [2, 1048576], got %d", c->max_len);
+    RETURN_IF(c->norm_first != 0 && c->norm_first != 1, TFM_ERR_INVALID_ARG, "norm_first must be 0 or 1");
+    RETURN_IF(c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU, TFM_ERR_INVALID_ARG,
+              "activation must be relu or gelu");
+    RETURN_IF(c->pe != TFM_PE_SINUSOIDAL, TFM_ERR_UNSUPPORTED, "position encoding %d is not available", (int)c->pe);
+    const int vmin = c->src_vocab < c->tgt_vocab ? c->src_vocab : c->tgt_vocab;
+    RETURN_IF(c->pad_id < 0 || c->pad_id >= vmin, TFM_ERR_INVALID_ARG,
+              "pad_id %d must be inside both vocabularies [0, %d)", c->pad_id, vmin);
+    RETURN_IF(c->bos_id < 0 || c->bos_id >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
+              "bos_id %d must be inside the target vocabulary [0, %d)", c->bos_id, c->tgt_vocab);
+    RETURN_IF(c->eos_id < 0 || c->eos_id >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
+              "eos_id %d must be inside the target vocabulary [0, %d)", c->eos_id, c->tgt_vocab);
+    RETURN_IF(!(c->layer_norm_eps > 0.0f && c->layer_norm_eps < 1.0f), TFM_ERR_INVALID_ARG,
+              "layer_norm_eps must be in (0, 1), got %g", (double)c->layer_norm_eps);
+    RETURN_IF(c->tie_embeddings != 0 && c->tie_embeddings != 1, TFM_ERR_INVALID_ARG, "tie_embeddings must be 0 or 1");
+    RETURN_IF(c->tie_embeddings && c->src_vocab != c->tgt_vocab, TFM_ERR_INVALID_ARG,
+              "tie_embeddings needs one joint vocabulary, but src_vocab %d != tgt_vocab %d", c->src_vocab,
+              c->tgt_vocab);
+    return TFM_OK;
+}
+
+size_t tfm_config_param_count(const tfm_config *cfg) { return params_layout(cfg, NULL, NULL, NULL, NULL); }

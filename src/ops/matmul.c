@@ -1,0 +1,35 @@
+#define _POSIX_C_SOURCE 200809L /* BLIS headers need pthread barriers */
+/* Matrix products through CBLAS (BLIS), and the thread settings shared by every kernel. */
+#include "ops.h"
+
+#include <blis.h>
+#include <cblas.h>
+#include <omp.h>
+
+static int g_threads = 0;
+
+void ops_set_threads(int n) {
+    if (n <= 0) n = omp_get_num_procs();
+    g_threads = n;
+    omp_set_num_threads(n);
+    /* BLIS threads its own GEMMs; called inside our parallel regions it runs single-threaded
+     * because nested OpenMP parallelism is off, so the cores are never oversubscribed. */
+    bli_thread_set_num_threads(n);
+}
+
+int ops_threads(void) {
+    if (g_threads == 0) ops_set_threads(0);
+    return g_threads;
+}
+
+void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                    size_t IC, size_t OC) {
+    if (N == 0 || OC == 0) return;
+    (void)ops_threads();
+    if (bias) {
+        for (size_t n = 0; n < N; n++)
+            for (size_t o = 0; o < OC; o++) out[n * OC + o] = bias[o];
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)OC, (int)IC, 1.0f, inp, (int)IC,
+                weight, (int)IC, bias ? 1.0f : 0.0f, out, (int)OC);
+}

@@ -1,0 +1,7 @@
+/* The residual connection x + Sublayer(x) (Vaswani et al. 2017, §3.1; He et al. 2016). */
+#include "ops.h"
+
+void residual_forward(float *out, const float *a, const float *b, size_t n) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}

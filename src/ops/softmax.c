@@ -1,0 +1,39 @@
+/* Softmax and log-softmax over rows, max-subtracted for stability. */
+#include "ops.h"
+
+#include <math.h>
+
+int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit) {
+    if (limit > n) limit = n;
+    float mx = -INFINITY;
+    for (size_t j = 0; j < limit; j++)
+        if (!(mask && mask[j]) && x[j] > mx) mx = x[j];
+    if (mx == -INFINITY) { /* every key masked (or n == 0): a zero row, never NaN */
+        for (size_t j = 0; j < n; j++) x[j] = 0.0f;
+        return 0;
+    }
+    float sum = 0.0f;
+    for (size_t j = 0; j < n; j++) {
+        float e = (j >= limit || (mask && mask[j])) ? 0.0f : expf(x[j] - mx);
+        x[j] = e;
+        sum += e;
+    }
+    float inv = 1.0f / sum;
+    for (size_t j = 0; j < n; j++) x[j] *= inv;
+    return 1;
+}
+
+void log_softmax_forward(float *out, const float *inp, size_t N, size_t V) {
+#pragma omp parallel for schedule(static)
+    for (size_t n = 0; n < N; n++) {
+        const float *x = inp + n * V;
+        float *y = out + n * V;
+        float mx = -INFINITY;
+        for (size_t j = 0; j < V; j++)
+            if (x[j] > mx) mx = x[j];
+        double sum = 0.0;
+        for (size_t j = 0; j < V; j++) sum += exp((double)(x[j] - mx));
+        float lse = mx + (float)log(sum);
+        for (size_t j = 0; j < V; j++) y[j] = x[j] - lse;
+    }
+}
