@@ -1,0 +1,239 @@
+/* Checkpoints: round trips, tied embeddings, the tokenizer blob, and every malformed or foreign
+ * file of DESIGN.md §3 rejected with a message naming the tensor, key or byte offset. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#include "test_util.h"
+#include "tfm/tfm.h"
+
+#include <dirent.h>
+#include <stdint.h>
+
+static const char *GOLDEN = "tests/golden/post_ln_relu/model.safetensors";
+static char g_tmpdir[256];
+
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = malloc((size_t)len + 1);
+    *n = fread(p, 1, (size_t)len, f);
+    fclose(f);
+    return p;
+}
+
+static void spit(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+/* Writes header + data as a safetensors file (header length recomputed). */
+static void write_st(const char *path, const char *header, const unsigned char *data, size_t data_len) {
+    FILE *f = fopen(path, "wb");
+    uint64_t n = strlen(header);
+    unsigned char len8[8];
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)(n >> (8 * i));
+    fwrite(len8, 1, 8, f);
+    fwrite(header, 1, n, f);
+    fwrite(data, 1, data_len, f);
+    fclose(f);
+}
+
+/* The golden file's header as a string, and its data section. */
+static char *golden_header(unsigned char **data, size_t *data_len) {
+    size_t n;
+    unsigned char *all = slurp(test_path(GOLDEN), &n);
+    uint64_t h = 0;
+    for (int i = 7; i >= 0; i--) h = (h << 8) | all[i];
+    char *header = malloc(h + 1);
+    memcpy(header, all + 8, h);
+    header[h] = '\0';
+    *data_len = n - 8 - h;
+    *data = malloc(*data_len);
+    memcpy(*data, all + 8 + h, *data_len);
+    free(all);
+    return header;
+}
+
+/* header with the first occurrence of `from` replaced by `to` */
+static char *replace(const char *s, const char *from, const char *to) {
+    const char *p = strstr(s, from);
+    if (!p) return NULL;
+    size_t a = (size_t)(p - s), lf = strlen(from), lt = strlen(to), ls = strlen(s);
+    char *out = malloc(ls - lf + lt + 1);
+    memcpy(out, s, a);
+    memcpy(out + a, to, lt);
+    memcpy(out + a + lt, p + lf, ls - a - lf + 1);
+    return out;
+}
+
+static void expect_fail(const char *label, const char *path, tfm_status want, const char *needle) {
+    tfm_model *m = NULL;
+    tfm_status st = tfm_model_load(path, &m);
+    CHECK(st == want, "%s: status %s, want %s (%s)", label, tfm_status_name(st), tfm_status_name(want), tfm_last_error());
+    CHECK(strstr(tfm_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", label, tfm_last_error(), needle);
+    CHECK(m == NULL, "%s: no model on failure", label);
+    tfm_model_free(m);
+}
+
+static void mutated(const char *label, const char *from, const char *to, const char *needle, tfm_status want,
+                    long data_delta) {
+    unsigned char *data;
+    size_t dl;
+    char *h = golden_header(&data, &dl);
+    char *m = replace(h, from, to);
+    CHECK(m != NULL, "%s: pattern '%s' not in the golden header", label, from);
+    if (m) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s.safetensors", g_tmpdir, label);
+        write_st(path, m, data, (size_t)((long)dl + data_delta));
+        expect_fail(label, path, want, needle);
+    }
+    free(m);
+    free(h);
+    free(data);
+}
+
+static void malformed(void) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/none.safetensors", g_tmpdir);
+    expect_fail("missing file", path, TFM_ERR_IO, "cannot open");
+    snprintf(path, sizeof path, "%s/short.safetensors", g_tmpdir);
+    spit(path, "abc", 3);
+    expect_fail("3-byte file", path, TFM_ERR_FORMAT, "shorter than the 8-byte");
+    unsigned char huge[16] = {0, 0, 0, 0, 0, 1, 0, 0, '{', '}'};
+    snprintf(path, sizeof path, "%s/huge.safetensors", g_tmpdir);
+    spit(path, huge, sizeof huge);
+    expect_fail("header over 100 MB", path, TFM_ERR_FORMAT, "100 MB limit");
+    unsigned char past[16] = {200, 0, 0, 0, 0, 0, 0, 0, '{', '}'};
+    snprintf(path, sizeof path, "%s/past.safetensors", g_tmpdir);
+    spit(path, past, sizeof past);
+    expect_fail("header past the end", path, TFM_ERR_FORMAT, "runs past the end");
+    snprintf(path, sizeof path, "%s/zip.pt", g_tmpdir);
+    spit(path, "PK\x03\x04zzzzzzzzzzzz", 16);
+    expect_fail("zip (PyTorch .pt)", path, TFM_ERR_FORMAT, "zip archive");
+    snprintf(path, sizeof path, "%s/text.txt", g_tmpdir);
+    spit(path, "hello world, not a model\n", 25);
+    expect_fail("text file", path, TFM_ERR_FORMAT, "safetensors");
+
+    mutated("bad_json", "\"__metadata__\":{", "\"__metadata__\":{{", "bad JSON", TFM_ERR_FORMAT, 0);
+    mutated("duplicate", "\"generator.bias\":", "\"generator.weight\":", "'generator.weight' appears twice",
+            TFM_ERR_FORMAT, 0);
+    mutated("wrong_dtype", "\"generator.bias\":{\"dtype\":\"F32\"", "\"generator.bias\":{\"dtype\":\"I32\"",
+            "'generator.bias' has dtype I32, expected F32", TFM_ERR_FORMAT, 0);
+    mutated("unknown_dtype", "\"generator.bias\":{\"dtype\":\"F32\"", "\"generator.bias\":{\"dtype\":\"Q7\"",
+            "unknown dtype", TFM_ERR_FORMAT, 0);
+    mutated("wrong_shape", "\"generator.bias\":{\"dtype\":\"F32\",\"shape\":[19]",
+            "\"generator.bias\":{\"dtype\":\"F32\",\"shape\":[1,19]", "'generator.bias' has shape [1, 19], expected [19]",
+            TFM_ERR_FORMAT, 0);
+    mutated("size_mismatch", "\"generator.bias\":{\"dtype\":\"F32\",\"shape\":[19]",
+            "\"generator.bias\":{\"dtype\":\"F32\",\"shape\":[20]", "'generator.bias': data_offsets", TFM_ERR_FORMAT, 0);
+    mutated("overflow", "\"generator.bias\":{\"dtype\":\"F32\",\"shape\":[19]",
+            "\"generator.bias\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,4294967296]", "overflows 64 bits",
+            TFM_ERR_FORMAT, 0);
+    mutated("missing_tensor", "\"generator.bias\":", "\"tokenizer.something\":", "'generator.bias' is missing",
+            TFM_ERR_FORMAT, 0);
+    mutated("unknown_tensor", "\"generator.bias\":", "\"generator.biases\":", "unknown tensor 'generator.biases'",
+            TFM_ERR_FORMAT, 0);
+    mutated("truncated_data", "\"__metadata__\"", "\"__metadata__\"", "past the end of the file", TFM_ERR_FORMAT, -4);
+    mutated("overlap", "\"generator.bias\":{\"dtype\":\"F32\",\"shape\":[19],\"data_offsets\":[",
+            "\"generator.bias\":{\"dtype\":\"F32\",\"shape\":[19],\"data_offsets\":[0,76],\"x\":[", "overlap",
+            TFM_ERR_FORMAT, 0);
+    mutated("n_heads", "\"n_heads\":\"4\"", "\"n_heads\":\"3\"", "n_heads (3) must be positive and divide d_model (16)",
+            TFM_ERR_INVALID_ARG, 0);
+    mutated("not_integer", "\"d_model\":\"16\"", "\"d_model\":\"16x\"", "d_model='16x' is not an integer",
+            TFM_ERR_FORMAT, 0);
+    mutated("no_arch", "\"arch\":", "\"arcx\":", "metadata key 'arch' is missing", TFM_ERR_FORMAT, 0);
+    mutated("metadata_not_string", "\"max_len\":\"64\"", "\"max_len\":64", "metadata value of 'max_len' is not a string",
+            TFM_ERR_FORMAT, 0);
+}
+
+static void round_trip(void) {
+    tfm_model *a = NULL, *b = NULL;
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/rt1.safetensors", g_tmpdir);
+    snprintf(p2, sizeof p2, "%s/rt2.safetensors", g_tmpdir);
+    CHECK(tfm_model_load(test_path(GOLDEN), &a) == TFM_OK, "load golden: %s", tfm_last_error());
+    if (!a) return;
+    const unsigned char blob[5] = {'s', 'p', 0, 255, 7};
+    CHECK(tfm_model_set_tokenizer(a, blob, sizeof blob) == TFM_OK, "set tokenizer");
+    CHECK(tfm_model_save(a, p1) == TFM_OK, "save: %s", tfm_last_error());
+    CHECK(tfm_model_load(p1, &b) == TFM_OK, "reload: %s", tfm_last_error());
+    if (!b) return;
+    CHECK(tfm_model_save(b, p2) == TFM_OK, "save again: %s", tfm_last_error());
+    size_t n1, n2;
+    unsigned char *f1 = slurp(p1, &n1), *f2 = slurp(p2, &n2);
+    CHECK(n1 == n2 && memcmp(f1, f2, n1) == 0, "save(load(save(m))) differs from save(m)");
+    size_t tl;
+    const unsigned char *tok = tfm_model_tokenizer(b, &tl);
+    CHECK(tok && tl == sizeof blob && memcmp(tok, blob, tl) == 0, "tokenizer blob did not round-trip");
+    /* identical scores from the original and the reloaded model */
+    int32_t src[3] = {5, 6, 7}, tgt[4] = {1, 4, 5, 2};
+    double la, lb;
+    CHECK(tfm_model_score(a, 1, 3, 4, src, tgt, &la, NULL, NULL) == TFM_OK &&
+              tfm_model_score(b, 1, 3, 4, src, tgt, &lb, NULL, NULL) == TFM_OK && la == lb,
+          "reloaded model scores differently");
+    /* an atomic save leaves no temporary file behind */
+    DIR *d = opendir(g_tmpdir);
+    int stray = 0;
+    for (struct dirent *e; d && (e = readdir(d));) stray += strstr(e->d_name, ".tmp.") != NULL;
+    if (d) closedir(d);
+    CHECK(stray == 0, "%d temporary files left after saving", stray);
+    CHECK(tfm_model_save(a, "/nonexistent-dir/x.safetensors") == TFM_ERR_IO &&
+              strstr(tfm_last_error(), "/nonexistent-dir/x.safetensors") != NULL,
+          "save into a missing directory: %s", tfm_last_error());
+    free(f1);
+    free(f2);
+    tfm_model_free(a);
+    tfm_model_free(b);
+}
+
+static void fresh_models(void) {
+    tfm_config c = tfm_config_default();
+    c.d_model = 32;
+    c.n_heads = 4;
+    c.d_ff = 64;
+    c.src_vocab = c.tgt_vocab = 50;
+    c.tie_embeddings = 1;
+    tfm_model *a = NULL, *b = NULL;
+    CHECK(tfm_model_create(&c, 7, &a) == TFM_OK && tfm_model_create(&c, 7, &b) == TFM_OK, "create: %s",
+          tfm_last_error());
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/fresh1.safetensors", g_tmpdir);
+    snprintf(p2, sizeof p2, "%s/fresh2.safetensors", g_tmpdir);
+    tfm_model_save(a, p1);
+    tfm_model_save(b, p2);
+    size_t n1, n2;
+    unsigned char *f1 = slurp(p1, &n1), *f2 = slurp(p2, &n2);
+    CHECK(n1 == n2 && memcmp(f1, f2, n1) == 0, "the same seed must give the same model");
+    tfm_model *r = NULL;
+    CHECK(tfm_model_load(p1, &r) == TFM_OK, "load tied: %s", tfm_last_error());
+    CHECK(tfm_config_param_count(&c) < tfm_config_param_count(&(tfm_config){.arch = c.arch, .d_model = 32,
+                                                                            .n_heads = 4, .n_enc_layers = 3,
+                                                                            .n_dec_layers = 3, .d_ff = 64,
+                                                                            .src_vocab = 50, .tgt_vocab = 50}),
+          "tied embeddings must store fewer parameters");
+    CHECK(tfm_model_estimate_bytes(&c, 32, 32, 32) > tfm_config_param_count(&c) * 4, "estimate covers the workspace");
+    c.n_heads = 5;
+    tfm_model *bad = NULL;
+    CHECK(tfm_model_create(&c, 1, &bad) == TFM_ERR_INVALID_ARG && bad == NULL, "create with n_heads 5, d_model 32");
+    CHECK(tfm_config_validate(&c) == TFM_ERR_INVALID_ARG, "n_heads 5 does not divide d_model 32");
+    free(f1);
+    free(f2);
+    tfm_model_free(a);
+    tfm_model_free(b);
+    tfm_model_free(r);
+}
+
+int main(void) {
+    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/tfm_ckpt_XXXXXX");
+    if (!mkdtemp(g_tmpdir)) return 2;
+    malformed();
+    round_trip();
+    fresh_models();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmpdir);
+    return test_finish("checkpoint");
+}
