@@ -6,5 +6,7 @@
 
 extern const cli_command cmd_init;
 extern const cli_command cmd_score;
+extern const cli_command cmd_bleu;
+extern const cli_command cmd_tokenize;
 
 #endif

@@ -7,6 +7,8 @@
 static const cli_command *const commands[] = {
     &cmd_init,
     &cmd_score,
+    &cmd_bleu,
+    &cmd_tokenize,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

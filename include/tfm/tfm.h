@@ -7,5 +7,7 @@
 #include "tfm/model.h"
 #include "tfm/ids.h"
 #include "tfm/score.h"
+#include "tfm/bleu.h"
+#include "tfm/tokenizer.h"
 
 #endif

@@ -1,0 +1,309 @@
+/* tfm tokenize — train a SentencePiece unigram vocabulary, or turn text lines into id lines and
+ * back (include/tfm/tokenizer.h). Encode and decode keep files aligned: exactly one output line
+ * per input line, an empty line giving an empty line. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "args.h"
+#include "commands.h"
+
+#include "tfm/tokenizer.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CMD "tokenize"
+
+/* The output stream: stdout, or a temporary file renamed over --output when everything worked,
+ * so a failed run never leaves a partial file under the final name. */
+typedef struct {
+    FILE *f;
+    const char *path; /* NULL for stdout */
+    char tmp[4096];
+} out_stream;
+
+static int out_open(out_stream *o, const char *path) {
+    o->path = path;
+    if (!path) {
+        o->f = stdout;
+        return 1;
+    }
+    int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof o->tmp) {
+        cli_error(CMD, "%s: path too long", path);
+        return 0;
+    }
+    o->f = fopen(o->tmp, "wb");
+    if (!o->f) {
+        cli_error(CMD, "cannot create %s: %s", o->tmp, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+/* Finishes the output: on success flushes (and renames into place); on failure removes the
+ * temporary file. Returns 1 if the output is complete. */
+static int out_close(out_stream *o, int ok) {
+    if (!o->path) {
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            if (ok) cli_error(CMD, "writing to standard output failed: %s", strerror(errno));
+            return 0;
+        }
+        return ok;
+    }
+    int wrote = !ferror(o->f);
+    wrote = fclose(o->f) == 0 && wrote;
+    if (ok && !wrote) cli_error(CMD, "writing %s failed: %s", o->tmp, strerror(errno));
+    if (ok && wrote && rename(o->tmp, o->path) != 0) {
+        cli_error(CMD, "cannot rename %s to %s: %s", o->tmp, o->path, strerror(errno));
+        wrote = 0;
+    }
+    if (!(ok && wrote)) remove(o->tmp);
+    return ok && wrote;
+}
+
+/* Reads one line without its "\n" or "\r\n" into *buf; returns its length, or -1 at the end. */
+static long read_line(FILE *f, char **buf, size_t *cap) {
+    ssize_t got = getline(buf, cap, f);
+    if (got < 0) return -1;
+    size_t n = (size_t)got;
+    if (n > 0 && (*buf)[n - 1] == '\n') n--;
+    if (n > 0 && (*buf)[n - 1] == '\r') n--;
+    (*buf)[n] = '\0';
+    return (long)n;
+}
+
+static int encode_lines(const tfm_tokenizer *tok, FILE *in, const char *in_name, FILE *out, int add_bos,
+                        int add_eos) {
+    char *buf = NULL;
+    size_t cap = 0, line_no = 0;
+    long n;
+    int ok = 1;
+    while (ok && (n = read_line(in, &buf, &cap)) >= 0) {
+        line_no++;
+        int32_t *ids = NULL;
+        size_t n_ids = 0;
+        if (tfm_tokenizer_encode(tok, buf, (size_t)n, &ids, &n_ids) != TFM_OK) {
+            cli_error(CMD, "%s:%zu: %s", in_name, line_no, tfm_last_error());
+            ok = 0;
+            break;
+        }
+        const char *sep = "";
+        if (add_bos) {
+            fprintf(out, "%d", tfm_tokenizer_bos_id(tok));
+            sep = " ";
+        }
+        for (size_t i = 0; i < n_ids; i++, sep = " ") fprintf(out, "%s%d", sep, (int)ids[i]);
+        if (add_eos) fprintf(out, "%s%d", sep, tfm_tokenizer_eos_id(tok));
+        fputc('\n', out);
+        free(ids);
+    }
+    if (ok && ferror(in)) {
+        cli_error(CMD, "%s: read error: %s", in_name, strerror(errno));
+        ok = 0;
+    }
+    free(buf);
+    return ok;
+}
+
+/* Parses a line of space/tab separated decimal ids into *ids (grown as needed). Names the line
+ * and the token in any error. */
+static int parse_ids(const char *line, const char *in_name, size_t line_no, int vocab, int32_t **ids, size_t *cap,
+                     size_t *n) {
+    *n = 0;
+    const char *p = line;
+    for (size_t col = 1;; col++) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == '\0') return 1;
+        const char *start = p;
+        while (*p != '\0' && *p != ' ' && *p != '\t') p++;
+        size_t len = (size_t)(p - start);
+        long long v = 0;
+        int digits = 1;
+        for (size_t i = 0; i < len && digits; i++) {
+            if (start[i] < '0' || start[i] > '9') digits = 0;
+            else if (v <= INT_MAX) v = v * 10 + (start[i] - '0');
+        }
+        if (!digits) {
+            cli_error(CMD, "%s:%zu: token %zu '%.*s' is not a token id (a non-negative integer)", in_name, line_no,
+                      col, (int)(len > 40 ? 40 : len), start);
+            return 0;
+        }
+        if (v >= vocab) {
+            cli_error(CMD, "%s:%zu: token %zu: id %.*s is outside the vocabulary [0, %d)", in_name, line_no, col,
+                      (int)(len > 40 ? 40 : len), start, vocab);
+            return 0;
+        }
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 256;
+            int32_t *grown = realloc(*ids, nc * sizeof *grown);
+            if (!grown) {
+                cli_error(CMD, "out of memory");
+                return 0;
+            }
+            *ids = grown;
+            *cap = nc;
+        }
+        (*ids)[(*n)++] = (int32_t)v;
+    }
+}
+
+static int decode_lines(const tfm_tokenizer *tok, FILE *in, const char *in_name, FILE *out) {
+    const int vocab = tfm_tokenizer_vocab_size(tok);
+    char *buf = NULL;
+    size_t cap = 0, line_no = 0, ids_cap = 0, n_ids = 0;
+    int32_t *ids = NULL;
+    int ok = 1;
+    while (ok && read_line(in, &buf, &cap) >= 0) {
+        line_no++;
+        if (!parse_ids(buf, in_name, line_no, vocab, &ids, &ids_cap, &n_ids)) {
+            ok = 0;
+            break;
+        }
+        char *text = NULL;
+        size_t len = 0;
+        if (tfm_tokenizer_decode(tok, ids, n_ids, &text, &len) != TFM_OK) {
+            cli_error(CMD, "%s:%zu: %s", in_name, line_no, tfm_last_error());
+            ok = 0;
+            break;
+        }
+        /* Byte pieces can spell a line break; keep one line per input line. */
+        for (size_t i = 0; i < len; i++)
+            if (text[i] == '\n' || text[i] == '\r') text[i] = ' ';
+        fwrite(text, 1, len, out);
+        fputc('\n', out);
+        free(text);
+    }
+    if (ok && ferror(in)) {
+        cli_error(CMD, "%s: read error: %s", in_name, strerror(errno));
+        ok = 0;
+    }
+    free(ids);
+    free(buf);
+    return ok;
+}
+
+static int run_train(const char *inputs, const char *save, const tfm_tokenizer_train_opts *opts) {
+    if (!inputs || !save) {
+        cli_error(CMD, "--train needs --input F[,F2...] and --save-model M");
+        return EXIT_USAGE;
+    }
+    char *list = strdup(inputs);
+    size_t n = 1;
+    for (const char *c = inputs; *c; c++) n += *c == ',';
+    const char **paths = malloc(n * sizeof *paths);
+    if (!list || !paths) {
+        free(list);
+        free(paths);
+        cli_error(CMD, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    size_t k = 0;
+    for (char *tok = list, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = '\0';
+        if (*tok) paths[k++] = tok;
+    }
+    int rc = EXIT_RUNTIME;
+    tfm_tokenizer *tok = NULL;
+    if (k == 0) {
+        cli_error(CMD, "--input names no file");
+        rc = EXIT_USAGE;
+    } else if (tfm_tokenizer_train(paths, k, opts, &tok) != TFM_OK ||
+               tfm_tokenizer_save_file(tok, save) != TFM_OK) {
+        cli_error(CMD, "%s", tfm_last_error());
+    } else {
+        fprintf(stderr, "tfm tokenize: trained a %d-piece unigram vocabulary on %zu file%s; saved %s\n",
+                tfm_tokenizer_vocab_size(tok), k, k == 1 ? "" : "s", save);
+        rc = 0;
+    }
+    tfm_tokenizer_free(tok);
+    free(paths);
+    free(list);
+    return rc;
+}
+
+static int run_tokenize(int argc, char **argv) {
+    int train = 0, encode = 0, decode = 0, add_bos = 0, add_eos = 0, verbose = 0;
+    const char *input = NULL, *output = NULL, *save = NULL, *model = NULL;
+    tfm_tokenizer_train_opts o;
+    tfm_tokenizer_train_opts_default(&o);
+    int seed = (int)o.seed;
+    const cli_opt opts[] = {
+        {"--train", OPT_FLAG, &train, 0, "train a vocabulary on --input, write it to --save-model"},
+        {"--encode", OPT_FLAG, &encode, 0, "text lines -> lines of space-separated ids (no BOS/EOS added)"},
+        {"--decode", OPT_FLAG, &decode, 0, "id lines -> text lines (pad/BOS/EOS skipped)"},
+        {"--tokenizer", OPT_STR, &model, 0, "model file for --encode/--decode"},
+        {"--input", OPT_STR, &input, 0, "--train: F[,F2...] UTF-8 text; else input file (default stdin)"},
+        {"--output", OPT_STR, &output, 0, "--encode/--decode output file (default stdout)"},
+        {"--save-model", OPT_STR, &save, 0, "--train: where to write the model (atomically)"},
+        {"--vocab-size", OPT_INT, &o.vocab_size, 0, "--train: pieces, reserved and 256 byte pieces included"},
+        {"--character-coverage", OPT_FLOAT, &o.character_coverage, 0, "--train: share of characters kept"},
+        {"--input-sentence-size", OPT_INT, &o.input_sentence_size, 0, "--train: lines sampled, 0 = all"},
+        {"--max-sentence-length", OPT_INT, &o.max_sentence_length, 0, "--train: longer lines (bytes) skipped"},
+        {"--byte-fallback", OPT_INT, &o.byte_fallback, 0, "--train: 1 = unknown characters as bytes"},
+        {"--threads", OPT_INT, &o.num_threads, 0, "--train: threads"},
+        {"--seed", OPT_INT, &seed, 0, "--train: seed of the line sampling"},
+        {"--verbose", OPT_FLAG, &verbose, 0, "--train: show SentencePiece's log"},
+        {"--add-bos", OPT_FLAG, &add_bos, 0, "--encode: start every line with the BOS id"},
+        {"--add-eos", OPT_FLAG, &add_eos, 0, "--encode: end every line with the EOS id"},
+    };
+    int rc = cli_parse(&cmd_tokenize, argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (rc == 1) return 0;
+    if (rc != 0) return EXIT_USAGE;
+    if (train + encode + decode != 1) {
+        cli_error(CMD, "give exactly one of --train, --encode, --decode");
+        fprintf(stderr, "usage: %s\n(try: tfm %s --help)\n", cmd_tokenize.usage, CMD);
+        return EXIT_USAGE;
+    }
+    if (seed < 0) {
+        cli_error(CMD, "--seed must be non-negative, got %d", seed);
+        return EXIT_USAGE;
+    }
+    o.seed = (unsigned)seed;
+    o.verbose = verbose;
+    if (train) return run_train(input, save, &o);
+
+    if (!model) {
+        cli_error(CMD, "--%s needs --tokenizer M", encode ? "encode" : "decode");
+        return EXIT_USAGE;
+    }
+    tfm_tokenizer *tok = NULL;
+    if (tfm_tokenizer_load_file(model, &tok) != TFM_OK) {
+        cli_error(CMD, "%s", tfm_last_error());
+        return EXIT_RUNTIME;
+    }
+    FILE *in = stdin;
+    const char *in_name = "<stdin>";
+    if (input) {
+        in = fopen(input, "rb");
+        if (!in) {
+            cli_error(CMD, "cannot open %s: %s", input, strerror(errno));
+            tfm_tokenizer_free(tok);
+            return EXIT_RUNTIME;
+        }
+        in_name = input;
+    }
+    out_stream out;
+    int ok = out_open(&out, output);
+    if (ok) {
+        ok = encode ? encode_lines(tok, in, in_name, out.f, add_bos, add_eos) : decode_lines(tok, in, in_name, out.f);
+        ok = out_close(&out, ok);
+    }
+    if (in != stdin) fclose(in);
+    tfm_tokenizer_free(tok);
+    return ok ? 0 : EXIT_RUNTIME;
+}
+
+const cli_command cmd_tokenize = {
+    "tokenize",
+    "train a SentencePiece unigram vocabulary; encode text to id lines, decode id lines to text",
+    "tfm tokenize --train --input F[,F2...] [--vocab-size N] --save-model M\n"
+    "       tfm tokenize --encode --tokenizer M [--input F] [--output F]\n"
+    "       tfm tokenize --decode --tokenizer M [--input F] [--output F]",
+    run_tokenize,
+};
