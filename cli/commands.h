@@ -8,5 +8,6 @@ extern const cli_command cmd_init;
 extern const cli_command cmd_score;
 extern const cli_command cmd_bleu;
 extern const cli_command cmd_tokenize;
+extern const cli_command cmd_train;
 
 #endif

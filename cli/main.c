@@ -9,6 +9,7 @@ static const cli_command *const commands[] = {
     &cmd_score,
     &cmd_bleu,
     &cmd_tokenize,
+    &cmd_train,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -7,6 +7,7 @@
 #include "tfm/model.h"
 #include "tfm/ids.h"
 #include "tfm/score.h"
+#include "tfm/train.h"
 #include "tfm/bleu.h"
 #include "tfm/tokenizer.h"
 

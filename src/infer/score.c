@@ -7,31 +7,13 @@
 #include <math.h>
 #include <string.h>
 
-/* Checks ids against a vocabulary; names the first offender by row and position. */
-static tfm_status check_ids(const int32_t *ids, int B, int L, int vocab, const char *what) {
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < L; t++) {
-            int32_t id = ids[(size_t)b * (size_t)L + (size_t)t];
-            RETURN_IF(id < 0 || id >= vocab, TFM_ERR_RANGE,
-                      "%s token id %d at row %d, position %d is outside the vocabulary [0, %d)", what, id, b, t,
-                      vocab);
-        }
-    return TFM_OK;
-}
-
 tfm_status tfm_model_score(tfm_model *m, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                            double *out_logprob, int *out_ntok, float *out_logits) {
     const tfm_config *cfg = &m->cfg;
-    RETURN_IF(B <= 0 || S < 0 || T < 2, TFM_ERR_INVALID_ARG,
-              "score needs B >= 1, S >= 0 and T >= 2 (BOS and EOS), got B=%d S=%d T=%d", B, S, T);
-    RETURN_IF(S > cfg->max_len, TFM_ERR_RANGE, "source length %d exceeds the model's max_len %d", S, cfg->max_len);
-    RETURN_IF(T - 1 > cfg->max_len, TFM_ERR_RANGE, "target length %d exceeds the model's max_len %d", T - 1,
-              cfg->max_len);
-    TRY(check_ids(src, B, S, cfg->src_vocab, "source"));
-    TRY(check_ids(tgt, B, T, cfg->tgt_vocab, "target"));
+    TRY(model_check_batch(m, B, S, T, src, tgt));
     const int Td = T - 1; /* decoder positions */
-    TRY(model_reserve(m, B, S, Td));
-    model_forward(m, B, S, Td, src, tgt, (size_t)T);
+    TRY(model_reserve(m, B, S, Td, 0));
+    model_forward(m, B, S, Td, src, tgt, (size_t)T, NULL);
 
     const size_t V = (size_t)cfg->tgt_vocab, N = (size_t)B * (size_t)Td;
     if (out_logits) memcpy(out_logits, m->acts.logits, N * V * sizeof(float));

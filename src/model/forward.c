@@ -10,31 +10,57 @@
 /* MultiHead(Q, K, V) = Concat(head_1..head_H) W_O (§3.2.2) with nn.MultiheadAttention's packed
  * in_proj. x (N = B·T, d) gives the queries; for self-attention also the keys and values, for
  * cross-attention those come from mem (B·S, d). */
-static void mha_forward(mha_acts *a, const mha_params *p, const float *x, const float *mem,
+typedef struct {
+    const dropout_cfg *cfg; /* NULL: no dropout (inference, or p = 0) */
+    uint64_t site;          /* counts the dropout sites of one forward pass */
+} dropper;
+
+/* A fresh seed for each dropout site of the step (splitmix64 of the step seed and the site). */
+static uint64_t site_seed(dropper *dr) {
+    uint64_t z = dr->cfg->seed + (++dr->site) * 0xD1B54A32D192ED03ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static void drop_inplace(dropper *dr, float *x, uint8_t *mask, size_t n) {
+    if (dr->cfg) dropout_forward(x, mask, x, dr->cfg->p, site_seed(dr), n);
+}
+
+static void attend(dropper *dr, mha_acts *a, const float *q, size_t q_stride, const float *k, const float *v,
+                   size_t kv_stride, const uint8_t *key_pad, int causal, size_t B, size_t T, size_t S, size_t H,
+                   size_t d_k) {
+    if (dr->cfg)
+        attention_forward_dropout(a->att, a->probs, a->probs_drop, q, q_stride, k, v, kv_stride, key_pad, causal,
+                                  dr->cfg->p, site_seed(dr), B, T, S, H, d_k);
+    else
+        attention_forward(a->att, a->probs, q, q_stride, k, v, kv_stride, key_pad, causal, B, T, S, H, d_k);
+}
+
+static void mha_forward(dropper *dr, mha_acts *a, const mha_params *p, const float *x, const float *mem,
                         const uint8_t *key_pad, int causal, size_t B, size_t T, size_t S, size_t d,
                         size_t H) {
     const size_t N = B * T;
     if (mem == NULL) {
         linear_forward(a->qkv, x, p->in_proj_weight, p->in_proj_bias, N, d, 3 * d);
-        attention_forward(a->att, a->probs, a->qkv, 3 * d, a->qkv + d, a->qkv + 2 * d, 3 * d, key_pad,
-                          causal, B, T, T, H, d / H);
+        attend(dr, a, a->qkv, 3 * d, a->qkv + d, a->qkv + 2 * d, 3 * d, key_pad, causal, B, T, T, H, d / H);
     } else {
         linear_forward(a->q, x, p->in_proj_weight, p->in_proj_bias, N, d, d);
         linear_forward(a->qkv, mem, p->in_proj_weight + d * d, p->in_proj_bias + d, B * S, d, 2 * d);
-        attention_forward(a->att, a->probs, a->q, d, a->qkv, a->qkv + d, 2 * d, key_pad, 0, B, T, S, H,
-                          d / H);
+        attend(dr, a, a->q, d, a->qkv, a->qkv + d, 2 * d, key_pad, 0, B, T, S, H, d / H);
     }
     linear_forward(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
 }
 
 /* FFN(x) = act(x W_1 + b_1) W_2 + b_2 (§3.3, eq. 2). */
-static void ffn_forward(layer_acts *L, const layer_params *p, const float *x, size_t N, size_t d,
+static void ffn_forward(dropper *dr, layer_acts *L, const layer_params *p, const float *x, size_t N, size_t d,
                         size_t d_ff, tfm_activation act) {
     linear_forward(L->ff_pre, x, p->linear1_weight, p->linear1_bias, N, d, d_ff);
     if (act == TFM_ACT_GELU)
         gelu_forward(L->ff_act, L->ff_pre, N * d_ff);
     else
         relu_forward(L->ff_act, L->ff_pre, N * d_ff);
+    drop_inplace(dr, L->ff_act, L->ff_drop, N * d_ff);
     linear_forward(L->ff_out, L->ff_act, p->linear2_weight, p->linear2_bias, N, d_ff, d);
 }
 
@@ -46,9 +72,11 @@ static const float *block_enter(block_acts *b, const float *x, const float *w, c
     return b->ln;
 }
 
-/* Adds the residual and, post-LN, normalises; returns the block's output. */
-static const float *block_leave(block_acts *b, const float *x, const float *sub, const float *w,
+/* Drops out the sub-layer output, adds the residual and, post-LN, normalises; returns the block's
+ * output. */
+static const float *block_leave(dropper *dr, block_acts *b, const float *x, float *sub, const float *w,
                                 const float *bias, size_t N, size_t d, const tfm_config *cfg) {
+    drop_inplace(dr, sub, b->drop, N * d);
     residual_forward(b->res, x, sub, N * d);
     if (cfg->norm_first) return b->res;
     layernorm_forward(b->ln, b->ln_mean, b->ln_rstd, b->res, w, bias, N, d, cfg->layer_norm_eps);
@@ -63,13 +91,15 @@ static void embed(float *x0, const int32_t *ids, size_t ids_stride, const float 
 }
 
 void model_forward(tfm_model *m, int Bi, int Si, int Ti, const int32_t *src, const int32_t *tgt_in,
-                   size_t tgt_in_stride) {
+                   size_t tgt_in_stride, const dropout_cfg *drop) {
     const tfm_config *cfg = &m->cfg;
     activations *A = &m->acts;
     const model_params *P = &m->p;
     const size_t B = (size_t)Bi, S = (size_t)Si, T = (size_t)Ti;
     const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
     TFM_ASSERT(A->B == Bi && A->S == Si && A->T == Ti);
+    dropper dr = {drop && drop->p > 0.0f ? drop : NULL, 0};
+    TFM_ASSERT(!dr.cfg || A->training);
 
     for (size_t i = 0; i < B * S; i++) A->src_pad[i] = (uint8_t)(src[i] == cfg->pad_id);
     for (size_t b = 0; b < B; b++)
@@ -77,35 +107,37 @@ void model_forward(tfm_model *m, int Bi, int Si, int Ti, const int32_t *src, con
 
     /* Encoder (§3.1): N layers of self-attention and FFN. */
     embed(A->enc_x0, src, S, P->src_embed, B, S, d);
+    drop_inplace(&dr, A->enc_x0, A->enc_x0_drop, B * S * d);
     const float *x = A->enc_x0;
     for (int l = 0; l < cfg->n_enc_layers; l++) {
         layer_acts *L = &A->enc[l];
         const layer_params *W = &P->enc[l];
         const float *in = block_enter(&L->blk[0], x, W->norm_weight[0], W->norm_bias[0], B * S, d, cfg);
-        mha_forward(&L->self_attn, &W->self_attn, in, NULL, A->src_pad, 0, B, S, S, d, H);
-        x = block_leave(&L->blk[0], x, L->self_attn.proj, W->norm_weight[0], W->norm_bias[0], B * S, d, cfg);
+        mha_forward(&dr, &L->self_attn, &W->self_attn, in, NULL, A->src_pad, 0, B, S, S, d, H);
+        x = block_leave(&dr, &L->blk[0], x, L->self_attn.proj, W->norm_weight[0], W->norm_bias[0], B * S, d, cfg);
         in = block_enter(&L->blk[1], x, W->norm_weight[1], W->norm_bias[1], B * S, d, cfg);
-        ffn_forward(L, W, in, B * S, d, d_ff, cfg->activation);
-        x = block_leave(&L->blk[1], x, L->ff_out, W->norm_weight[1], W->norm_bias[1], B * S, d, cfg);
+        ffn_forward(&dr, L, W, in, B * S, d, d_ff, cfg->activation);
+        x = block_leave(&dr, &L->blk[1], x, L->ff_out, W->norm_weight[1], W->norm_bias[1], B * S, d, cfg);
     }
     layernorm_forward(A->memory, A->memory_mean, A->memory_rstd, x, P->enc_norm_weight, P->enc_norm_bias, B * S,
                       d, cfg->layer_norm_eps);
 
     /* Decoder (§3.1): masked self-attention, attention over the encoder output, FFN. */
     embed(A->dec_x0, tgt_in, tgt_in_stride, P->tgt_embed, B, T, d);
+    drop_inplace(&dr, A->dec_x0, A->dec_x0_drop, B * T * d);
     x = A->dec_x0;
     for (int l = 0; l < cfg->n_dec_layers; l++) {
         layer_acts *L = &A->dec[l];
         const layer_params *W = &P->dec[l];
         const float *in = block_enter(&L->blk[0], x, W->norm_weight[0], W->norm_bias[0], B * T, d, cfg);
-        mha_forward(&L->self_attn, &W->self_attn, in, NULL, A->tgt_pad, 1, B, T, T, d, H);
-        x = block_leave(&L->blk[0], x, L->self_attn.proj, W->norm_weight[0], W->norm_bias[0], B * T, d, cfg);
+        mha_forward(&dr, &L->self_attn, &W->self_attn, in, NULL, A->tgt_pad, 1, B, T, T, d, H);
+        x = block_leave(&dr, &L->blk[0], x, L->self_attn.proj, W->norm_weight[0], W->norm_bias[0], B * T, d, cfg);
         in = block_enter(&L->blk[1], x, W->norm_weight[1], W->norm_bias[1], B * T, d, cfg);
-        mha_forward(&L->cross_attn, &W->cross_attn, in, A->memory, A->src_pad, 0, B, T, S, d, H);
-        x = block_leave(&L->blk[1], x, L->cross_attn.proj, W->norm_weight[1], W->norm_bias[1], B * T, d, cfg);
+        mha_forward(&dr, &L->cross_attn, &W->cross_attn, in, A->memory, A->src_pad, 0, B, T, S, d, H);
+        x = block_leave(&dr, &L->blk[1], x, L->cross_attn.proj, W->norm_weight[1], W->norm_bias[1], B * T, d, cfg);
         in = block_enter(&L->blk[2], x, W->norm_weight[2], W->norm_bias[2], B * T, d, cfg);
-        ffn_forward(L, W, in, B * T, d, d_ff, cfg->activation);
-        x = block_leave(&L->blk[2], x, L->ff_out, W->norm_weight[2], W->norm_bias[2], B * T, d, cfg);
+        ffn_forward(&dr, L, W, in, B * T, d, d_ff, cfg->activation);
+        x = block_leave(&dr, &L->blk[2], x, L->ff_out, W->norm_weight[2], W->norm_bias[2], B * T, d, cfg);
     }
     layernorm_forward(A->dec_out, A->dec_out_mean, A->dec_out_rstd, x, P->dec_norm_weight, P->dec_norm_bias,
                       B * T, d, cfg->layer_norm_eps);

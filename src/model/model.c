@@ -99,29 +99,34 @@ tfm_status tfm_model_set_tokenizer(tfm_model *m, const unsigned char *bytes, siz
     return TFM_OK;
 }
 
-static void take_block(tfm_arena *a, block_acts *b, size_t N, size_t d) {
+static void take_block(tfm_arena *a, block_acts *b, size_t N, size_t d, int training) {
     b->ln = arena_take_f32(a, N * d);
     b->ln_mean = arena_take_f32(a, N);
     b->ln_rstd = arena_take_f32(a, N);
     b->res = arena_take_f32(a, N * d);
+    b->drop = training ? arena_take_bytes(a, N * d) : NULL;
 }
 
-static void take_mha(tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H, size_t d, int cross) {
+static void take_mha(tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H, size_t d, int cross,
+                     int training) {
     const size_t N = B * T;
     m->q = cross ? arena_take_f32(a, N * d) : NULL;
     m->qkv = cross ? arena_take_f32(a, B * S * 2 * d) : arena_take_f32(a, N * 3 * d);
     m->probs = arena_take_f32(a, B * H * T * S);
+    m->probs_drop = training ? arena_take_f32(a, B * H * T * S) : NULL;
     m->att = arena_take_f32(a, N * d);
     m->proj = arena_take_f32(a, N * d);
 }
 
-static void take_ffn(tfm_arena *a, layer_acts *l, size_t N, size_t d, size_t d_ff) {
+static void take_ffn(tfm_arena *a, layer_acts *l, size_t N, size_t d, size_t d_ff, int training) {
     l->ff_pre = arena_take_f32(a, N * d_ff);
     l->ff_act = arena_take_f32(a, N * d_ff);
+    l->ff_drop = training ? arena_take_bytes(a, N * d_ff) : NULL;
     l->ff_out = arena_take_f32(a, N * d);
 }
 
-void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, tfm_arena *a, activations *acts) {
+void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int training, tfm_arena *a,
+                        activations *acts) {
     const size_t B = (size_t)Bi, S = (size_t)Si, T = (size_t)Ti;
     const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
     activations dummy;
@@ -132,24 +137,27 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, tfm_arena
     acts->T = Ti;
     acts->src_pad = arena_take_bytes(a, B * S);
     acts->tgt_pad = arena_take_bytes(a, B * T);
+    acts->training = training;
     acts->enc_x0 = arena_take_f32(a, B * S * d);
+    acts->enc_x0_drop = training ? arena_take_bytes(a, B * S * d) : NULL;
     for (int l = 0; l < cfg->n_enc_layers; l++) {
         layer_acts *L = &acts->enc[l];
-        take_block(a, &L->blk[0], B * S, d);
-        take_block(a, &L->blk[1], B * S, d);
-        take_mha(a, &L->self_attn, B, S, S, H, d, 0);
-        take_ffn(a, L, B * S, d, d_ff);
+        take_block(a, &L->blk[0], B * S, d, training);
+        take_block(a, &L->blk[1], B * S, d, training);
+        take_mha(a, &L->self_attn, B, S, S, H, d, 0, training);
+        take_ffn(a, L, B * S, d, d_ff, training);
     }
     acts->memory = arena_take_f32(a, B * S * d);
     acts->memory_mean = arena_take_f32(a, B * S);
     acts->memory_rstd = arena_take_f32(a, B * S);
     acts->dec_x0 = arena_take_f32(a, B * T * d);
+    acts->dec_x0_drop = training ? arena_take_bytes(a, B * T * d) : NULL;
     for (int l = 0; l < cfg->n_dec_layers; l++) {
         layer_acts *L = &acts->dec[l];
-        for (int k = 0; k < 3; k++) take_block(a, &L->blk[k], B * T, d);
-        take_mha(a, &L->self_attn, B, T, T, H, d, 0);
-        take_mha(a, &L->cross_attn, B, T, S, H, d, 1);
-        take_ffn(a, L, B * T, d, d_ff);
+        for (int k = 0; k < 3; k++) take_block(a, &L->blk[k], B * T, d, training);
+        take_mha(a, &L->self_attn, B, T, T, H, d, 0, training);
+        take_mha(a, &L->cross_attn, B, T, S, H, d, 1, training);
+        take_ffn(a, L, B * T, d, d_ff, training);
     }
     acts->dec_out = arena_take_f32(a, B * T * d);
     acts->dec_out_mean = arena_take_f32(a, B * T);
@@ -157,9 +165,9 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, tfm_arena
     acts->logits = arena_take_f32(a, B * T * (size_t)cfg->tgt_vocab);
 }
 
-static size_t workspace_bytes(const tfm_config *cfg, int B, int S, int T) {
+static size_t workspace_bytes(const tfm_config *cfg, int B, int S, int T, int training) {
     tfm_arena counter = {NULL, 0, 0};
-    activations_layout(cfg, B, S, T, &counter, NULL);
+    activations_layout(cfg, B, S, T, training, &counter, NULL);
     return counter.used;
 }
 
@@ -170,28 +178,72 @@ size_t tfm_model_estimate_bytes(const tfm_config *cfg, int max_batch, int max_sr
                     ((double)cfg->n_heads * ((double)max_src + max_tgt) + 16.0 * cfg->d_model + cfg->d_ff +
                      cfg->tgt_vocab) * (cfg->n_enc_layers + cfg->n_dec_layers + 2) * 4.0;
     if (approx > 1e18) return 0;
-    return tfm_config_param_count(cfg) * sizeof(float) + workspace_bytes(cfg, max_batch, max_src, max_tgt);
+    return tfm_config_param_count(cfg) * sizeof(float) + workspace_bytes(cfg, max_batch, max_src, max_tgt, 0);
 }
 
-tfm_status model_reserve(tfm_model *m, int B, int S, int T) {
-    if (m->act_arena.base && B <= m->cap_B && S <= m->cap_S && T <= m->cap_T) {
-        if (m->acts.B != B || m->acts.S != S || m->acts.T != T) {
-            /* re-carve the same block for these sizes: they fit since every size shrank or held */
+tfm_status model_reserve(tfm_model *m, int B, int S, int T, int training) {
+    if (m->act_arena.base && B <= m->cap_B && S <= m->cap_S && T <= m->cap_T && training <= m->cap_training) {
+        if (m->acts.B != B || m->acts.S != S || m->acts.T != T || m->acts.training != training) {
+            /* re-carve the same block for these sizes: every size shrank or held, so it fits */
             tfm_arena again = m->act_arena;
             again.used = 0;
-            activations_layout(&m->cfg, B, S, T, &again, &m->acts);
+            activations_layout(&m->cfg, B, S, T, training, &again, &m->acts);
         }
         return TFM_OK;
     }
     int nB = B > m->cap_B ? B : m->cap_B, nS = S > m->cap_S ? S : m->cap_S, nT = T > m->cap_T ? T : m->cap_T;
+    int ntr = training > m->cap_training ? training : m->cap_training;
     size_t bytes = tfm_model_estimate_bytes(&m->cfg, nB, nS, nT);
     RETURN_IF(bytes == 0, TFM_ERR_NOMEM, "a batch of %d x (%d, %d) tokens is too large to lay out", nB, nS, nT);
     arena_free(&m->act_arena);
-    m->cap_B = m->cap_S = m->cap_T = 0;
-    TRY(arena_init(&m->act_arena, workspace_bytes(&m->cfg, nB, nS, nT), "the activation workspace"));
+    m->cap_B = m->cap_S = m->cap_T = m->cap_training = 0;
+    TRY(arena_init(&m->act_arena, workspace_bytes(&m->cfg, nB, nS, nT, ntr), "the activation workspace"));
     m->cap_B = nB;
     m->cap_S = nS;
     m->cap_T = nT;
-    activations_layout(&m->cfg, B, S, T, &m->act_arena, &m->acts);
+    m->cap_training = ntr;
+    activations_layout(&m->cfg, B, S, T, training, &m->act_arena, &m->acts);
+    return TFM_OK;
+}
+
+void grad_workspace_layout(const tfm_config *cfg, int Bi, int Si, int Ti, tfm_arena *a, grad_workspace *w) {
+    const size_t B = (size_t)Bi, S = (size_t)Si, T = (size_t)Ti;
+    const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
+    const size_t N = B * (S > T ? S : T), L = S > T ? S : T, wide = 3 * d > d_ff ? 3 * d : d_ff;
+    grad_workspace dummy;
+    if (!w) w = &dummy;
+    w->d_stream = arena_take_f32(a, N * d);
+    w->d_res = arena_take_f32(a, N * d);
+    w->d_sub = arena_take_f32(a, N * d);
+    w->d_att = arena_take_f32(a, N * d);
+    w->d_q = arena_take_f32(a, B * T * d);
+    w->d_kv = arena_take_f32(a, B * S * 2 * d);
+    w->d_big = arena_take_f32(a, N * wide);
+    w->d_big2 = arena_take_f32(a, N * d_ff);
+    w->dprobs = arena_take_f32(a, B * H * L * L);
+    w->d_memory = arena_take_f32(a, B * S * d);
+}
+
+/* Checks ids against a vocabulary; names the first offender by row and position. */
+static tfm_status check_ids(const int32_t *ids, int B, int L, int vocab, const char *what) {
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < L; t++) {
+            int32_t id = ids[(size_t)b * (size_t)L + (size_t)t];
+            RETURN_IF(id < 0 || id >= vocab, TFM_ERR_RANGE,
+                      "%s token id %d at row %d, position %d is outside the vocabulary [0, %d)", what, id, b, t,
+                      vocab);
+        }
+    return TFM_OK;
+}
+
+tfm_status model_check_batch(const tfm_model *m, int B, int S, int T, const int32_t *src, const int32_t *tgt) {
+    const tfm_config *cfg = &m->cfg;
+    RETURN_IF(B <= 0 || S < 0 || T < 2, TFM_ERR_INVALID_ARG,
+              "a batch needs B >= 1, S >= 0 and T >= 2 (BOS and EOS), got B=%d S=%d T=%d", B, S, T);
+    RETURN_IF(S > cfg->max_len, TFM_ERR_RANGE, "source length %d exceeds the model's max_len %d", S, cfg->max_len);
+    RETURN_IF(T - 1 > cfg->max_len, TFM_ERR_RANGE, "target length %d exceeds the model's max_len %d", T - 1,
+              cfg->max_len);
+    TRY(check_ids(src, B, S, cfg->src_vocab, "source"));
+    TRY(check_ids(tgt, B, T, cfg->tgt_vocab, "target"));
     return TFM_OK;
 }

@@ -15,12 +15,14 @@ typedef struct {
     float *ln_mean; /* (N) */
     float *ln_rstd; /* (N) */
     float *res;     /* (N, d) residual sum */
+    uint8_t *drop;  /* (N, d) dropout keep mask of the sub-layer output (training only) */
 } block_acts;
 
 typedef struct {
     float *q;      /* (N, d) or, for self-attention, NULL (the queries live in qkv) */
     float *qkv;    /* self: (N, 3d) packed Q|K|V;  cross: (B·S, 2d) packed K|V of the memory */
     float *probs;  /* (B, H, T, S_k) attention weights */
+    float *probs_drop; /* (B, H, T, S_k) the weights after dropout (training only) */
     float *att;    /* (N, d) heads concatenated */
     float *proj;   /* (N, d) after the output projection W_O */
 } mha_acts;
@@ -30,7 +32,8 @@ typedef struct {
     mha_acts self_attn;
     mha_acts cross_attn;
     float *ff_pre; /* (N, d_ff) linear1 output */
-    float *ff_act; /* (N, d_ff) after ReLU/GELU */
+    float *ff_act; /* (N, d_ff) after ReLU/GELU (and, training, after dropout) */
+    uint8_t *ff_drop; /* (N, d_ff) dropout keep mask of the hidden layer (training only) */
     float *ff_out; /* (N, d) linear2 output */
 } layer_acts;
 
@@ -38,8 +41,10 @@ typedef struct {
     int B, S, T; /* the sizes the workspace was laid out for (T: decoder positions) */
     uint8_t *src_pad; /* (B, S) 1 where src == pad_id */
     uint8_t *tgt_pad; /* (B, T) 1 where the decoder input == pad_id */
-    float *enc_x0;    /* (B·S, d) scaled embedding + PE */
+    float *enc_x0;    /* (B·S, d) scaled embedding + PE (after dropout when training) */
     float *dec_x0;    /* (B·T, d) */
+    uint8_t *enc_x0_drop, *dec_x0_drop; /* dropout keep masks (training only) */
+    int training;     /* laid out with the dropout buffers */
     layer_acts enc[TFM_MAX_LAYERS];
     layer_acts dec[TFM_MAX_LAYERS];
     float *memory, *memory_mean, *memory_rstd;    /* (B·S, d) final encoder LayerNorm */
@@ -60,23 +65,66 @@ struct tfm_model {
 
     tfm_arena act_arena;
     int cap_B, cap_S, cap_T; /* the workspace holds any batch up to these sizes */
+    int cap_training;        /* ... with the training buffers */
     activations acts;
 };
 
 /** Allocates a model with its parameter arena (zeroed) and table, no workspace yet. */
 tfm_status model_alloc(const tfm_config *cfg, tfm_model **out);
 
-/** Lays out the activations of (B, S, T) in `arena` (counting only when its base is NULL). */
-void activations_layout(const tfm_config *cfg, int B, int S, int T, tfm_arena *arena, activations *a);
+/** Checks a batch of src (B, S) and whole target rows tgt (B, T) against the model: sizes, max_len,
+ * every id inside its vocabulary. Errors: TFM_ERR_INVALID_ARG, TFM_ERR_RANGE naming row and
+ * position. */
+tfm_status model_check_batch(const tfm_model *m, int B, int S, int T, const int32_t *src, const int32_t *tgt);
 
-/** Makes sure the workspace holds a batch of (B, S, T); grows it (outside any hot loop) if not.
- * Errors: TFM_ERR_NOMEM. */
-tfm_status model_reserve(tfm_model *m, int B, int S, int T);
+/** Lays out the activations of (B, S, T) in `arena` (counting only when its base is NULL); with
+ * `training` also the dropout masks and post-dropout attention weights. */
+void activations_layout(const tfm_config *cfg, int B, int S, int T, int training, tfm_arena *arena,
+                        activations *a);
+
+/** Makes sure the workspace holds a batch of (B, S, T) (with the training buffers if asked);
+ * grows it if not — callers reserve their largest batch up front so a training step never
+ * allocates. Errors: TFM_ERR_NOMEM. */
+tfm_status model_reserve(tfm_model *m, int B, int S, int T, int training);
+
+/** Dropout of a training forward pass: probability p and the seed of this step's masks. */
+typedef struct {
+    float p;
+    uint64_t seed;
+} dropout_cfg;
 
 /** The encoder–decoder forward pass (Vaswani et al. 2017, §3, Figure 1) for a batch already
  * checked against the vocabularies and max_len: src (B, S) and decoder input tgt_in (B, T), each
- * padded with pad_id. Leaves every activation, the logits (B·T, V_tgt) included, in m->acts. */
+ * padded with pad_id; tgt_in row b starts at tgt_in + b·tgt_in_stride. `drop` (NULL for
+ * inference) applies inverted dropout where the paper does (§5.4): the embedding + PE sum, each
+ * sub-layer output before its residual add, the attention weights and the FFN hidden layer, as
+ * nn.Transformer. Leaves every activation, the logits (B·T, V_tgt) included, in m->acts. */
 void model_forward(tfm_model *m, int B, int S, int T, const int32_t *src, const int32_t *tgt_in,
-                   size_t tgt_in_stride);
+                   size_t tgt_in_stride, const dropout_cfg *drop);
+
+/** Gradients of the loss w.r.t. the activations, one set of scratch buffers reused layer by layer
+ * (sizes for the largest batch: N = max(B·S, B·T)). */
+typedef struct {
+    float *d_stream; /* (N, d) gradient of the residual stream being walked */
+    float *d_res;    /* (N, d) gradient at a LayerNorm input/output */
+    float *d_sub;    /* (N, d) gradient of a sub-layer output before dropout */
+    float *d_att;    /* (N, d) gradient of the concatenated heads */
+    float *d_q;      /* (B·T, d) gradient of cross-attention queries */
+    float *d_kv;     /* (B·S, 2d) gradient of cross-attention keys|values */
+    float *d_big;    /* (N, max(3d, d_ff)) packed Q|K|V gradient, or the FFN hidden gradient */
+    float *d_big2;   /* (N, d_ff) FFN pre-activation gradient */
+    float *dprobs;   /* (B, H, max(S,T), max(S,T)) attention backward workspace */
+    float *d_memory; /* (B·S, d) gradient of the encoder output, summed over decoder layers */
+} grad_workspace;
+
+/** Lays out a grad_workspace for (B, S, T) in `arena` (counting only when its base is NULL). */
+void grad_workspace_layout(const tfm_config *cfg, int B, int S, int T, tfm_arena *arena, grad_workspace *w);
+
+/** Backpropagation through model_forward's last call: reads dL/dlogits from m->acts.logits
+ * (B·T, V_tgt), ACCUMULATES every parameter gradient into *grads (a model_params laid out over a
+ * gradient buffer by params_layout; tied tensors share one gradient). src and tgt_in as given to
+ * the forward. No allocation. */
+void model_backward(tfm_model *m, model_params *grads, grad_workspace *w, const int32_t *src,
+                    const int32_t *tgt_in, size_t tgt_in_stride, const dropout_cfg *drop);
 
 #endif

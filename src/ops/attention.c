@@ -1,22 +1,26 @@
 #define _POSIX_C_SOURCE 200809L /* BLIS headers need pthread barriers */
 /* Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.1–3.2.2), one (batch, head)
  * pair per OpenMP iteration, each with two CBLAS products on strided views of the packed
- * projections (no copies). */
+ * projections (no copies); and its backward, four CBLAS products per pair. */
 #include "ops.h"
 
 #include <cblas.h>
 #include <math.h>
 
-void attention_forward(float *out, float *probs, const float *q, size_t q_stride, const float *k,
-                       const float *v, size_t kv_stride, const uint8_t *key_pad, int causal,
-                       size_t B, size_t T, size_t S, size_t H, size_t d_k) {
+/* The forward of both entry points; probs_drop == NULL means no dropout. */
+static void attention_forward_impl(float *out, float *probs, float *probs_drop, const float *q,
+                                   size_t q_stride, const float *k, const float *v, size_t kv_stride,
+                                   const uint8_t *key_pad, int causal, float p, uint64_t seed,
+                                   size_t B, size_t T, size_t S, size_t H, size_t d_k) {
     const float scale = 1.0f / sqrtf((float)d_k);
+    const float keep_scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
     const size_t d = H * d_k;
     (void)ops_threads();
 #pragma omp parallel for schedule(static) collapse(2)
         for (size_t b = 0; b < B; b++) {
             for (size_t h = 0; h < H; h++) {
-                float *P = probs + ((b * H + h) * T) * S; /* (T, S) */
+                const size_t off = ((b * H + h) * T) * S; /* first element of this (b, h) in [B,H,T,S] */
+                float *P = probs + off;                   /* (T, S) */
                 const float *Q = q + b * T * q_stride + h * d_k;
                 const float *K = k + b * S * kv_stride + h * d_k;
                 const float *Vh = v + b * S * kv_stride + h * d_k;
@@ -26,14 +30,87 @@ void attention_forward(float *out, float *probs, const float *q, size_t q_stride
                                 scale, Q, (int)q_stride, K, (int)kv_stride, 0.0f, P, (int)S);
                 const uint8_t *pad = key_pad ? key_pad + b * S : NULL;
                 for (size_t t = 0; t < T; t++) softmax_row_masked(P + t * S, pad, S, causal ? t + 1 : S);
+                const float *Pv = P; /* the weights that multiply V */
+                if (probs_drop) {
+                    float *Pd = probs_drop + off;
+                    for (size_t i = 0; i < T * S; i++) {
+                        if (p <= 0.0f)
+                            Pd[i] = P[i];
+                        else
+                            Pd[i] = dropout_keep(seed, off + i, p) ? P[i] * keep_scale : 0.0f;
+                    }
+                    Pv = Pd;
+                }
                 if (T > 0 && d_k > 0) {
                     if (S > 0)
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S,
-                                    1.0f, P, (int)S, Vh, (int)kv_stride, 0.0f, O, (int)d);
+                                    1.0f, Pv, (int)S, Vh, (int)kv_stride, 0.0f, O, (int)d);
                     else
                         for (size_t t = 0; t < T; t++)
                             for (size_t c = 0; c < d_k; c++) O[t * d + c] = 0.0f;
                 }
             }
         }
+}
+
+void attention_forward(float *out, float *probs, const float *q, size_t q_stride, const float *k,
+                       const float *v, size_t kv_stride, const uint8_t *key_pad, int causal,
+                       size_t B, size_t T, size_t S, size_t H, size_t d_k) {
+    attention_forward_impl(out, probs, NULL, q, q_stride, k, v, kv_stride, key_pad, causal, 0.0f, 0,
+                           B, T, S, H, d_k);
+}
+
+void attention_forward_dropout(float *out, float *probs, float *probs_drop, const float *q,
+                               size_t q_stride, const float *k, const float *v, size_t kv_stride,
+                               const uint8_t *key_pad, int causal, float p, uint64_t seed, size_t B,
+                               size_t T, size_t S, size_t H, size_t d_k) {
+    attention_forward_impl(out, probs, probs_drop, q, q_stride, k, v, kv_stride, key_pad, causal, p,
+                           seed, B, T, S, H, d_k);
+}
+
+void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout,
+                        const float *probs, const float *probs_drop, const float *q, size_t q_stride,
+                        const float *k, const float *v, size_t kv_stride, size_t B, size_t T, size_t S,
+                        size_t H, size_t d_k) {
+    if (T == 0 || S == 0 || d_k == 0) return; /* no keys: the output was a constant zero */
+    const float scale = 1.0f / sqrtf((float)d_k);
+    const size_t d = H * d_k;
+    (void)ops_threads();
+#pragma omp parallel for schedule(static) collapse(2)
+    for (size_t b = 0; b < B; b++) {
+        for (size_t h = 0; h < H; h++) {
+            const size_t off = ((b * H + h) * T) * S;
+            const float *P = probs + off;                        /* (T, S) softmax output */
+            const float *Pd = probs_drop ? probs_drop + off : P; /* (T, S) what multiplied V */
+            float *dS = dprobs + off;                            /* (T, S) workspace */
+            const float *Q = q + b * T * q_stride + h * d_k;     /* (T, d_k), ld q_stride */
+            const float *K = k + b * S * kv_stride + h * d_k;    /* (S, d_k), ld kv_stride */
+            const float *Vh = v + b * S * kv_stride + h * d_k;
+            const float *dO = dout + b * T * d + h * d_k; /* (T, d_k), ld d */
+            float *dQ = dq + b * T * q_stride + h * d_k;
+            float *dK = dk + b * S * kv_stride + h * d_k;
+            float *dV = dv + b * S * kv_stride + h * d_k;
+            /* out = P'·V:  dV += P'ᵀ·dO,  dP' = dO·Vᵀ */
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, 1.0f, Pd,
+                        (int)S, dO, (int)d, 1.0f, dV, (int)kv_stride);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)S, (int)d_k, 1.0f, dO,
+                        (int)d, Vh, (int)kv_stride, 0.0f, dS, (int)S);
+            /* Softmax backward through the dropout P' = P ⊙ M/(1−p): with dP = dP' ⊙ M/(1−p),
+             * P ⊙ dP = P' ⊙ dP', so dS = P ⊙ (dP − Σ P ⊙ dP) = P' ⊙ dP' − P · Σ(P' ⊙ dP').
+             * Masked keys and fully masked rows have P = P' = 0: zero gradient, never NaN. */
+            for (size_t t = 0; t < T; t++) {
+                float *ds = dS + t * S;
+                const float *pr = P + t * S, *pd = Pd + t * S;
+                double dot = 0.0;
+                for (size_t s = 0; s < S; s++) dot += (double)pd[s] * (double)ds[s];
+                const float fdot = (float)dot;
+                for (size_t s = 0; s < S; s++) ds[s] = pd[s] * ds[s] - pr[s] * fdot;
+            }
+            /* scores = Q·Kᵀ/√d_k:  dQ += dS·K/√d_k,  dK += dSᵀ·Q/√d_k */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S, scale, dS,
+                        (int)S, K, (int)kv_stride, 1.0f, dQ, (int)q_stride);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, scale, dS,
+                        (int)S, Q, (int)q_stride, 1.0f, dK, (int)kv_stride);
+        }
+    }
 }

@@ -32,3 +32,19 @@ void pe_sinusoidal_add(float *x, size_t B, size_t T, size_t d, size_t pos0) {
         }
     }
 }
+
+void embedding_backward(float *dtable, const float *dout, const int32_t *ids, float scale, size_t N,
+                        size_t d) {
+    /* Rows of ids repeat, so threads split the columns (blocks of 64) and each walks every row in
+     * order: race-free and the same sums whatever the thread count. */
+    const size_t nblk = (d + 63) / 64;
+#pragma omp parallel for schedule(static)
+    for (size_t blk = 0; blk < nblk; blk++) {
+        const size_t c0 = blk * 64, c1 = c0 + 64 < d ? c0 + 64 : d;
+        for (size_t n = 0; n < N; n++) {
+            float *row = dtable + (size_t)ids[n] * d;
+            const float *dy = dout + n * d;
+            for (size_t c = c0; c < c1; c++) row[c] += scale * dy[c];
+        }
+    }
+}

@@ -25,3 +25,47 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
         if (rstd) rstd[n] = s;
     }
 }
+
+void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                        const float *weight, const float *mean, const float *rstd, size_t N, size_t C) {
+    if (N == 0 || C == 0) return;
+    /* dinp: rows are independent. */
+#pragma omp parallel for schedule(static)
+    for (size_t n = 0; n < N; n++) {
+        const float *x = inp + n * C, *dy = dout + n * C;
+        const float mu = mean[n], rs = rstd[n];
+        double sum_g = 0.0, sum_gx = 0.0; /* Σ g and Σ g·x̂ over the row */
+        for (size_t c = 0; c < C; c++) {
+            float g = dy[c] * weight[c];
+            sum_g += g;
+            sum_gx += (double)g * (double)((x[c] - mu) * rs);
+        }
+        const float mg = (float)(sum_g / (double)C), mgx = (float)(sum_gx / (double)C);
+        float *dx = dinp + n * C;
+        for (size_t c = 0; c < C; c++) {
+            float xhat = (x[c] - mu) * rs;
+            dx[c] += rs * (dy[c] * weight[c] - mg - xhat * mgx);
+        }
+    }
+    if (!dweight && !dbias) return;
+    /* dweight, dbias: column sums over the rows; each thread owns a block of 64 columns (no races,
+     * independent of the thread count), summing in double. */
+    const size_t nblk = (C + 63) / 64;
+#pragma omp parallel for schedule(static)
+    for (size_t blk = 0; blk < nblk; blk++) {
+        const size_t c0 = blk * 64, c1 = c0 + 64 < C ? c0 + 64 : C;
+        double aw[64] = {0}, ab[64] = {0};
+        for (size_t n = 0; n < N; n++) {
+            const float *x = inp + n * C, *dy = dout + n * C;
+            const float mu = mean[n], rs = rstd[n];
+            for (size_t c = c0; c < c1; c++) {
+                aw[c - c0] += (double)dy[c] * (double)((x[c] - mu) * rs);
+                ab[c - c0] += dy[c];
+            }
+        }
+        for (size_t c = c0; c < c1; c++) {
+            if (dweight) dweight[c] += (float)aw[c - c0];
+            if (dbias) dbias[c] += (float)ab[c - c0];
+        }
+    }
+}

@@ -37,3 +37,15 @@ void log_softmax_forward(float *out, const float *inp, size_t N, size_t V) {
         for (size_t j = 0; j < V; j++) y[j] = x[j] - lse;
     }
 }
+
+void log_softmax_backward(float *dinp, const float *dout, const float *out, size_t N, size_t V) {
+#pragma omp parallel for schedule(static)
+    for (size_t n = 0; n < N; n++) {
+        const float *dy = dout + n * V, *y = out + n * V;
+        double s = 0.0;
+        for (size_t j = 0; j < V; j++) s += dy[j];
+        const float fs = (float)s;
+        float *dx = dinp + n * V;
+        for (size_t j = 0; j < V; j++) dx[j] += dy[j] - expf(y[j]) * fs;
+    }
+}

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""Golden files for the forward pass: small torch.nn.Transformer models with random weights
-(non-zero biases, non-trivial LayerNorm weights), saved with the tensor names and metadata of
-DESIGN.md §3, plus id files with padding in source and target, and PyTorch's logits and scores.
+"""Golden files for the forward and backward passes: small torch.nn.Transformer models with random
+weights (non-zero biases, non-trivial LayerNorm weights), saved with the tensor names and metadata
+of DESIGN.md §3, plus id files with padding in source and target, and what PyTorch computes:
+logits, scores, the label-smoothed loss and every parameter's gradient, and the parameters after
+three Adam steps and after three SGD steps on that batch (dropout 0).
 
 Run with Debian's python3 and python3-torch (1.13):  /usr/bin/python3 tests/reference/make_golden.py
-Writes tests/golden/<case>/{model.safetensors, src.ids, tgt.ids, logits.f32, scores.txt}.
-The C tests read these files; they need no Python."""
+Writes tests/golden/<case>/{model.safetensors, src.ids, tgt.ids, logits.f32, scores.txt, loss.txt,
+grads.safetensors, adam3.safetensors, sgd3.safetensors}. The C tests need no Python."""
 import math
 import os
 import sys
@@ -18,6 +20,8 @@ import st_io  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden")
 PAD, BOS, EOS = 0, 1, 2
+LABEL_SMOOTHING = 0.1
+ADAM_LR, SGD_LR = 1e-3, 0.05
 
 
 def sinusoidal(n, d):
@@ -71,9 +75,9 @@ def randomize(model, gen, tie):
                 p.copy_(0.5 * torch.randn(p.shape, generator=gen))
             else:
                 p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]))
-        if tie:
-            model.tgt_embed.weight.copy_(model.src_embed.weight)
-            model.generator.weight.copy_(model.src_embed.weight)
+    if tie:  # one shared Parameter: its gradient is the sum of the three uses
+        model.tgt_embed.weight = model.src_embed.weight
+        model.generator.weight = model.src_embed.weight
 
 
 def random_pairs(gen, c, lens):
@@ -114,7 +118,31 @@ def write_case(name, c, lens, seed, tie=False):
     with open(os.path.join(d, "scores.txt"), "w") as f:
         for b in range(len(src)):
             f.write("%.6f %d\n" % (tok_lp[b].sum().item(), int((y[b] != PAD).sum())))
-    print(name, "B=%d S=%d T=%d V=%d" % (S.shape[0], S.shape[1], T.shape[1], c["tgt_vocab"]))
+    # the training objective: label-smoothed cross-entropy, mean over non-pad targets
+    init = {k: v.clone() for k, v in model.state_dict().items()}
+    lossf = nn.CrossEntropyLoss(label_smoothing=LABEL_SMOOTHING, ignore_index=PAD)
+    def loss_of():
+        return lossf(model(S, T[:, :-1]).reshape(-1, c["tgt_vocab"]), T[:, 1:].reshape(-1))
+    model.zero_grad()
+    loss = loss_of()
+    loss.backward()
+    grads = {n: p.grad for n, p in model.named_parameters()}
+    named = {k: grads[k] if k in grads else grads["src_embed.weight"] for k in model.state_dict()}
+    st_io.save(os.path.join(d, "grads.safetensors"), named)
+    with open(os.path.join(d, "loss.txt"), "w") as f:
+        f.write("%.9f\n" % loss.item())
+    for opt_name, make in (("adam3", lambda ps: torch.optim.Adam(ps, lr=ADAM_LR, betas=(0.9, 0.98), eps=1e-9)),
+                           ("sgd3", lambda ps: torch.optim.SGD(ps, lr=SGD_LR))):
+        model.load_state_dict(init)
+        opt = make(model.parameters())
+        for _ in range(3):
+            opt.zero_grad()
+            loss_of().backward()
+            opt.step()
+        st_io.save(os.path.join(d, opt_name + ".safetensors"), model.state_dict())
+    model.load_state_dict(init)
+    print(name, "B=%d S=%d T=%d V=%d loss=%.6f" % (S.shape[0], S.shape[1], T.shape[1], c["tgt_vocab"],
+                                                   loss.item()))
 
 
 def main():
