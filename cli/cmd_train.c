@@ -1,17 +1,22 @@
 /* tfm train: training on token-id files (DESIGN.md §5): label-smoothed cross-entropy, Adam or SGD,
  * constant or noam learning rate, dropout, clipping; prints the loss of every step. */
 #include "args.h"
+#include "train_text.h"
 #include "tfm/tfm.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int run(int argc, char **argv);
 
 const cli_command cmd_train = {
-    "train", "train a model on token-id files and save it",
-    "tfm train --init M --src-ids F --tgt-ids F --steps N --save OUT [--optimizer adam|sgd] [--lr X] ...", run};
+    "train", "train a model on a text corpus (--data DIR) or on token-id files, and save it",
+    "tfm train --data DIR --save M [...]   (tfm train --data x --help for its flags)\n"
+    "       tfm train --init M --src-ids F --tgt-ids F --steps N --save OUT [--optimizer adam|sgd] [--lr X] ...",
+    run};
 
 /* Line order of each epoch: file order when one batch holds every line, else a seeded shuffle
  * (Fisher–Yates on a splitmix64 stream). */
@@ -50,11 +55,36 @@ static int check_lines(const tfm_config *c, const tfm_id_lines *src, const char 
                       i + 1, c->max_len + 1, lt);
             return 0;
         }
+        const int32_t *t = tgt->ids + tgt->offsets[i];
+        if (t[0] != c->bos_id || t[lt - 1] != c->eos_id) {
+            cli_error("train", "%s:%zu: a target line must start with BOS (id %d) and end with EOS (id %d), got %d ... %d",
+                      tp, i + 1, c->bos_id, c->eos_id, (int)t[0], (int)t[lt - 1]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Fails early, before any training, if --save names a file in a folder that does not exist. */
+static int save_dir_ok(const char *save) {
+    char dir[4096];
+    const char *slash = strrchr(save, '/');
+    if (!slash) return 1;
+    size_t n = slash == save ? 1 : (size_t)(slash - save);
+    if (n >= sizeof dir) n = sizeof dir - 1;
+    memcpy(dir, save, n);
+    dir[n] = '\0';
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        cli_error("train", "cannot save to %s: %s is not an existing folder", save, dir);
+        return 0;
     }
     return 1;
 }
 
 static int run(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) /* training on a text corpus has its own flags */
+        if (strcmp(argv[i], "--data") == 0) return train_text_run(&cmd_train, argc, argv);
     const char *init = NULL, *src_path = NULL, *tgt_path = NULL, *save = NULL;
     const char *optimizer = "adam", *schedule = "constant";
     int steps = 0, batch = 32, warmup = 4000, seed = 1;
@@ -94,6 +124,19 @@ static int run(int argc, char **argv) {
         cli_error("train", "--steps and --batch-size must be >= 1 and --seed >= 0");
         return EXIT_USAGE;
     }
+    /* the trainer checks these too, but a bad flag is a usage error, found before any loading */
+    const char *bad = !(dropout >= 0.0f && dropout < 1.0f)           ? "--dropout must be in [0, 1)"
+                      : !(smoothing >= 0.0f && smoothing <= 1.0f)     ? "--label-smoothing must be in [0, 1]"
+                      : !(lr > 0.0f) || !isfinite(lr)                 ? "--lr must be positive"
+                      : !(clip >= 0.0f) || !isfinite(clip)            ? "--clip-norm must be >= 0 (0: off)"
+                      : tc.schedule == TFM_SCHEDULE_NOAM && warmup < 1 ? "--warmup must be >= 1 with noam"
+                                                                       : NULL;
+    if (bad) {
+        cli_error("train", "%s; got --dropout %g --label-smoothing %g --lr %g --clip-norm %g --warmup %d", bad,
+                  (double)dropout, (double)smoothing, (double)lr, (double)clip, warmup);
+        return EXIT_USAGE;
+    }
+    if (!save_dir_ok(save)) return EXIT_RUNTIME;
     tc.lr = lr;
     tc.warmup = warmup;
     tc.dropout = dropout;

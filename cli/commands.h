@@ -9,5 +9,7 @@ extern const cli_command cmd_score;
 extern const cli_command cmd_bleu;
 extern const cli_command cmd_tokenize;
 extern const cli_command cmd_train;
+extern const cli_command cmd_translate;
+extern const cli_command cmd_eval;
 
 #endif

@@ -10,6 +10,8 @@ static const cli_command *const commands[] = {
     &cmd_bleu,
     &cmd_tokenize,
     &cmd_train,
+    &cmd_translate,
+    &cmd_eval,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -8,7 +8,9 @@
 #include "tfm/ids.h"
 #include "tfm/score.h"
 #include "tfm/train.h"
+#include "tfm/decode.h"
 #include "tfm/bleu.h"
 #include "tfm/tokenizer.h"
+#include "tfm/data.h"
 
 #endif

@@ -90,6 +90,30 @@ static void embed(float *x0, const int32_t *ids, size_t ids_stride, const float 
     pe_sinusoidal_add(x0, B, T, d, 0);
 }
 
+/* Encoder (§3.1): N layers of self-attention and FFN, then the final LayerNorm into A->memory. */
+static void encode(tfm_model *m, dropper *dr, size_t B, size_t S, const int32_t *src) {
+    const tfm_config *cfg = &m->cfg;
+    activations *A = &m->acts;
+    const model_params *P = &m->p;
+    const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
+    for (size_t i = 0; i < B * S; i++) A->src_pad[i] = (uint8_t)(src[i] == cfg->pad_id);
+    embed(A->enc_x0, src, S, P->src_embed, B, S, d);
+    drop_inplace(dr, A->enc_x0, A->enc_x0_drop, B * S * d);
+    const float *x = A->enc_x0;
+    for (int l = 0; l < cfg->n_enc_layers; l++) {
+        layer_acts *L = &A->enc[l];
+        const layer_params *W = &P->enc[l];
+        const float *in = block_enter(&L->blk[0], x, W->norm_weight[0], W->norm_bias[0], B * S, d, cfg);
+        mha_forward(dr, &L->self_attn, &W->self_attn, in, NULL, A->src_pad, 0, B, S, S, d, H);
+        x = block_leave(dr, &L->blk[0], x, L->self_attn.proj, W->norm_weight[0], W->norm_bias[0], B * S, d, cfg);
+        in = block_enter(&L->blk[1], x, W->norm_weight[1], W->norm_bias[1], B * S, d, cfg);
+        ffn_forward(dr, L, W, in, B * S, d, d_ff, cfg->activation);
+        x = block_leave(dr, &L->blk[1], x, L->ff_out, W->norm_weight[1], W->norm_bias[1], B * S, d, cfg);
+    }
+    layernorm_forward(A->memory, A->memory_mean, A->memory_rstd, x, P->enc_norm_weight, P->enc_norm_bias, B * S,
+                      d, cfg->layer_norm_eps);
+}
+
 void model_forward(tfm_model *m, int Bi, int Si, int Ti, const int32_t *src, const int32_t *tgt_in,
                    size_t tgt_in_stride, const dropout_cfg *drop) {
     const tfm_config *cfg = &m->cfg;
@@ -101,31 +125,14 @@ void model_forward(tfm_model *m, int Bi, int Si, int Ti, const int32_t *src, con
     dropper dr = {drop && drop->p > 0.0f ? drop : NULL, 0};
     TFM_ASSERT(!dr.cfg || A->training);
 
-    for (size_t i = 0; i < B * S; i++) A->src_pad[i] = (uint8_t)(src[i] == cfg->pad_id);
+    encode(m, &dr, B, S, src);
     for (size_t b = 0; b < B; b++)
         for (size_t t = 0; t < T; t++) A->tgt_pad[b * T + t] = (uint8_t)(tgt_in[b * tgt_in_stride + t] == cfg->pad_id);
-
-    /* Encoder (§3.1): N layers of self-attention and FFN. */
-    embed(A->enc_x0, src, S, P->src_embed, B, S, d);
-    drop_inplace(&dr, A->enc_x0, A->enc_x0_drop, B * S * d);
-    const float *x = A->enc_x0;
-    for (int l = 0; l < cfg->n_enc_layers; l++) {
-        layer_acts *L = &A->enc[l];
-        const layer_params *W = &P->enc[l];
-        const float *in = block_enter(&L->blk[0], x, W->norm_weight[0], W->norm_bias[0], B * S, d, cfg);
-        mha_forward(&dr, &L->self_attn, &W->self_attn, in, NULL, A->src_pad, 0, B, S, S, d, H);
-        x = block_leave(&dr, &L->blk[0], x, L->self_attn.proj, W->norm_weight[0], W->norm_bias[0], B * S, d, cfg);
-        in = block_enter(&L->blk[1], x, W->norm_weight[1], W->norm_bias[1], B * S, d, cfg);
-        ffn_forward(&dr, L, W, in, B * S, d, d_ff, cfg->activation);
-        x = block_leave(&dr, &L->blk[1], x, L->ff_out, W->norm_weight[1], W->norm_bias[1], B * S, d, cfg);
-    }
-    layernorm_forward(A->memory, A->memory_mean, A->memory_rstd, x, P->enc_norm_weight, P->enc_norm_bias, B * S,
-                      d, cfg->layer_norm_eps);
 
     /* Decoder (§3.1): masked self-attention, attention over the encoder output, FFN. */
     embed(A->dec_x0, tgt_in, tgt_in_stride, P->tgt_embed, B, T, d);
     drop_inplace(&dr, A->dec_x0, A->dec_x0_drop, B * T * d);
-    x = A->dec_x0;
+    const float *x = A->dec_x0;
     for (int l = 0; l < cfg->n_dec_layers; l++) {
         layer_acts *L = &A->dec[l];
         const layer_params *W = &P->dec[l];
@@ -145,4 +152,61 @@ void model_forward(tfm_model *m, int Bi, int Si, int Ti, const int32_t *src, con
     /* Generator: logits over the target vocabulary (§3.4); log-softmax is the caller's. */
     linear_forward(A->logits, A->dec_out, P->generator_weight, P->generator_bias, B * T, d,
                    (size_t)cfg->tgt_vocab);
+}
+
+/* ---- incremental decoding on a KV cache ------------------------------------------------------ */
+
+void model_decode_start(tfm_model *m, kv_cache *c, const int32_t *src) {
+    const tfm_config *cfg = &m->cfg;
+    const size_t B = (size_t)c->B, S = (size_t)c->S, d = (size_t)cfg->d_model;
+    TFM_ASSERT(m->acts.B == c->B && m->acts.S == c->S);
+    dropper dr = {NULL, 0};
+    encode(m, &dr, B, S, src);
+    memcpy(c->src_pad, m->acts.src_pad, B * S);
+    /* cross-attention keys and values of the memory, once per sentence (rows [d, 3d) of in_proj) */
+    for (int l = 0; l < cfg->n_dec_layers; l++) {
+        const mha_params *p = &m->p.dec[l].cross_attn;
+        linear_forward(c->cross_kv[l], m->acts.memory, p->in_proj_weight + d * d, p->in_proj_bias + d, B * S, d,
+                       2 * d);
+    }
+    c->len = 0;
+}
+
+void model_decode_step(tfm_model *m, kv_cache *c, const int32_t *tokens) {
+    const tfm_config *cfg = &m->cfg;
+    const model_params *P = &m->p;
+    const size_t B = (size_t)c->B, S = (size_t)c->S, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads;
+    const size_t d_ff = (size_t)cfg->d_ff, t = (size_t)c->len, cap = (size_t)c->cap_T;
+    TFM_ASSERT(c->len < c->cap_T);
+    dropper dr = {NULL, 0};
+    embedding_forward(c->x0, tokens, P->tgt_embed, sqrtf((float)d), B, d);
+    pe_sinusoidal_add(c->x0, B, 1, d, t);
+    const float *x = c->x0;
+    for (int l = 0; l < cfg->n_dec_layers; l++) {
+        const layer_params *W = &P->dec[l];
+        /* masked self-attention: append this position's K, V to the cache, attend over 0..t */
+        const float *in = block_enter(&c->blk, x, W->norm_weight[0], W->norm_bias[0], B, d, cfg);
+        linear_forward(c->qkv, in, W->self_attn.in_proj_weight, W->self_attn.in_proj_bias, B, d, 3 * d);
+        for (size_t b = 0; b < B; b++) {
+            memcpy(c->self_k[l] + (b * cap + t) * d, c->qkv + b * 3 * d + d, d * sizeof(float));
+            memcpy(c->self_v[l] + (b * cap + t) * d, c->qkv + b * 3 * d + 2 * d, d * sizeof(float));
+        }
+        attention_query_forward(c->att, c->scores, c->qkv, 3 * d, c->self_k[l], c->self_v[l], d, cap * d, t + 1,
+                                NULL, B, H, d / H);
+        linear_forward(c->sub, c->att, W->self_attn.out_proj_weight, W->self_attn.out_proj_bias, B, d, d);
+        x = block_leave(&dr, &c->blk, x, c->sub, W->norm_weight[0], W->norm_bias[0], B, d, cfg);
+        /* attention over the encoder output (keys and values computed once) */
+        in = block_enter(&c->blk, x, W->norm_weight[1], W->norm_bias[1], B, d, cfg);
+        linear_forward(c->qkv, in, W->cross_attn.in_proj_weight, W->cross_attn.in_proj_bias, B, d, d);
+        attention_query_forward(c->att, c->scores, c->qkv, d, c->cross_kv[l], c->cross_kv[l] + d, 2 * d, S * 2 * d, S,
+                                c->src_pad, B, H, d / H);
+        linear_forward(c->sub, c->att, W->cross_attn.out_proj_weight, W->cross_attn.out_proj_bias, B, d, d);
+        x = block_leave(&dr, &c->blk, x, c->sub, W->norm_weight[1], W->norm_bias[1], B, d, cfg);
+        in = block_enter(&c->blk, x, W->norm_weight[2], W->norm_bias[2], B, d, cfg);
+        ffn_forward(&dr, &c->ffn, W, in, B, d, d_ff, cfg->activation);
+        x = block_leave(&dr, &c->blk, x, c->ffn.ff_out, W->norm_weight[2], W->norm_bias[2], B, d, cfg);
+    }
+    layernorm_forward(c->out, NULL, NULL, x, P->dec_norm_weight, P->dec_norm_bias, B, d, cfg->layer_norm_eps);
+    linear_forward(c->logits, c->out, P->generator_weight, P->generator_bias, B, d, (size_t)cfg->tgt_vocab);
+    c->len++;
 }

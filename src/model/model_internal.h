@@ -102,6 +102,46 @@ typedef struct {
 void model_forward(tfm_model *m, int B, int S, int T, const int32_t *src, const int32_t *tgt_in,
                    size_t tgt_in_stride, const dropout_cfg *drop);
 
+/** Incremental decoding state for B rows (sentences, or sentences × beams): the decoder
+ * self-attention keys and values of every position decoded so far, and the cross-attention keys
+ * and values of the encoder output, computed once (the "KV cache"). Step buffers hold one
+ * position per row. One arena, sized at creation. */
+typedef struct {
+    int B, S, cap_T; /* rows, source length, positions the cache can hold */
+    int len;         /* positions decoded so far */
+    float *self_k[TFM_MAX_LAYERS], *self_v[TFM_MAX_LAYERS]; /* (B, cap_T, d) */
+    float *cross_kv[TFM_MAX_LAYERS];                        /* (B, S, 2d) packed K|V */
+    uint8_t *src_pad;                                       /* (B, S) */
+    float *x0;      /* (B, d) embedding + PE of the newest tokens */
+    float *qkv;     /* (B, 3d) */
+    float *att;     /* (B, d) */
+    float *sub;     /* (B, d) sub-layer output */
+    float *out;     /* (B, d) final decoder LayerNorm */
+    float *logits;  /* (B, V_tgt) of the newest position */
+    float *scores;  /* (B, H, max(cap_T, S)) attention workspace */
+    float *tmp;     /* (B, max(cap_T, S), 2d) scratch for reordering rows */
+    block_acts blk; /* shared by every block: each consumes its input before overwriting */
+    layer_acts ffn; /* ff_pre, ff_act (B, d_ff), ff_out (B, d) */
+    tfm_arena arena;
+} kv_cache;
+
+/** Allocates a cache for B rows, sources of S tokens and up to cap_T decoded positions, and
+ * reserves the model's workspace for encoding (B, S). Errors: TFM_ERR_NOMEM. */
+tfm_status kv_cache_create(tfm_model *m, int B, int S, int cap_T, kv_cache *c);
+void kv_cache_free(kv_cache *c);
+
+/** Beam bookkeeping: row b of the cache becomes (a copy of) row rows[b], for every cached position,
+ * the cross-attention keys/values and the source mask. */
+void kv_cache_reorder(const tfm_model *m, kv_cache *c, const int *rows);
+
+/** Encodes src (B, S, padded with pad_id) and fills the cross-attention keys/values; len = 0. */
+void model_decode_start(tfm_model *m, kv_cache *c, const int32_t *src);
+
+/** Decodes one position for every row: tokens[B] are the inputs at position c->len (BOS first).
+ * Leaves the logits of that position in c->logits (B, V_tgt) and advances c->len. Computes what
+ * model_forward computes for the last position of the prefix, without recomputing the prefix. */
+void model_decode_step(tfm_model *m, kv_cache *c, const int32_t *tokens);
+
 /** Gradients of the loss w.r.t. the activations, one set of scratch buffers reused layer by layer
  * (sizes for the largest batch: N = max(B·S, B·T)). */
 typedef struct {

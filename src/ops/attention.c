@@ -114,3 +114,28 @@ void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const fl
         }
     }
 }
+
+void attention_query_forward(float *out, float *scores, const float *q, size_t q_stride, const float *k,
+                             const float *v, size_t kv_row_stride, size_t kv_batch_stride, size_t L,
+                             const uint8_t *key_pad, size_t B, size_t H, size_t d_k) {
+    const float scale = 1.0f / sqrtf((float)d_k);
+    const size_t d = H * d_k;
+    (void)ops_threads();
+#pragma omp parallel for schedule(static) collapse(2)
+    for (size_t b = 0; b < B; b++) {
+        for (size_t h = 0; h < H; h++) {
+            float *sc = scores + (b * H + h) * L;
+            const float *K = k + b * kv_batch_stride + h * d_k, *Vh = v + b * kv_batch_stride + h * d_k;
+            float *o = out + b * d + h * d_k;
+            if (L == 0) {
+                for (size_t c = 0; c < d_k; c++) o[c] = 0.0f;
+                continue;
+            }
+            /* scores = K_h q_h / √d_k, then the weighted sum Vᵀ p: two matrix-vector products */
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)L, (int)d_k, scale, K, (int)kv_row_stride,
+                        q + b * q_stride + h * d_k, 1, 0.0f, sc, 1);
+            softmax_row_masked(sc, key_pad ? key_pad + b * L : NULL, L, L);
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)L, (int)d_k, 1.0f, Vh, (int)kv_row_stride, sc, 1, 0.0f, o, 1);
+        }
+    }
+}

@@ -84,6 +84,16 @@ void attention_forward_dropout(float *out, float *probs, float *probs_drop, cons
                                const uint8_t *key_pad, int causal, float p, uint64_t seed, size_t B,
                                size_t T, size_t S, size_t H, size_t d_k);
 
+/** Attention of one query per row over L keys — the newest decoder position against a KV cache
+ * (Vaswani et al. 2017, eq. 1, one row of it):
+ *   out[b, h] = Σ_s softmax_s(q[b, h]·k[b, s, h] / √d_k + M[b, s]) v[b, s, h]
+ * q: row b at q + b·q_stride (heads at h·d_k). k, v: key s of row b at k + b·kv_batch_stride +
+ * s·kv_row_stride (likewise v). key_pad [B, L] (nullable, row stride L): 1 = masked.
+ * out [B, H·d_k]. scores: workspace of B·H·L floats. All keys masked: a zero row. */
+void attention_query_forward(float *out, float *scores, const float *q, size_t q_stride, const float *k,
+                             const float *v, size_t kv_row_stride, size_t kv_batch_stride, size_t L,
+                             const uint8_t *key_pad, size_t B, size_t H, size_t d_k);
+
 /** Backward of attention_forward (and attention_forward_dropout). ACCUMULATES (+=) into
  *   dq (rows and heads laid out exactly like q: row (b, t) at dq + (b·T + t)·q_stride),
  *   dk, dv (laid out like k and v, stride kv_stride) — for self-attention these are the column

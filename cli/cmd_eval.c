@@ -1,0 +1,62 @@
+/* tfm eval: translate a source file and score it against references with corpus BLEU and chrF2,
+ * as sacreBLEU does (tfm bleu). */
+#include "decoding.h"
+#include "text_io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int run(int argc, char **argv);
+
+const cli_command cmd_eval = {"eval", "translate a file and print BLEU and chrF2 against references",
+                              "tfm eval --model M --src F --ref F [--beam K] [--output HYP]", run};
+
+static int run(int argc, char **argv) {
+    const char *model_path = NULL, *src_path = NULL, *ref_path = NULL, *output = NULL;
+    decode_flags f = DECODE_FLAGS_DEFAULT;
+    cli_opt opts[] = {
+        {"--model", OPT_STR, &model_path, 1, "trained model with its tokenizer (.safetensors)"},
+        {"--src", OPT_STR, &src_path, 1, "source sentences, one per line"},
+        {"--ref", OPT_STR, &ref_path, 1, "reference translations, aligned with --src"},
+        {"--output", OPT_STR, &output, 0, "also write the translations here"},
+        DECODE_OPTS(f),
+    };
+    int r = cli_parse(&cmd_eval, argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (r) return r == 1 ? 0 : EXIT_USAGE;
+    tfm_decode_config dc;
+    if (!make_config("eval", &f, &dc)) return EXIT_USAGE;
+    tfm_model *m = NULL;
+    tfm_tokenizer *tok = NULL;
+    char **src = NULL, **ref = NULL, **hyp = NULL;
+    size_t n = 0, n_ref = 0;
+    int rc = EXIT_RUNTIME;
+    if (!read_lines("eval", src_path, &src, &n) || !read_lines("eval", ref_path, &ref, &n_ref)) goto done;
+    if (n != n_ref) {
+        cli_error("eval", "%s has %zu lines but %s has %zu: the files must be aligned", src_path, n, ref_path, n_ref);
+        goto done;
+    }
+    if (!load_model_and_tokenizer("eval", model_path, &m, &tok)) goto done;
+    hyp = calloc(n ? n : 1, sizeof *hyp);
+    if (!hyp || !translate_lines("eval", m, tok, &dc, f.batch, src, n, hyp)) goto done;
+    if (output && !write_lines("eval", output, hyp, n)) goto done;
+    tfm_bleu_stats bleu = {0};
+    tfm_chrf_stats chrf = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (tfm_bleu_add(&bleu, hyp[i], ref[i]) != TFM_OK || tfm_chrf_add(&chrf, hyp[i], ref[i]) != TFM_OK) {
+            cli_error("eval", "%s:%zu: %s", ref_path, i + 1, tfm_last_error());
+            goto done;
+        }
+    }
+    tfm_bleu_score score = tfm_bleu_compute(&bleu);
+    char line[256];
+    tfm_bleu_format(&score, line, sizeof line);
+    printf("%s\n%s\nchrF2 = %.2f\n%s\n", line, tfm_bleu_signature(), tfm_chrf_compute(&chrf), tfm_chrf_signature());
+    rc = 0;
+done:
+    free_lines(hyp, n);
+    free_lines(src, n);
+    free_lines(ref, n_ref);
+    tfm_tokenizer_free(tok);
+    tfm_model_free(m);
+    return rc;
+}

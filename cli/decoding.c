@@ -1,0 +1,34 @@
+#include "decoding.h"
+
+#include <stdio.h>
+
+int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc) {
+    *dc = tfm_decode_config_default();
+    dc->beam = f->beam;
+    dc->lenpen = f->lenpen;
+    dc->max_len_a = f->max_len_a;
+    dc->max_len_b = f->max_len_b;
+    if (f->beam < 1 || f->beam > 256 || f->batch < 1 || f->lenpen < 0 || f->max_len_a < 0 || f->max_len_b < 0) {
+        cli_error(cmd, "--beam must be in [1, 256], --batch-size >= 1, --lenpen, --max-len-a and --max-len-b >= 0");
+        return 0;
+    }
+    return 1;
+}
+
+int translate_lines(const char *cmd, tfm_model *m, tfm_tokenizer *tok, const tfm_decode_config *dc, int batch,
+                    char **lines, size_t n, char **out) {
+    tfm_translate_stats st;
+    if (tfm_translate_text(m, tok, dc, (const char *const *)lines, n, batch, out, &st) != TFM_OK) {
+        cli_error(cmd, "%s", tfm_last_error());
+        return 0;
+    }
+    if (st.n_truncated)
+        fprintf(stderr, "tfm %s: warning: %zu source line(s) longer than the model's max_len %d tokens were cut "
+                        "to it (first: line %zu)\n",
+                cmd, st.n_truncated, tfm_model_config(m)->max_len, st.first_truncated + 1);
+    double s = st.seconds > 0 ? st.seconds : 1e-9;
+    fprintf(stderr, "tfm %s: %zu sentences in %.2f s: %.1f sentences/s, %.1f output tokens/s (beam %d)\n", cmd,
+            st.sentences, st.seconds, (double)st.sentences / s, (double)st.out_tokens / s, dc->beam);
+    return 1;
+}
+

@@ -1,0 +1,31 @@
+/* Decoding flags and the translate-and-report step shared by tfm translate and tfm eval. */
+#ifndef TFM_CLI_DECODING_H
+#define TFM_CLI_DECODING_H
+
+#include "args.h"
+#include "tfm/tfm.h"
+
+typedef struct {
+    int beam, batch, max_len_b;
+    float lenpen, max_len_a;
+} decode_flags;
+
+#define DECODE_FLAGS_DEFAULT {1, 64, 10, 1.0f, 1.5f}
+
+/* The cli_opt entries of the decoding flags (expands to several initialisers). */
+#define DECODE_OPTS(f)                                                                             \
+    {"--beam", OPT_INT, &(f).beam, 0, "beam size (1: greedy)"},                                    \
+        {"--lenpen", OPT_FLOAT, &(f).lenpen, 0, "length penalty alpha: score / length^alpha"},     \
+        {"--max-len-a", OPT_FLOAT, &(f).max_len_a, 0, "at most a * source tokens + b output tokens"}, \
+        {"--max-len-b", OPT_INT, &(f).max_len_b, 0, "(see --max-len-a)"},                          \
+        {"--batch-size", OPT_INT, &(f).batch, 0, "sentences decoded together (divided by the beam)"}
+
+/* Checks the flags and fills a decode config; prints an error and returns 0 if they are bad. */
+int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc);
+
+/* Translates lines into out[n]; prints speed and any truncation on stderr. Returns 0 on error
+ * (printed). */
+int translate_lines(const char *cmd, tfm_model *m, tfm_tokenizer *tok, const tfm_decode_config *dc, int batch,
+                    char **lines, size_t n, char **out);
+
+#endif

@@ -1,0 +1,36 @@
+/* The model-shape flags shared by tfm init and tfm train --data (they mirror the checkpoint
+ * metadata of DESIGN.md §3 with dashes). */
+#ifndef TFM_CLI_MODEL_FLAGS_H
+#define TFM_CLI_MODEL_FLAGS_H
+
+#include "args.h"
+#include "tfm/tfm.h"
+
+typedef struct {
+    tfm_config c;
+    const char *arch, *activation, *pe;
+} model_flags;
+
+/* The cli_opt entries of the model flags, vocabulary sizes excepted (expands to several
+ * initialisers). */
+#define MODEL_OPTS(f)                                                                              \
+    {"--arch", OPT_STR, &(f).arch, 0, "architecture: encoder-decoder"},                           \
+        {"--d-model", OPT_INT, &(f).c.d_model, 0, "model width d_model"},                          \
+        {"--n-heads", OPT_INT, &(f).c.n_heads, 0, "attention heads (must divide d_model)"},        \
+        {"--n-enc-layers", OPT_INT, &(f).c.n_enc_layers, 0, "encoder layers"},                     \
+        {"--n-dec-layers", OPT_INT, &(f).c.n_dec_layers, 0, "decoder layers"},                     \
+        {"--d-ff", OPT_INT, &(f).c.d_ff, 0, "inner width of the feed-forward network"},            \
+        {"--max-len", OPT_INT, &(f).c.max_len, 0, "longest sequence accepted, in tokens"},         \
+        {"--norm-first", OPT_INT, &(f).c.norm_first, 0, "1: pre-LN, 0: post-LN as the paper"},     \
+        {"--activation", OPT_STR, &(f).activation, 0, "FFN activation: relu or gelu"},             \
+        {"--pe", OPT_STR, &(f).pe, 0, "position encoding: sinusoidal"},                            \
+        {"--layer-norm-eps", OPT_FLOAT, &(f).c.layer_norm_eps, 0, "LayerNorm epsilon"},            \
+        {"--tie-embeddings", OPT_INT, &(f).c.tie_embeddings, 0, "1: share src/tgt embeddings and generator"}
+
+/* The defaults of tfm_config_default(). */
+model_flags model_flags_default(void);
+
+/* Resolves the string flags into f->c and validates it; prints an error and returns 0 if bad. */
+int model_flags_resolve(const char *cmd, model_flags *f);
+
+#endif

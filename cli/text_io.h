@@ -1,0 +1,22 @@
+/* Helpers shared by the text-facing subcommands (translate, eval, train --data). */
+#ifndef TFM_CLI_TEXT_IO_H
+#define TFM_CLI_TEXT_IO_H
+
+#include "tfm/tfm.h"
+
+#include <stddef.h>
+
+/* Reads every line of `path` (stdin if NULL or "-"), without "\n" / "\r\n". Returns 0 and prints
+ * "tfm <cmd>: error: ..." on failure (unreadable file, NUL byte naming the line). */
+int read_lines(const char *cmd, const char *path, char ***lines, size_t *n);
+void free_lines(char **lines, size_t n);
+
+/* Loads a model and the tokenizer stored in it; prints a clear error if either fails or the model
+ * has no tokenizer. Returns 0 on failure. */
+int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, tfm_tokenizer **tok);
+
+/* Writes lines (each followed by "\n") to `path` atomically (temp file + rename), or to stdout if
+ * path is NULL or "-". Returns 0 and prints an error on failure. */
+int write_lines(const char *cmd, const char *path, char *const *lines, size_t n);
+
+#endif

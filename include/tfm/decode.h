@@ -1,0 +1,60 @@
+/* transformer.c — decoding: greedy search and beam search over the encoder–decoder, on a KV cache
+ * (keys and values of decoded positions kept, the encoder's computed once per sentence). */
+#ifndef TFM_DECODE_H
+#define TFM_DECODE_H
+
+#include "tfm/model.h"
+#include "tfm/tokenizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int beam;         /* beam size K; 1 is greedy search */
+    float lenpen;     /* length penalty α as fairseq's lenpen: a finished hypothesis scores
+                         (Σ log p) / length^α, length counting its tokens and EOS; 0 ranks by total
+                         log-probability, 1 by the per-token average */
+    float max_len_a;  /* at most floor(a · source length + b) output tokens (EOS excluded), */
+    int max_len_b;    /* never more than the model's max_len − 1 */
+    int use_cache;    /* 1: KV cache; 0: recompute the whole prefix every step (the reference path,
+                         for tests: it gives the same tokens, only slower) */
+} tfm_decode_config;
+
+/** beam 1 (greedy), lenpen 1.0, max length 1.5 · source + 10, KV cache on. */
+tfm_decode_config tfm_decode_config_default(void);
+
+/** Translates B source rows src (B, S), each padded at the end with pad_id, decoding from BOS
+ * until EOS or the length limit. out (B, max_out) receives each row's tokens without BOS and EOS,
+ * out_len[B] their counts (tokens past max_out are dropped; max_out >= the limit keeps all).
+ * Ties between equally likely tokens go to the lowest id.
+ * Errors: TFM_ERR_INVALID_ARG (bad sizes or config), TFM_ERR_RANGE (an id outside the source
+ * vocabulary, or S > max_len), TFM_ERR_NOMEM. */
+tfm_status tfm_model_translate(tfm_model *model, const tfm_decode_config *cfg, int B, int S, const int32_t *src,
+                               int32_t *out, int max_out, int *out_len);
+
+/** What tfm_translate_text did. */
+typedef struct {
+    size_t sentences;       /* sentences translated (empty ones included) */
+    size_t src_tokens;      /* subword tokens read */
+    size_t out_tokens;      /* subword tokens written (EOS excluded) */
+    size_t n_truncated;     /* sources cut to the model's max_len tokens */
+    size_t first_truncated; /* index of the first of them (valid if n_truncated > 0) */
+    double seconds;         /* wall-clock time of encoding, decoding and detokenising */
+} tfm_translate_stats;
+
+/** Translates n UTF-8 sentences with the model and its tokenizer: out[i] receives a malloc'd,
+ * NUL-terminated translation of src[i] (free() each). An empty (or all-whitespace) sentence gives
+ * an empty translation. A source longer than the model's max_len tokens is cut to max_len tokens
+ * (counted in stats). Sentences are sorted by length and decoded in batches of up to
+ * batch_sentences (divided by the beam size), so little is padding.
+ * Errors: TFM_ERR_FORMAT for invalid UTF-8 (naming the sentence's 0-based index and byte offset),
+ * those of tfm_model_translate, TFM_ERR_NOMEM. On error every out[i] is NULL. */
+tfm_status tfm_translate_text(tfm_model *model, const tfm_tokenizer *tok, const tfm_decode_config *cfg,
+                              const char *const *src, size_t n, int batch_sentences, char **out,
+                              tfm_translate_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

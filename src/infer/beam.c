@@ -1,0 +1,202 @@
+/* Beam search (as in Sutskever et al. 2014; Vaswani et al. 2017, §6.1 used beam 4, α 0.6) with
+ * fairseq's length penalty: a finished hypothesis scores (Σ log p) / length^α, length counting
+ * its tokens and EOS. K live beams per sentence on the KV cache; finished hypotheses are kept
+ * apart; a sentence stops when no live beam can beat its best finished hypothesis. */
+#include "decode_internal.h"
+#include "ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    float score; /* accumulated log-probability */
+    int beam;
+    int token;
+} cand;
+
+static int cand_cmp(const void *a, const void *b) {
+    const cand *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    if (x->beam != y->beam) return x->beam < y->beam ? -1 : 1;
+    return x->token < y->token ? -1 : x->token > y->token;
+}
+
+/* The n best entries of row x (V), written to idx in descending order (ties: lower id first). */
+static void top_n(const float *x, size_t V, int n, int *idx) {
+    int k = 0;
+    for (size_t j = 0; j < V; j++) {
+        if (k == n && !(x[j] > x[idx[n - 1]])) continue;
+        int p = k < n ? k++ : n - 1; /* insertion: drop the last if full */
+        while (p > 0 && x[j] > x[idx[p - 1]]) {
+            idx[p] = idx[p - 1];
+            p--;
+        }
+        idx[p] = (int)j;
+    }
+    for (int i = k; i < n; i++) idx[i] = -1;
+}
+
+static double normalized(double score, int len, float alpha) { return alpha == 0.0f ? score : score / pow(len, alpha); }
+
+tfm_status beam_search(tfm_model *m, const tfm_decode_config *dc, int B, int S, const int32_t *src, int32_t *out,
+                       int max_out, int *out_len) {
+    const tfm_config *cfg = &m->cfg;
+    const int K = dc->beam, R = B * K, C = 2 * K;
+    const size_t V = (size_t)cfg->tgt_vocab;
+    int cap = 1;
+    int *limit = malloc((size_t)B * sizeof *limit);
+    for (int i = 0; limit && i < B; i++) {
+        limit[i] = decode_limit(m, dc, src + (size_t)i * (size_t)S, S);
+        if (limit[i] + 1 > cap) cap = limit[i] + 1;
+    }
+    int32_t *srcK = malloc((size_t)R * (size_t)S * sizeof *srcK);
+    int32_t *hist = malloc((size_t)R * (size_t)cap * sizeof *hist);     /* tokens of each live beam */
+    int32_t *prefix = malloc((size_t)R * (size_t)cap * sizeof *prefix); /* reference path: BOS + hist */
+    int32_t *hist2 = malloc((size_t)R * (size_t)cap * sizeof *hist2);
+    float *score = malloc((size_t)R * sizeof *score);
+    float *score2 = malloc((size_t)R * sizeof *score2);
+    int32_t *tok = malloc((size_t)R * sizeof *tok);
+    int *parent = malloc((size_t)R * sizeof *parent);
+    int *topi = malloc((size_t)C * sizeof *topi);
+    cand *cands = malloc((size_t)K * (size_t)C * sizeof *cands);
+    double *best = malloc((size_t)B * sizeof *best); /* best finished normalised score per sentence */
+    int32_t *best_tok = malloc((size_t)B * (size_t)cap * sizeof *best_tok);
+    int *best_len = malloc((size_t)B * sizeof *best_len);
+    uint8_t *done = calloc((size_t)B, 1);
+    kv_cache c;
+    memset(&c, 0, sizeof c);
+    tfm_status st = TFM_OK;
+    if (!limit || !prefix || !srcK || !hist || !hist2 || !score || !score2 || !tok || !parent || !topi || !cands || !best ||
+        !best_tok || !best_len || !done)
+        st = tfm_set_error(TFM_ERR_NOMEM, "out of memory in beam search");
+    if (st == TFM_OK) {
+        for (int r = 0; r < R; r++)
+            memcpy(srcK + (size_t)r * (size_t)S, src + (size_t)(r / K) * (size_t)S, (size_t)S * sizeof *srcK);
+        if (dc->use_cache) st = kv_cache_create(m, R, S, cap, &c);
+    }
+    if (st == TFM_OK) {
+        if (dc->use_cache) model_decode_start(m, &c, srcK);
+        for (int r = 0; r < R; r++) {
+            score[r] = r % K == 0 ? 0.0f : -INFINITY; /* one live beam at the start: no duplicates */
+            tok[r] = cfg->bos_id;
+        }
+        for (int i = 0; i < B; i++) {
+            best[i] = -INFINITY;
+            best_len[i] = 0;
+        }
+    }
+    int live_sentences = B;
+    for (int t = 0; st == TFM_OK && t < cap && live_sentences > 0; t++) {
+        float *logits;
+        if (dc->use_cache) {
+            model_decode_step(m, &c, tok);
+            logits = c.logits;
+        } else { /* reference path: the whole prefix again */
+            for (int r = 0; r < R; r++) {
+                prefix[(size_t)r * (size_t)cap] = cfg->bos_id;
+                memcpy(prefix + (size_t)r * (size_t)cap + 1, hist + (size_t)r * (size_t)cap, (size_t)t * sizeof *hist);
+            }
+            st = reference_step(m, R, S, srcK, prefix, t, cap, &logits);
+            if (st != TFM_OK) break;
+        }
+        log_softmax_forward(logits, logits, (size_t)R, V);
+        for (int i = 0; i < B; i++) {
+            float *sc2 = score2 + (size_t)i * (size_t)K;
+            if (done[i]) {
+                for (int k = 0; k < K; k++) sc2[k] = -INFINITY, parent[i * K + k] = i * K + k;
+                continue;
+            }
+            int nc = 0;
+            for (int k = 0; k < K; k++) {
+                const int r = i * K + k;
+                if (score[r] == -INFINITY) continue;
+                float *lp = logits + (size_t)r * V;
+                forbid_specials(cfg, lp);
+                if (t == limit[i]) { /* length limit: this hypothesis must end here */
+                    double s = (double)score[r] + lp[cfg->eos_id];
+                    double ns = normalized(s, t + 1, dc->lenpen);
+                    if (ns > best[i]) {
+                        best[i] = ns;
+                        best_len[i] = t;
+                        memcpy(best_tok + (size_t)i * (size_t)cap, hist + (size_t)r * (size_t)cap, (size_t)t * sizeof *hist);
+                    }
+                    continue;
+                }
+                top_n(lp, V, C < (int)V ? C : (int)V, topi);
+                for (int j = 0; j < C && j < (int)V && topi[j] >= 0; j++)
+                    cands[nc++] = (cand){score[r] + lp[topi[j]], k, topi[j]};
+            }
+            qsort(cands, (size_t)nc, sizeof *cands, cand_cmp);
+            int n_new = 0;
+            for (int j = 0; j < nc && n_new < K; j++) {
+                const int r = i * K + cands[j].beam;
+                if (cands[j].token == cfg->eos_id) {
+                    /* an EOS among the K best candidates finishes a hypothesis (kept apart) */
+                    if (j < K) {
+                        double ns = normalized(cands[j].score, t + 1, dc->lenpen);
+                        if (ns > best[i]) {
+                            best[i] = ns;
+                            best_len[i] = t;
+                            memcpy(best_tok + (size_t)i * (size_t)cap, hist + (size_t)r * (size_t)cap,
+                                   (size_t)t * sizeof *hist);
+                        }
+                    }
+                    continue;
+                }
+                sc2[n_new] = cands[j].score;
+                parent[i * K + n_new] = r;
+                tok[i * K + n_new] = cands[j].token;
+                n_new++;
+            }
+            for (int k = n_new; k < K; k++) { /* fewer continuations than beams: dead rows */
+                sc2[k] = -INFINITY;
+                parent[i * K + k] = i * K + k;
+                tok[i * K + k] = cfg->pad_id;
+            }
+            /* early stop: a live beam's score can only fall, and its length grow to at most
+             * limit + 1, so s / (limit + 1)^α bounds what it can still reach (α >= 0, s <= 0) */
+            double bound = -INFINITY;
+            for (int k = 0; k < n_new; k++) {
+                double b = normalized(sc2[k], limit[i] + 1, dc->lenpen);
+                if (b > bound) bound = b;
+            }
+            if (n_new == 0 || (best[i] > -INFINITY && best[i] >= bound)) {
+                done[i] = 1;
+                live_sentences--;
+                for (int k = 0; k < K; k++) sc2[k] = -INFINITY;
+            }
+        }
+        /* new beams: history = parent's history + token; the cache follows the parents */
+        for (int r = 0; r < R; r++) {
+            memcpy(hist2 + (size_t)r * (size_t)cap, hist + (size_t)parent[r] * (size_t)cap, (size_t)t * sizeof *hist);
+            if (t < cap) hist2[(size_t)r * (size_t)cap + (size_t)t] = tok[r];
+        }
+        int32_t *sw = hist;
+        hist = hist2;
+        hist2 = sw;
+        memcpy(score, score2, (size_t)R * sizeof *score);
+        if (dc->use_cache) kv_cache_reorder(m, &c, parent);
+    }
+    for (int i = 0; st == TFM_OK && i < B; i++) {
+        out_len[i] = best_len[i] < max_out ? best_len[i] : max_out;
+        memcpy(out + (size_t)i * (size_t)max_out, best_tok + (size_t)i * (size_t)cap, (size_t)out_len[i] * sizeof *out);
+    }
+    if (dc->use_cache) kv_cache_free(&c);
+    free(prefix);
+    free(limit);
+    free(srcK);
+    free(hist);
+    free(hist2);
+    free(score);
+    free(score2);
+    free(tok);
+    free(parent);
+    free(topi);
+    free(cands);
+    free(best);
+    free(best_tok);
+    free(best_len);
+    free(done);
+    return st;
+}

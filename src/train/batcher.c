@@ -1,0 +1,266 @@
+/* Token-count batches with length bucketing (include/tfm/data.h).
+ *
+ * At creation the pairs are sorted by (target length, source length, index) and cut greedily into
+ * batches whose cost B · max(S, T) stays within the budget. The cut is fixed for the batcher's
+ * life; an epoch only permutes it: pairs of identical (target, source) lengths are shuffled among
+ * themselves (so every position of the sorted order keeps its lengths and every batch its shape),
+ * then the batch order is shuffled. An epoch's plan is a pure function of (seed, epoch), which makes
+ * seek exact. */
+#include "core_internal.h"
+#include "data_internal.h"
+#include "rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tfm_batcher {
+    const tfm_dataset *ds;
+    int batch_tokens, pad_id, shuffle;
+    uint64_t seed;
+    size_t n;            /* pairs */
+    size_t nb;           /* batches per epoch */
+    size_t *sorted;      /* [n] pairs by (target length, source length, index) */
+    size_t *bstart;      /* [nb + 1] batch k holds positions [bstart[k], bstart[k+1]) of `order` */
+    size_t *order;       /* [n] the planned epoch's pairs: `sorted` with equal-length runs shuffled */
+    size_t *bperm;       /* [nb] the planned epoch's batch order */
+    int planned;         /* order/bperm hold plan_epoch's plan */
+    uint64_t plan_epoch;
+    uint64_t epoch, index; /* the batch the next call returns; index may equal nb (epoch finished) */
+    int max_B, max_S, max_T;
+    size_t max_src_tok, max_tgt_tok;
+    int32_t *src_buf;    /* [max_src_tok] */
+    int32_t *tgt_buf;    /* [max_tgt_tok] */
+};
+
+/* The source width a pair needs: at least 1, so an empty source is one pad (fully masked). */
+static size_t src_width(const tfm_dataset *ds, size_t i) {
+    size_t s = dataset_src_len(ds, i);
+    return s > 0 ? s : 1;
+}
+
+typedef struct {
+    size_t t, s, i;
+} sort_key;
+
+/* By target length, then by source length ascending for even target lengths and descending for
+ * odd ones (a serpentine order: a batch that straddles two target lengths then joins sources of
+ * similar length, where plain ascending order would join the longest sources of one target length
+ * with the shortest of the next: 7.1 % source padding instead of 9.9 % on the Bible corpus at 3000
+ * tokens), then by index. Target padding stays near 0: it costs more than source padding (the
+ * decoder has two attentions and the vocabulary projection). */
+static int key_cmp(const void *pa, const void *pb) {
+    const sort_key *a = pa, *b = pb;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    if (a->s != b->s) return (a->s < b->s) == (a->t % 2 == 0) ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int same_lengths(const tfm_dataset *ds, size_t i, size_t j) {
+    return dataset_tgt_len(ds, i) == dataset_tgt_len(ds, j) && dataset_src_len(ds, i) == dataset_src_len(ds, j);
+}
+
+static uint64_t splitmix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/* Uniform in [0, n), n >= 1, without modulo bias. */
+static size_t rand_below(tfm_rng *r, size_t n) {
+    const uint64_t m = (uint64_t)n;
+    const uint64_t rem = (UINT64_MAX % m + 1) % m; /* 2^64 mod m: reject the top `rem` values */
+    uint64_t x;
+    do {
+        uint64_t hi = rng_u32(r);
+        uint64_t lo = rng_u32(r);
+        x = (hi << 32) | lo;
+    } while (rem != 0 && x > UINT64_MAX - rem);
+    return (size_t)(x % m);
+}
+
+/* Fisher–Yates. */
+static void shuffle(size_t *a, size_t n, tfm_rng *r) {
+    for (size_t k = n; k > 1; k--) {
+        size_t j = rand_below(r, k), tmp = a[k - 1];
+        a[k - 1] = a[j];
+        a[j] = tmp;
+    }
+}
+
+/* Fills order/bperm with epoch e's plan. */
+static void plan(tfm_batcher *b, uint64_t e) {
+    memcpy(b->order, b->sorted, b->n * sizeof *b->order);
+    for (size_t k = 0; k < b->nb; k++) b->bperm[k] = k;
+    if (b->shuffle) {
+        tfm_rng r;
+        rng_seed(&r, splitmix64(b->seed ^ splitmix64(e)), 0x64617461ULL /* "data" */);
+        for (size_t g = 0; g < b->n;) {
+            size_t h = g + 1;
+            while (h < b->n && same_lengths(b->ds, b->order[h], b->order[g])) h++;
+            shuffle(b->order + g, h - g, &r);
+            g = h;
+        }
+        shuffle(b->bperm, b->nb, &r);
+    }
+    b->plan_epoch = e;
+    b->planned = 1;
+}
+
+/* Cuts the sorted pairs into batches: bstart and nb, and the maxima. */
+static void cut(tfm_batcher *b) {
+    const tfm_dataset *ds = b->ds;
+    const size_t budget = (size_t)b->batch_tokens;
+    size_t nb = 0, pos = 0;
+    b->bstart[0] = 0;
+    while (pos < b->n) {
+        size_t start = pos, S = 0, T = 0;
+        while (pos < b->n) {
+            size_t i = b->sorted[pos], s = src_width(ds, i), t = dataset_tgt_len(ds, i);
+            size_t S2 = s > S ? s : S, T2 = t > T ? t : T, B2 = pos - start + 1;
+            if (B2 > 1 && B2 * (S2 > T2 ? S2 : T2) > budget) break;
+            S = S2;
+            T = T2;
+            pos++;
+        }
+        size_t B = pos - start;
+        b->bstart[++nb] = pos;
+        if ((int)B > b->max_B) b->max_B = (int)B;
+        if ((int)S > b->max_S) b->max_S = (int)S;
+        if ((int)T > b->max_T) b->max_T = (int)T;
+        if (B * S > b->max_src_tok) b->max_src_tok = B * S;
+        if (B * T > b->max_tgt_tok) b->max_tgt_tok = B * T;
+    }
+    b->nb = nb;
+}
+
+tfm_status tfm_batcher_create(const tfm_dataset *ds, int batch_tokens, int pad_id, int shuffle_on, uint64_t seed,
+                              tfm_batcher **out) {
+    RETURN_IF(!out, TFM_ERR_INVALID_ARG, "batcher: NULL output");
+    *out = NULL;
+    RETURN_IF(!ds || ds->n == 0, TFM_ERR_INVALID_ARG, "batcher: no dataset, or an empty one");
+    RETURN_IF(batch_tokens < 1, TFM_ERR_INVALID_ARG, "batcher: batch_tokens must be >= 1, got %d", batch_tokens);
+    RETURN_IF(shuffle_on != 0 && shuffle_on != 1, TFM_ERR_INVALID_ARG, "batcher: shuffle must be 0 or 1, got %d",
+              shuffle_on);
+    tfm_batcher *b = calloc(1, sizeof *b);
+    RETURN_IF(!b, TFM_ERR_NOMEM, "out of memory creating a batcher");
+    b->ds = ds;
+    b->batch_tokens = batch_tokens;
+    b->pad_id = pad_id;
+    b->shuffle = shuffle_on;
+    b->seed = seed;
+    b->n = ds->n;
+    sort_key *keys = malloc(b->n * sizeof *keys);
+    b->sorted = malloc(b->n * sizeof *b->sorted);
+    b->order = malloc(b->n * sizeof *b->order);
+    b->bstart = malloc((b->n + 1) * sizeof *b->bstart);
+    if (!keys || !b->sorted || !b->order || !b->bstart) {
+        free(keys);
+        tfm_batcher_free(b);
+        return tfm_set_error(TFM_ERR_NOMEM, "out of memory creating a batcher over %zu pairs", ds->n);
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        keys[i].t = dataset_tgt_len(ds, i);
+        keys[i].s = dataset_src_len(ds, i);
+        keys[i].i = i;
+    }
+    qsort(keys, b->n, sizeof *keys, key_cmp);
+    for (size_t i = 0; i < b->n; i++) b->sorted[i] = keys[i].i;
+    free(keys);
+    cut(b);
+    b->bperm = malloc(b->nb * sizeof *b->bperm);
+    b->src_buf = malloc(b->max_src_tok * sizeof *b->src_buf);
+    b->tgt_buf = malloc(b->max_tgt_tok * sizeof *b->tgt_buf);
+    if (!b->bperm || !b->src_buf || !b->tgt_buf) {
+        tfm_batcher_free(b);
+        return tfm_set_error(TFM_ERR_NOMEM, "out of memory creating a batcher over %zu pairs", ds->n);
+    }
+    *out = b;
+    return TFM_OK;
+}
+
+void tfm_batcher_max_dims(const tfm_batcher *b, int *max_B, int *max_S, int *max_T) {
+    if (max_B) *max_B = b->max_B;
+    if (max_S) *max_S = b->max_S;
+    if (max_T) *max_T = b->max_T;
+}
+
+void tfm_batcher_max_tokens(const tfm_batcher *b, size_t *max_src_tokens, size_t *max_tgt_tokens) {
+    if (max_src_tokens) *max_src_tokens = b->max_src_tok;
+    if (max_tgt_tokens) *max_tgt_tokens = b->max_tgt_tok;
+}
+
+size_t tfm_batcher_batches_per_epoch(const tfm_batcher *b) { return b->nb; }
+
+tfm_status tfm_batcher_next(tfm_batcher *b, tfm_batch *out) {
+    if (b->index >= b->nb) {
+        b->epoch++;
+        b->index = 0;
+    }
+    if (!b->planned || b->plan_epoch != b->epoch) plan(b, b->epoch);
+    const tfm_dataset *ds = b->ds;
+    const size_t k = b->bperm[b->index], first = b->bstart[k], B = b->bstart[k + 1] - first;
+    const size_t *rows = b->order + first;
+    size_t S = 0, T = 0, src_tok = 0, tgt_tok = 0;
+    for (size_t r = 0; r < B; r++) {
+        size_t s = src_width(ds, rows[r]), t = dataset_tgt_len(ds, rows[r]);
+        if (s > S) S = s;
+        if (t > T) T = t;
+    }
+    TFM_ASSERT(B * S <= b->max_src_tok && B * T <= b->max_tgt_tok);
+    for (size_t r = 0; r < B; r++) {
+        const int32_t *src = NULL, *tgt = NULL;
+        size_t ls = 0, lt = 0;
+        tfm_dataset_pair(ds, rows[r], &src, &ls, &tgt, &lt);
+        int32_t *ds_row = b->src_buf + r * S, *dt_row = b->tgt_buf + r * T;
+        memcpy(ds_row, src, ls * sizeof *src);
+        for (size_t j = ls; j < S; j++) ds_row[j] = b->pad_id;
+        memcpy(dt_row, tgt, lt * sizeof *tgt);
+        for (size_t j = lt; j < T; j++) dt_row[j] = b->pad_id;
+        src_tok += ls;
+        tgt_tok += lt;
+    }
+    out->B = (int)B;
+    out->S = (int)S;
+    out->T = (int)T;
+    out->src = b->src_buf;
+    out->tgt = b->tgt_buf;
+    out->pairs = rows;
+    out->src_tokens = src_tok;
+    out->tgt_tokens = tgt_tok;
+    b->index++;
+    return TFM_OK;
+}
+
+void tfm_batcher_position(const tfm_batcher *b, uint64_t *epoch, uint64_t *index) {
+    uint64_t e = b->epoch, i = b->index;
+    if (i >= b->nb) {
+        e++;
+        i = 0;
+    }
+    if (epoch) *epoch = e;
+    if (index) *index = i;
+}
+
+tfm_status tfm_batcher_seek(tfm_batcher *b, uint64_t epoch, uint64_t index) {
+    RETURN_IF(index > b->nb, TFM_ERR_RANGE, "batcher: position (epoch %llu, batch %llu) is past the %zu batches of an epoch",
+              (unsigned long long)epoch, (unsigned long long)index, b->nb);
+    if (index == b->nb) {
+        epoch++;
+        index = 0;
+    }
+    b->epoch = epoch;
+    b->index = index;
+    return TFM_OK;
+}
+
+void tfm_batcher_free(tfm_batcher *b) {
+    if (!b) return;
+    free(b->sorted);
+    free(b->bstart);
+    free(b->order);
+    free(b->bperm);
+    free(b->src_buf);
+    free(b->tgt_buf);
+    free(b);
+}
