@@ -1,9 +1,10 @@
-# transformer.c — thin wrapper around CMake. `make` builds build/tfm; `make test` installs what is
-# missing, builds and runs the whole test suite; `make test-asan` does the same under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# transformer.c — thin wrapper around CMake. `make` builds build/tfm; `make demo` trains and
+# evaluates the English-Spanish translator; `make test` installs what is missing, builds and runs
+# the whole test suite; `make test-asan` does the same under AddressSanitizer +
+# UndefinedBehaviorSanitizer.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test test-asan clean
+.PHONY: all deps demo test test-asan clean
 
 all: build/tfm
 
@@ -16,6 +17,10 @@ build/Makefile: CMakeLists.txt
 build/tfm: FORCE build/Makefile
 	cmake --build build -j $(JOBS)
 
+# The main job: corpus, training for DEMO_MINUTES (default 20), test BLEU and sample translations.
+demo:
+	@scripts/demo
+
 test: deps
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 	cmake --build build -j $(JOBS)
@@ -27,6 +32,6 @@ test-asan: deps
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan out
 
 FORCE:

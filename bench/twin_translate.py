@@ -63,7 +63,7 @@ def ensure_tuned_env():
     if os.environ.get("TWIN_REEXECED") == "1":
         sys.exit("twin: could not set %s in the environment" % ", ".join(sorted(missing)))
     env = dict(os.environ, TWIN_REEXECED="1", **TUNED_ENV)
-    os.execve(sys.executable, [sys.executable, os.path.abspath(__file__)] + sys.argv[1:], env)
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)  # the same command line
 
 
 def parse_args():

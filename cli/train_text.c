@@ -27,7 +27,7 @@ static double now_seconds(void) {
 static int file_exists(const char *p) { return access(p, R_OK) == 0; }
 
 typedef struct {
-    const char *data, *src, *tgt, *init, *save, *save_best;
+    const char *data, *src, *tgt, *init, *resume, *save, *save_best;
     int steps, batch_tokens, warmup, seed, vocab_size, eval_every, log_every, save_every;
     float lr, dropout, smoothing, clip, time_limit;
     const char *optimizer, *schedule;
@@ -38,13 +38,22 @@ static int validation_loss(tfm_model *m, tfm_batcher *vb, double *loss) {
     double sum = 0.0;
     long long ntok = 0;
     size_t n = tfm_batcher_batches_per_epoch(vb);
-    double lp[4096];
-    int nt[4096];
+    int max_B, max_S, max_T;
+    tfm_batcher_max_dims(vb, &max_B, &max_S, &max_T);
+    double *lp = malloc((size_t)max_B * sizeof *lp);
+    int *nt = malloc((size_t)max_B * sizeof *nt);
+    if (!lp || !nt) {
+        free(lp);
+        free(nt);
+        cli_error("train", "out of memory");
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         tfm_batch b;
-        if (tfm_batcher_next(vb, &b) != TFM_OK || b.B > 4096 ||
-            tfm_model_score(m, b.B, b.S, b.T, b.src, b.tgt, lp, nt, NULL) != TFM_OK) {
+        if (tfm_batcher_next(vb, &b) != TFM_OK || tfm_model_score(m, b.B, b.S, b.T, b.src, b.tgt, lp, nt, NULL) != TFM_OK) {
             cli_error("train", "validation: %s", tfm_last_error());
+            free(lp);
+            free(nt);
             return 0;
         }
         for (int r = 0; r < b.B; r++) {
@@ -52,7 +61,22 @@ static int validation_loss(tfm_model *m, tfm_batcher *vb, double *loss) {
             ntok += nt[r];
         }
     }
+    free(lp);
+    free(nt);
     *loss = ntok > 0 ? -sum / (double)ntok : 0.0;
+    return 1;
+}
+
+/* The model plus everything --resume needs (the trainer's state and the data position). */
+static int save_resumable(tfm_trainer *tr, const tfm_batcher *tb, double best_loss, const char *path) {
+    tfm_train_progress p;
+    tfm_batcher_position(tb, &p.epoch, &p.index);
+    p.best_valid_loss = best_loss;
+    tfm_trainer_set_progress(tr, &p);
+    if (tfm_trainer_save(tr, path) != TFM_OK) {
+        cli_error("train", "%s", tfm_last_error());
+        return 0;
+    }
     return 1;
 }
 
@@ -67,9 +91,9 @@ static char *best_path(const char *save) {
     return p;
 }
 
-static void progress(int tty, int step, int steps, double loss, double lr, double tok_s, double elapsed,
-                     double limit_s) {
-    double per_step = step > 0 ? elapsed / step : 0.0;
+static void progress(int tty, int step, int steps, int done_here, double loss, double lr, double tok_s,
+                     double elapsed, double limit_s) {
+    double per_step = done_here > 0 ? elapsed / done_here : 0.0;
     double eta = per_step * (steps - step);
     if (limit_s > 0 && limit_s - elapsed < eta) eta = limit_s - elapsed;
     if (eta < 0) eta = 0;
@@ -114,7 +138,7 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
     model_flags mf = model_flags_default();
     mf.c.norm_first = 1; /* pre-LN trains stably at this learning rate (DESIGN.md §6) */
     mf.c.tie_embeddings = 1;
-    text_flags f = {NULL, "en", "es", NULL, NULL, NULL, 1000000, 3000, 400, 1, 8000, 500, 50, 0,
+    text_flags f = {NULL, "en", "es", NULL, NULL, NULL, NULL, 1000000, 3000, 400, 1, 8000, 500, 50, 0,
                     0.32f, 0.1f, 0.1f, 1.0f, 0.0f, "adam", "noam"};
     cli_opt opts[] = {
         {"--data", OPT_STR, &f.data, 1, "corpus folder with train.SRC, train.TGT (and valid.*)"},
@@ -123,7 +147,8 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
         {"--save", OPT_STR, &f.save, 1, "checkpoint to write (atomically; also every --save-every steps)"},
         {"--save-best", OPT_STR, &f.save_best, 0, "where the best model by validation loss goes "
                                                   "(default: SAVE with .best.safetensors)"},
-        {"--init", OPT_STR, &f.init, 0, "start from this checkpoint instead of a fresh model"},
+        {"--init", OPT_STR, &f.init, 0, "start from this checkpoint's weights instead of a fresh model"},
+        {"--resume", OPT_STR, &f.resume, 0, "continue a run exactly: weights, Adam moments, step, data position, RNG"},
         {"--steps", OPT_INT, &f.steps, 0, "stop after this many steps"},
         {"--time-limit", OPT_FLOAT, &f.time_limit, 0, "stop after this many minutes of training (0: none)"},
         {"--batch-tokens", OPT_INT, &f.batch_tokens, 0, "tokens per batch, padding included"},
@@ -163,6 +188,11 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (f.save_every == 0) f.save_every = f.eval_every;
+    if (f.init && f.resume) {
+        cli_error("train", "--init and --resume exclude each other (--resume also restores the optimizer)");
+        return EXIT_USAGE;
+    }
+    const char *start = f.resume ? f.resume : f.init;
     tc.lr = f.lr;
     tc.warmup = f.warmup;
     tc.dropout = f.dropout;
@@ -190,11 +220,11 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
     char *best = f.save_best ? NULL : best_path(f.save);
     const char *best_file = f.save_best ? f.save_best : best;
     int rc = EXIT_RUNTIME;
-    if (f.init && tfm_model_load(f.init, &m) != TFM_OK) {
+    if (start && tfm_model_load(start, &m) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
     }
-    if (!f.init && !model_flags_resolve("train", &mf)) {
+    if (!start && !model_flags_resolve("train", &mf)) {
         rc = EXIT_USAGE;
         goto done;
     }
@@ -241,9 +271,30 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
     }
-    int mB, mS, mT;
-    tfm_batcher_max_dims(tb, &mB, &mS, &mT);
-    if (tfm_trainer_create(m, &tc, mB, mS, mT, &tr) != TFM_OK) {
+    /* reserve memory for every batch shape of an epoch (they repeat), then start over */
+    tfm_batch first;
+    if (tfm_batcher_next(tb, &first) != TFM_OK || tfm_trainer_create(m, &tc, first.B, first.S, first.T, &tr) != TFM_OK) {
+        cli_error("train", "%s", tfm_last_error());
+        goto done;
+    }
+    for (size_t i = 1; i < tfm_batcher_batches_per_epoch(tb); i++) {
+        tfm_batch b;
+        if (tfm_batcher_next(tb, &b) != TFM_OK || tfm_trainer_reserve(tr, b.B, b.S, b.T) != TFM_OK) {
+            cli_error("train", "%s", tfm_last_error());
+            goto done;
+        }
+    }
+    tfm_train_progress prog = {0, 0, INFINITY};
+    if (f.resume) {
+        if (tfm_trainer_load_state(tr, f.resume) != TFM_OK) {
+            cli_error("train", "--resume: %s", tfm_last_error());
+            goto done;
+        }
+        prog = tfm_trainer_progress(tr);
+        fprintf(stderr, "tfm train: resuming %s at step %lld (epoch %llu, batch %llu)\n", f.resume,
+                (long long)tfm_trainer_steps(tr), (unsigned long long)prog.epoch, (unsigned long long)prog.index);
+    }
+    if (tfm_batcher_seek(tb, prog.epoch, prog.index) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
     }
@@ -261,8 +312,9 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     const int tty = isatty(STDERR_FILENO);
     const double t0 = now_seconds(), limit_s = (double)f.time_limit * 60.0;
-    double best_loss = INFINITY, window_tok = 0, window_t = t0, tok_s = 0;
-    int step = 0;
+    double best_loss = prog.best_valid_loss, window_tok = 0, window_t = t0, tok_s = 0;
+    int step = (int)tfm_trainer_steps(tr);
+    const int step0 = step;
     while (step < f.steps) {
         if (g_stop_signal) {
             fprintf(stderr, "\ntfm train: stopped by signal %d at step %d; saving %s\n", (int)g_stop_signal, step, f.save);
@@ -284,7 +336,7 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
             window_t = now;
         }
         if (tty || step % f.log_every == 0 || step == 1)
-            progress(tty, step, f.steps, st.loss, st.lr, tok_s, now - t0, limit_s);
+            progress(tty, step, f.steps, step - step0, st.loss, st.lr, tok_s, now - t0, limit_s);
         const int last = step == f.steps || (limit_s > 0 && now_seconds() - t0 >= limit_s);
         if (vb && (step % f.eval_every == 0 || last)) {
             double vl;
@@ -298,16 +350,10 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
                 goto done;
             }
         }
-        if (step % f.save_every == 0 && !last && tfm_model_save(m, f.save) != TFM_OK) {
-            cli_error("train", "%s", tfm_last_error());
-            goto done;
-        }
+        if (step % f.save_every == 0 && !last && !save_resumable(tr, tb, best_loss, f.save)) goto done;
     }
     if (tty) fputc('\n', stderr);
-    if (tfm_model_save(m, f.save) != TFM_OK) {
-        cli_error("train", "%s", tfm_last_error());
-        goto done;
-    }
+    if (!save_resumable(tr, tb, best_loss, f.save)) goto done;
     fprintf(stderr, "tfm train: %d steps in %.1f min; wrote %s%s%s\n", step, (now_seconds() - t0) / 60.0, f.save,
             vb ? ", best model " : "", vb ? best_file : "");
     rc = g_stop_signal ? 128 + (int)g_stop_signal : 0;

@@ -45,19 +45,51 @@ typedef struct {
 } tfm_step_stats;
 
 /** Prepares to train `model` (which the trainer updates in place and does not own): gradients,
- * Adam moments and every activation buffer for batches of up to max_batch × (max_src, max_tgt)
- * tokens (max_tgt counts whole target rows, BOS and EOS included) are allocated here, so no
- * step allocates. Errors: TFM_ERR_INVALID_ARG (bad config or sizes), TFM_ERR_NOMEM. */
+ * Adam moments, and every activation buffer for a batch of max_batch × (max_src, max_tgt) tokens
+ * (max_tgt counts whole target rows, BOS and EOS included) are allocated here; other batch shapes
+ * are reserved with tfm_trainer_reserve, so no step allocates.
+ * Errors: TFM_ERR_INVALID_ARG (bad config or sizes), TFM_ERR_RANGE, TFM_ERR_NOMEM. */
 tfm_status tfm_trainer_create(tfm_model *model, const tfm_train_config *cfg, int max_batch, int max_src,
                               int max_tgt, tfm_trainer **out);
 
+/** Grows the trainer's and the model's workspaces (if needed) so that a batch of B × (S, T) —
+ * T whole target rows — trains without allocating. Reserving every batch shape of an epoch before
+ * the first step (the shapes of tfm_batcher repeat every epoch) sizes memory by what batches really
+ * need, not by the largest B, S and T seen apart. Errors: TFM_ERR_INVALID_ARG, TFM_ERR_RANGE
+ * (longer than max_len), TFM_ERR_NOMEM. */
+tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T);
+
 /** One training step on a batch: forward with dropout, loss, backward, clipping, one optimizer
  * update. src (B, S) and tgt (B, T) are laid out as for tfm_model_score (rows padded with pad_id;
- * target rows BOS first, EOS last). Errors: TFM_ERR_INVALID_ARG / TFM_ERR_RANGE as
- * tfm_model_score, also for a batch larger than the trainer was created for; TFM_ERR_NUMERIC if the
- * loss or gradient is not finite (the parameters are then left unchanged). */
+ * target rows BOS first, EOS last). A batch needing more workspace than reserved grows it first
+ * (the only case in which a step allocates). Errors: TFM_ERR_INVALID_ARG / TFM_ERR_RANGE as
+ * tfm_model_score; TFM_ERR_NOMEM; TFM_ERR_NUMERIC if the loss or gradient is not finite (the
+ * parameters are then left unchanged). */
 tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                             tfm_step_stats *stats);
+
+/** Where training stands besides the weights and the optimizer: the data position and the best
+ * validation loss so far. The caller keeps it up to date; tfm_trainer_save stores it. */
+typedef struct {
+    uint64_t epoch, index;  /* the batcher position of the next batch (tfm_batcher_position) */
+    double best_valid_loss; /* INFINITY before the first validation */
+} tfm_train_progress;
+
+void tfm_trainer_set_progress(tfm_trainer *t, const tfm_train_progress *p);
+tfm_train_progress tfm_trainer_progress(const tfm_trainer *t);
+
+/** Writes a resumable checkpoint atomically: every model tensor and the tokenizer, as
+ * tfm_model_save, plus under train_state.: the Adam moments (adam_m, adam_v, F32 as the
+ * parameters), the step count (step, I64), the dropout RNG (rng, U8), the progress (position I64
+ * [2], best_valid_loss F64). A reader that ignores train_state. sees an ordinary model.
+ * Errors: TFM_ERR_IO naming the path, TFM_ERR_NOMEM. */
+tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path);
+
+/** Restores the optimizer state, step count, RNG and progress saved by tfm_trainer_save (the
+ * weights are the model's: load the same checkpoint with tfm_model_load first), so training goes on
+ * as if never stopped. Errors: TFM_ERR_IO; TFM_ERR_FORMAT naming a missing or malformed
+ * train_state. tensor (e.g. a checkpoint saved without them, or for another optimizer). */
+tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path);
 
 /** Steps taken so far (the t of Adam's bias correction and of the schedule). */
 int64_t tfm_trainer_steps(const tfm_trainer *t);

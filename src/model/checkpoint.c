@@ -181,7 +181,9 @@ tfm_status tfm_model_load(const char *path, tfm_model **out) {
     return TFM_OK;
 }
 
-tfm_status tfm_model_save(const tfm_model *m, const char *path) {
+tfm_status tfm_model_save(const tfm_model *m, const char *path) { return model_save_extra(m, path, NULL, 0); }
+
+tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_tensor *extra, size_t n_extra) {
     const tfm_config *c = &m->cfg;
     char vals[20][32];
     const char *kv[2 * 20];
@@ -210,7 +212,7 @@ tfm_status tfm_model_save(const tfm_model *m, const char *path) {
 #undef META_INT
 #undef META_STR
     TFM_ASSERT(nm <= 20);
-    st_out_tensor *t = calloc(m->n_entries + 1, sizeof *t);
+    st_out_tensor *t = calloc(m->n_entries + 1 + n_extra, sizeof *t);
     RETURN_IF(!t, TFM_ERR_NOMEM, "out of memory saving %s", path);
     const float *base = (const float *)m->param_arena.base;
     size_t n = 0;
@@ -221,6 +223,7 @@ tfm_status tfm_model_save(const tfm_model *m, const char *path) {
     }
     if (m->tokenizer)
         t[n++] = (st_out_tensor){TOKENIZER_TENSOR, "U8", 1, {m->tokenizer_len, 0}, m->tokenizer, m->tokenizer_len};
+    for (size_t i = 0; i < n_extra; i++) t[n++] = extra[i];
     tfm_status st = st_write(path, kv, nm, t, n);
     free(t);
     return st;

@@ -182,27 +182,20 @@ size_t tfm_model_estimate_bytes(const tfm_config *cfg, int max_batch, int max_sr
 }
 
 tfm_status model_reserve(tfm_model *m, int B, int S, int T, int training) {
-    if (m->act_arena.base && B <= m->cap_B && S <= m->cap_S && T <= m->cap_T && training <= m->cap_training) {
-        if (m->acts.B != B || m->acts.S != S || m->acts.T != T || m->acts.training != training) {
-            /* re-carve the same block for these sizes: every size shrank or held, so it fits */
-            tfm_arena again = m->act_arena;
-            again.used = 0;
-            activations_layout(&m->cfg, B, S, T, training, &again, &m->acts);
-        }
-        return TFM_OK;
+    const size_t need = workspace_bytes(&m->cfg, B, S, T, training);
+    if (need > m->act_arena.cap) {
+        /* grow: what a batch needs is its layout's bytes, not the largest B, S and T seen apart */
+        RETURN_IF(tfm_model_estimate_bytes(&m->cfg, B, S, T) == 0, TFM_ERR_NOMEM,
+                  "a batch of %d x (%d, %d) tokens is too large to lay out", B, S, T);
+        arena_free(&m->act_arena);
+        TRY(arena_init(&m->act_arena, need, "the activation workspace"));
+        m->acts.B = -1;
     }
-    int nB = B > m->cap_B ? B : m->cap_B, nS = S > m->cap_S ? S : m->cap_S, nT = T > m->cap_T ? T : m->cap_T;
-    int ntr = training > m->cap_training ? training : m->cap_training;
-    size_t bytes = tfm_model_estimate_bytes(&m->cfg, nB, nS, nT);
-    RETURN_IF(bytes == 0, TFM_ERR_NOMEM, "a batch of %d x (%d, %d) tokens is too large to lay out", nB, nS, nT);
-    arena_free(&m->act_arena);
-    m->cap_B = m->cap_S = m->cap_T = m->cap_training = 0;
-    TRY(arena_init(&m->act_arena, workspace_bytes(&m->cfg, nB, nS, nT, ntr), "the activation workspace"));
-    m->cap_B = nB;
-    m->cap_S = nS;
-    m->cap_T = nT;
-    m->cap_training = ntr;
-    activations_layout(&m->cfg, B, S, T, training, &m->act_arena, &m->acts);
+    if (m->acts.B != B || m->acts.S != S || m->acts.T != T || m->acts.training != training) {
+        tfm_arena again = m->act_arena; /* re-carve the same block for this batch's sizes */
+        again.used = 0;
+        activations_layout(&m->cfg, B, S, T, training, &again, &m->acts);
+    }
     return TFM_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include "arena.h"
 #include "params.h"
+#include "safetensors.h"
 #include "tfm/model.h"
 
 /* A sub-layer wrapped in its residual connection and LayerNorm (Vaswani et al. 2017, §3.1):
@@ -64,10 +65,12 @@ struct tfm_model {
     size_t tokenizer_len;
 
     tfm_arena act_arena;
-    int cap_B, cap_S, cap_T; /* the workspace holds any batch up to these sizes */
-    int cap_training;        /* ... with the training buffers */
     activations acts;
 };
+
+/** tfm_model_save plus extra tensors (names under train_state.), written in the same atomic file.
+ * Errors: those of tfm_model_save. */
+tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_tensor *extra, size_t n_extra);
 
 /** Allocates a model with its parameter arena (zeroed) and table, no workspace yet. */
 tfm_status model_alloc(const tfm_config *cfg, tfm_model **out);
@@ -82,9 +85,10 @@ tfm_status model_check_batch(const tfm_model *m, int B, int S, int T, const int3
 void activations_layout(const tfm_config *cfg, int B, int S, int T, int training, tfm_arena *arena,
                         activations *a);
 
-/** Makes sure the workspace holds a batch of (B, S, T) (with the training buffers if asked);
- * grows it if not — callers reserve their largest batch up front so a training step never
- * allocates. Errors: TFM_ERR_NOMEM. */
+/** Makes sure the workspace holds a batch of (B, S, T) (with the training buffers if asked) and
+ * lays it out for those sizes; grows the arena only if the batch needs more bytes than it has —
+ * callers reserve every batch shape up front so a training step never allocates.
+ * Errors: TFM_ERR_NOMEM. */
 tfm_status model_reserve(tfm_model *m, int B, int S, int T, int training);
 
 /** Dropout of a training forward pass: probability p and the seed of this step's masks. */

@@ -13,17 +13,18 @@
 struct tfm_trainer {
     tfm_model *m;
     tfm_train_config cfg;
-    int max_B, max_S, max_T;
-    tfm_arena state;    /* gradients, Adam moments, per-row losses, targets */
+    tfm_arena state;    /* gradients, Adam moments */
     float *grads;       /* [n_params], laid out as the parameters */
     float *adam_m, *adam_v;
     model_params g;     /* named views of grads */
-    float *losses;      /* [max_B · (max_T − 1)] */
-    int32_t *targets;   /* [max_B · (max_T − 1)] */
-    tfm_arena ws_arena;
+    size_t cap_rows;    /* prediction rows B·(T − 1) that losses and targets hold */
+    float *losses;      /* [cap_rows] */
+    int32_t *targets;   /* [cap_rows] */
+    tfm_arena ws_arena; /* the backward workspace, re-carved per batch shape */
     grad_workspace ws;
     tfm_rng rng;        /* dropout seeds */
     int64_t step;
+    tfm_train_progress progress;
 };
 
 tfm_train_config tfm_train_config_default(void) {
@@ -61,23 +62,41 @@ static tfm_status validate(const tfm_train_config *c) {
     return TFM_OK;
 }
 
+tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T) {
+    tfm_model *m = t->m;
+    RETURN_IF(B < 1 || S < 0 || T < 2, TFM_ERR_INVALID_ARG,
+              "batch sizes must be B >= 1, S >= 0, T >= 2; got %d, %d, %d", B, S, T);
+    RETURN_IF(S > m->cfg.max_len || T - 1 > m->cfg.max_len, TFM_ERR_RANGE,
+              "a batch of source %d and target %d tokens exceeds the model's max_len %d", S, T - 1, m->cfg.max_len);
+    const size_t rows = (size_t)B * (size_t)(T - 1);
+    if (rows > t->cap_rows) {
+        float *l = realloc(t->losses, rows * sizeof *l);
+        if (l) t->losses = l;
+        int32_t *y = l ? realloc(t->targets, rows * sizeof *y) : NULL;
+        if (y) t->targets = y;
+        RETURN_IF(!l || !y, TFM_ERR_NOMEM, "out of memory reserving a batch of %d x %d targets", B, T - 1);
+        t->cap_rows = rows;
+    }
+    tfm_arena counter = {NULL, 0, 0};
+    grad_workspace_layout(&m->cfg, B, S, T - 1, &counter, NULL);
+    if (counter.used > t->ws_arena.cap) {
+        arena_free(&t->ws_arena);
+        TRY(arena_init(&t->ws_arena, counter.used, "the backward workspace"));
+    }
+    return model_reserve(m, B, S, T - 1, 1);
+}
+
 tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max_B, int max_S, int max_T,
                               tfm_trainer **out) {
     *out = NULL;
     TRY(validate(cfg));
-    RETURN_IF(max_B < 1 || max_S < 0 || max_T < 2, TFM_ERR_INVALID_ARG,
-              "trainer sizes must be batch >= 1, source >= 0, target >= 2; got %d, %d, %d", max_B, max_S, max_T);
-    RETURN_IF(max_S > m->cfg.max_len || max_T - 1 > m->cfg.max_len, TFM_ERR_RANGE,
-              "trainer sizes (source %d, target %d) exceed the model's max_len %d", max_S, max_T - 1, m->cfg.max_len);
     tfm_trainer *t = calloc(1, sizeof *t);
     RETURN_IF(!t, TFM_ERR_NOMEM, "out of memory creating a trainer");
     t->m = m;
     t->cfg = *cfg;
-    t->max_B = max_B;
-    t->max_S = max_S;
-    t->max_T = max_T;
     rng_seed(&t->rng, cfg->seed, 0x7472616eULL);
-    const size_t n = m->n_params, rows = (size_t)max_B * (size_t)(max_T - 1);
+    t->progress.best_valid_loss = INFINITY;
+    const size_t n = m->n_params;
     const int adam = cfg->optimizer == TFM_OPTIMIZER_ADAM;
     /* the same sequence of takes counts the bytes (base NULL), then hands out the pointers */
     tfm_arena counter = {NULL, 0, 0};
@@ -86,21 +105,13 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
         t->grads = arena_take_f32(a, n);
         t->adam_m = adam ? arena_take_f32(a, n) : NULL;
         t->adam_v = adam ? arena_take_f32(a, n) : NULL;
-        t->losses = arena_take_f32(a, rows);
-        t->targets = arena_take_bytes(a, rows * sizeof(int32_t));
         if (a == &t->state) break;
         st = arena_init(&t->state, counter.used, "the gradients and optimizer state");
         if (st != TFM_OK) break;
     }
     if (st == TFM_OK) {
         params_layout(&m->cfg, &t->g, t->grads, NULL, NULL);
-        tfm_arena wc = {NULL, 0, 0};
-        grad_workspace_layout(&m->cfg, max_B, max_S, max_T - 1, &wc, NULL);
-        st = arena_init(&t->ws_arena, wc.used, "the backward workspace");
-    }
-    if (st == TFM_OK) {
-        grad_workspace_layout(&m->cfg, max_B, max_S, max_T - 1, &t->ws_arena, &t->ws);
-        st = model_reserve(m, max_B, max_S, max_T - 1, 1);
+        st = tfm_trainer_reserve(t, max_B, max_S, max_T);
     }
     if (st != TFM_OK) {
         tfm_trainer_free(t);
@@ -115,12 +126,12 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     tfm_model *m = t->m;
     const tfm_config *c = &m->cfg;
     TRY(model_check_batch(m, B, S, T, src, tgt));
-    RETURN_IF(B > t->max_B || S > t->max_S || T > t->max_T, TFM_ERR_INVALID_ARG,
-              "batch %d x (%d, %d) is larger than the trainer was created for (%d x (%d, %d))", B, S, T, t->max_B,
-              t->max_S, t->max_T);
     const int Td = T - 1;
     const size_t N = (size_t)B * (size_t)Td, V = (size_t)c->tgt_vocab;
-    TRY(model_reserve(m, B, S, Td, 1)); /* within capacity: only re-carves, never allocates */
+    TRY(tfm_trainer_reserve(t, B, S, T)); /* a reserved shape only re-carves: no allocation */
+    tfm_arena ws = t->ws_arena;
+    ws.used = 0;
+    grad_workspace_layout(c, B, S, Td, &ws, &t->ws);
     dropout_cfg drop = {t->cfg.dropout, ((uint64_t)rng_u32(&t->rng) << 32) | rng_u32(&t->rng)};
 
     model_forward(m, B, S, Td, src, tgt, (size_t)T, &drop);
@@ -158,8 +169,72 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
 
 int64_t tfm_trainer_steps(const tfm_trainer *t) { return t->step; }
 
+void tfm_trainer_set_progress(tfm_trainer *t, const tfm_train_progress *p) { t->progress = *p; }
+
+tfm_train_progress tfm_trainer_progress(const tfm_trainer *t) { return t->progress; }
+
+tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path) {
+    const tfm_model *m = t->m;
+    const uint64_t n = m->n_params;
+    const int64_t step = t->step;
+    const int64_t position[2] = {(int64_t)t->progress.epoch, (int64_t)t->progress.index};
+    const double best = t->progress.best_valid_loss;
+    st_out_tensor x[6];
+    size_t k = 0;
+    if (t->adam_m) {
+        x[k++] = (st_out_tensor){"train_state.adam_m", "F32", 1, {n, 0}, t->adam_m, n * sizeof(float)};
+        x[k++] = (st_out_tensor){"train_state.adam_v", "F32", 1, {n, 0}, t->adam_v, n * sizeof(float)};
+    }
+    x[k++] = (st_out_tensor){"train_state.step", "I64", 1, {1, 0}, &step, sizeof step};
+    x[k++] = (st_out_tensor){"train_state.rng", "U8", 1, {sizeof t->rng, 0}, &t->rng, sizeof t->rng};
+    x[k++] = (st_out_tensor){"train_state.position", "I64", 1, {2, 0}, position, sizeof position};
+    x[k++] = (st_out_tensor){"train_state.best_valid_loss", "F64", 1, {1, 0}, &best, sizeof best};
+    return model_save_extra(m, path, x, k);
+}
+
+/* Reads train_state.<name> of exactly `bytes` bytes and dtype `dtype` into dst. */
+static tfm_status read_state(const st_file *f, const char *name, const char *dtype, void *dst, size_t bytes) {
+    const st_tensor *e = st_find(f, name);
+    RETURN_IF(!e, TFM_ERR_FORMAT, "%s: no tensor '%s': not a resumable checkpoint (save one with tfm train --data)",
+              f->path, name);
+    RETURN_IF(strcmp(e->dtype, dtype) != 0 || e->end - e->begin != bytes, TFM_ERR_FORMAT,
+              "%s: tensor '%s' must be %s with %zu bytes (was it saved for another model or optimizer?)", f->path, name,
+              dtype, bytes);
+    return st_read(f, e, dst);
+}
+
+tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path) {
+    st_file f;
+    TRY(st_open(path, &f));
+    const size_t n = t->m->n_params;
+    int64_t step = 0, position[2] = {0, 0};
+    double best = INFINITY;
+    tfm_rng rng;
+    tfm_status st = TFM_OK;
+    if (t->adam_m) {
+        st = read_state(&f, "train_state.adam_m", "F32", t->adam_m, n * sizeof(float));
+        if (st == TFM_OK) st = read_state(&f, "train_state.adam_v", "F32", t->adam_v, n * sizeof(float));
+    }
+    if (st == TFM_OK) st = read_state(&f, "train_state.step", "I64", &step, sizeof step);
+    if (st == TFM_OK) st = read_state(&f, "train_state.rng", "U8", &rng, sizeof rng);
+    if (st == TFM_OK) st = read_state(&f, "train_state.position", "I64", position, sizeof position);
+    if (st == TFM_OK) st = read_state(&f, "train_state.best_valid_loss", "F64", &best, sizeof best);
+    if (st == TFM_OK && (step < 0 || position[0] < 0 || position[1] < 0))
+        st = tfm_set_error(TFM_ERR_FORMAT, "%s: train_state holds a negative step or position", path);
+    st_close(&f);
+    TRY(st);
+    t->step = step;
+    t->rng = rng;
+    t->progress.epoch = (uint64_t)position[0];
+    t->progress.index = (uint64_t)position[1];
+    t->progress.best_valid_loss = best;
+    return TFM_OK;
+}
+
 void tfm_trainer_free(tfm_trainer *t) {
     if (!t) return;
+    free(t->losses);
+    free(t->targets);
     arena_free(&t->state);
     arena_free(&t->ws_arena);
     free(t);

@@ -144,10 +144,33 @@ static void exhaustive(float alpha) {
     tfm_model_free(m);
 }
 
+/* A checkpoint saved and loaded back translates exactly as the model in memory did. */
+static void save_load_same_translations(tfm_model *m) {
+    enum { B = 3, S = 5, MAXO = 40 };
+    const int32_t src[B * S] = {5, 6, 7, 8, 9, 14, 4, 0, 0, 0, 11, 12, 13, 0, 0};
+    int32_t o1[B * MAXO], o2[B * MAXO];
+    int l1[B], l2[B];
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.beam = 3;
+    const char *path = "/tmp/tfm_test_decode_model.safetensors";
+    tfm_model *r = NULL;
+    CHECK(tfm_model_translate(m, &dc, B, S, src, o1, MAXO, l1) == TFM_OK, "translate: %s", tfm_last_error());
+    CHECK(tfm_model_save(m, path) == TFM_OK && tfm_model_load(path, &r) == TFM_OK, "save/load: %s", tfm_last_error());
+    if (r) {
+        CHECK(tfm_model_translate(r, &dc, B, S, src, o2, MAXO, l2) == TFM_OK, "translate reloaded");
+        int same = memcmp(l1, l2, sizeof l1) == 0;
+        for (int b = 0; same && b < B; b++) same = memcmp(o1 + b * MAXO, o2 + b * MAXO, (size_t)l1[b] * sizeof(int32_t)) == 0;
+        CHECK(same, "the reloaded checkpoint translates differently");
+    }
+    tfm_model_free(r);
+    remove(path);
+}
+
 int main(void) {
     tfm_model *m = trained_model();
     CHECK(m != NULL, "training the copy model failed: %s", tfm_last_error());
     if (m) cache_equals_recompute(m);
+    if (m) save_load_same_translations(m);
     tfm_model_free(m);
     exhaustive(0.0f);
     exhaustive(1.0f);
