@@ -29,11 +29,15 @@ fi
 mkdir -p "$out"
 # Read when OpenBLAS and ATen load, so set before Python starts (DESIGN.md §6).
 export OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx512
-echo "run_twin: $(date -u '+%Y-%m-%dT%H:%M:%SZ'), load:$(uptime | sed 's/.*load average://')" | tee "$out/twin.log"
+load() { uptime | sed 's/.*load average://'; }
+echo "run_twin: $(date -u '+%Y-%m-%dT%H:%M:%SZ'), load:$(load)" | tee "$out/twin.log"
 # The pipe would hide python's exit status from `set -e`: carry it through a file.
 rc_file="$out/.rc"
-{ "$py" "$here/twin_translate.py" --minutes "$minutes" --out "$out" --tfm "$tfm" "$@" 2>&1; echo $? > "$rc_file"; } \
-    | tee -a "$out/twin.log"
+{
+    st=0
+    "$py" "$here/twin_translate.py" --minutes "$minutes" --out "$out" --tfm "$tfm" "$@" 2>&1 || st=$?
+    echo "$st" > "$rc_file"
+} | tee -a "$out/twin.log"
 rc=$(cat "$rc_file"); rm -f "$rc_file"
-echo "run_twin: done, load:$(uptime | sed 's/.*load average://')" | tee -a "$out/twin.log"
+echo "run_twin: done, load:$(load)" | tee -a "$out/twin.log"
 exit "$rc"

@@ -30,8 +30,10 @@ backward, clipping, the optimizer step). Tokenization, model setup, validation, 
 test decoding are timed and reported separately. Tokens/s counts non-pad prediction targets (the
 target side, EOS included, BOS excluded).
 
-Writes into --out: tok.model, *.ids, twin.safetensors (tensor names and metadata of DESIGN.md §3,
-so tfm can load it), test.hyp.ids, test.hyp.es and summary.txt (the last line printed).
+Writes into --out: tok.model, *.ids, twin.safetensors (tensor names and metadata of DESIGN.md §3
+and the tokenizer as tokenizer.model, so `tfm eval/translate --model` decode the twin's model
+too), test.hyp.ids, test.hyp.es and summary.txt (the last line printed). With --load MODEL it
+skips training and only decodes and scores MODEL.
 """
 import argparse
 import json
@@ -97,8 +99,10 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (2)")
     p.add_argument("--log-every", type=int, default=50)
-    p.add_argument("--valid-every", type=int, default=500, help="validation loss every N steps (0 = end only)")
-    p.add_argument("--decode-batch", type=int, default=64, help="sentences per greedy-decoding batch (64)")
+    p.add_argument("--valid-every", type=int, default=500,
+                   help="validation loss every N steps (0 = at the end only)")
+    p.add_argument("--decode-batch", type=int, default=64,
+                   help="sentences per greedy-decoding batch (64)")
     p.add_argument("--max-len-a", type=float, default=1.5, help="decode max length = a·src_len + b")
     p.add_argument("--max-len-b", type=int, default=10)
     p.add_argument("--load", default="",
@@ -117,8 +121,8 @@ def log(msg):
 def run_tfm(tfm, args, **kw):
     r = subprocess.run([tfm] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
     if r.returncode != 0:
-        sys.exit("twin: `tfm %s` failed (exit %d): %s" % (" ".join(args), r.returncode,
-                                                           r.stderr.decode(errors="replace").strip()))
+        sys.exit("twin: `tfm %s` failed (exit %d): %s"
+                 % (" ".join(args), r.returncode, r.stderr.decode(errors="replace").strip()))
     return r.stdout.decode()
 
 
@@ -129,8 +133,8 @@ def read_ids(path):
 
 def prepare_data(a):
     tok = os.path.join(a.out, "tok.model")
-    run_tfm(a.tfm, ["tokenize", "--train", "--input",
-                    "%s,%s" % (os.path.join(a.data, "train." + a.src), os.path.join(a.data, "train." + a.tgt)),
+    inputs = ",".join(os.path.join(a.data, "train." + lang) for lang in (a.src, a.tgt))
+    run_tfm(a.tfm, ["tokenize", "--train", "--input", inputs,
                     "--vocab-size", str(a.vocab_size), "--save-model", tok])
     data = {}
     for split in ("train", "valid", "test"):
@@ -237,8 +241,9 @@ def build_model(torch, a, vocab):
     return Seq2Seq()
 
 
-def save_safetensors(path, model, a, vocab):
-    """The model in DESIGN.md §3's format (every tied name written), atomically."""
+def save_safetensors(path, model, a, vocab, tokenizer_bytes):
+    """The model in DESIGN.md §3's format (every tied name written) with the SentencePiece model as
+    the U8 tensor tokenizer.model, so `tfm translate/eval --model` can use it; written atomically."""
     meta = {"arch": "encoder-decoder", "d_model": a.d_model, "n_heads": a.n_heads,
             "n_enc_layers": a.n_enc_layers, "n_dec_layers": a.n_dec_layers, "d_ff": a.d_ff,
             "src_vocab": vocab, "tgt_vocab": vocab, "max_len": 1024, "norm_first": int(not a.post_ln),
@@ -251,6 +256,9 @@ def save_safetensors(path, model, a, vocab):
         header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(raw)]}
         blobs.append(raw)
         off += len(raw)
+    header["tokenizer.model"] = {"dtype": "U8", "shape": [len(tokenizer_bytes)],
+                                 "data_offsets": [off, off + len(tokenizer_bytes)]}
+    blobs.append(tokenizer_bytes)
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * (-len(h) % 8)
     tmp = path + ".tmp.%d" % os.getpid()
@@ -397,8 +405,8 @@ def main():
              if 0 < len(s) <= a.max_len and len(t) <= a.max_len + 2]
     valid = [(s, t) for s, t in zip(data["valid", a.src], data["valid", a.tgt]) if s]
     n_tgt = sum(len(t) - 1 for _, t in train)
-    log("twin: tokenizer %s (%.1f s): train %d pairs (%d skipped), %d src / %d tgt tokens; valid %d; test %d"
-        % (tok, tok_s, len(train), len(data["train", a.src]) - len(train),
+    log("twin: tokenizer %s (%.1f s): train %d pairs (%d skipped), %d src / %d tgt tokens; "
+        "valid %d; test %d" % (tok, tok_s, len(train), len(data["train", a.src]) - len(train),
            sum(len(s) for s, _ in train), n_tgt, len(valid), len(data["test", a.src])))
 
     model = build_model(torch, a, vocab)
@@ -415,15 +423,25 @@ def main():
 
     rng = random.Random(a.seed)
     batches, bpos, epoch = make_batches(train, a.batch_tokens, a.chunk, rng), 0, 1
-    log("twin: %d batches per epoch (%.0f target tokens each on average)" % (len(batches), n_tgt / len(batches)))
+    log("twin: %d batches per epoch (%.0f target tokens each on average)"
+        % (len(batches), n_tgt / len(batches)))
 
     model.train()
     budget = a.minutes * 60.0
     train_s, eval_s = 0.0, 0.0
     step, tok_total, src_total = 0, 0, 0
-    win_loss, win_tok, win_s = 0.0, 0, 0.0
+    win_loss, win_tok, win_s, win_steps = 0.0, 0, 0.0, 0
     first_loss = None
     curve = []
+
+    def log_window():
+        nonlocal win_loss, win_tok, win_s, win_steps
+        log("step %5d  epoch %d  loss %.4f  lr %.2e  tok/s %6.0f  s/step %.2f  train %.1f min"
+            % (step, epoch, win_loss / win_tok, lr_at(step), win_tok / win_s, win_s / win_steps,
+               train_s / 60))
+        curve.append((step, win_loss / win_tok))
+        win_loss, win_tok, win_s, win_steps = 0.0, 0, 0.0, 0
+
     if a.load:
         load_safetensors(torch, a.load, model)
         log("twin: loaded %s; no training" % a.load)
@@ -459,20 +477,19 @@ def main():
         win_loss += lv * k
         win_tok += k
         win_s += dt
+        win_steps += 1
         if first_loss is None:
             first_loss = lv
         if step % a.log_every == 0 or step == 1:
-            log("step %5d  epoch %d  loss %.4f  lr %.2e  tok/s %6.0f  s/step %.2f  train %.1f min"
-                % (step, epoch, win_loss / win_tok, lr, win_tok / win_s, win_s / (1 if step == 1 else a.log_every),
-                   train_s / 60))
-            curve.append((step, win_loss / win_tok))
-            win_loss, win_tok, win_s = 0.0, 0, 0.0
+            log_window()
         if a.valid_every > 0 and step % a.valid_every == 0:
             te = time.perf_counter()
             vl, vnll = valid_loss(torch, model, crit, valid, a.batch_tokens)
             eval_s += time.perf_counter() - te
             log("valid step %5d  loss %.4f  nll %.4f  ppl %.2f  (%.1f s, not counted)"
                 % (step, vl, vnll, math.exp(vnll), time.perf_counter() - te))
+    if win_steps:
+        log_window()
 
     te = time.perf_counter()
     vl, vnll = valid_loss(torch, model, crit, valid, a.batch_tokens)
@@ -485,7 +502,8 @@ def main():
             % (step, epoch, train_s, tok_total / train_s, src_total / train_s, train_s / step,
                tok_total / step, eval_s))
         st = os.path.join(a.out, "twin.safetensors")
-        save_safetensors(st, model, a, vocab)
+        with open(tok, "rb") as f:
+            save_safetensors(st, model, a, vocab, f.read())
         log("twin: saved %s" % st)
 
     td = time.perf_counter()
@@ -509,11 +527,13 @@ def main():
     for s, h in zip(srcs, shown):
         log("  src: %s\n  hyp: %s" % (s, h))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    nan = float("nan")
     summary = ("TWIN torch %s: %d steps, %.0f target tokens/s, %.1f train minutes, first loss %.3f, "
-               "final train loss %.3f, valid nll %.3f, test BLEU %.2f, chrF2 %.2f (greedy, %.1f s decode), "
-               "peak RSS %.0f MiB" % (torch.__version__, step, tok_total / train_s, train_s / 60,
-                                      first_loss or float("nan"), curve[-1][1] if curve else float("nan"), vnll,
-                                      bleu, chrf, dec_s, rss))
+               "final train loss %.3f, valid nll %.3f, test BLEU %.2f, chrF2 %.2f "
+               "(greedy, %.1f s decode), peak RSS %.0f MiB"
+               % (torch.__version__, step, tok_total / train_s, train_s / 60,
+                  nan if first_loss is None else first_loss, curve[-1][1] if curve else nan, vnll,
+                  bleu, chrf, dec_s, rss))
     log(summary)
     with open(os.path.join(a.out, "summary.txt"), "w") as f:
         f.write(summary + "\n")

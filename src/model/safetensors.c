@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -338,6 +339,10 @@ tfm_status st_write(const char *path, const char *const *meta_kv, size_t n_meta,
         free(tmp);
         return st;
     }
+    /* mkstemp creates the file for its owner only; a checkpoint gets the usual 0666 & ~umask */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
     FILE *f = fdopen(fd, "wb");
     int ok = f != NULL;
     unsigned char len8[8];

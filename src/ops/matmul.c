@@ -9,7 +9,7 @@
 static int g_threads = 0;
 
 void ops_set_threads(int n) {
-    if (n <= 0) n = omp_get_num_procs();
+    if (n <= 0) n = omp_get_max_threads(); /* OMP_NUM_THREADS if set, else every core */
     g_threads = n;
     omp_set_num_threads(n);
     /* BLIS threads its own GEMMs; called inside our parallel regions it runs single-threaded

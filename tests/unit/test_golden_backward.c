@@ -5,8 +5,7 @@
 #include "model_internal.h"
 #include "ops.h"
 #include "safetensors.h"
-#include "test_util.h"
-#include "tfm/tfm.h"
+#include "golden_case.h"
 
 #include <stdint.h>
 
@@ -14,37 +13,19 @@
 #define TOL_LOSS 1e-5
 #define LABEL_SMOOTHING 0.1f
 
-static int max_len(const tfm_id_lines *l) {
-    size_t m = 0;
-    for (size_t i = 0; i < l->n_lines; i++)
-        if (tfm_id_lines_len(l, i) > m) m = tfm_id_lines_len(l, i);
-    return (int)m;
-}
-
-static void pack(int32_t *dst, const tfm_id_lines *l, int B, int L, int pad) {
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < L; t++)
-            dst[b * L + t] = (size_t)t < tfm_id_lines_len(l, (size_t)b) ? l->ids[l->offsets[b] + (size_t)t] : pad;
-}
-
 static void run_case(const char *name) {
     char p[512];
-    tfm_model *m = NULL;
-    tfm_id_lines src, tgt;
-    snprintf(p, sizeof p, "tests/golden/%s/model.safetensors", name);
-    CHECK(tfm_model_load(test_path(p), &m) == TFM_OK, "%s: load: %s", name, tfm_last_error());
-    if (!m) return;
-    snprintf(p, sizeof p, "tests/golden/%s/src.ids", name);
-    tfm_id_lines_read(test_path(p), &src);
-    snprintf(p, sizeof p, "tests/golden/%s/tgt.ids", name);
-    tfm_id_lines_read(test_path(p), &tgt);
+    golden_case g;
+    if (!golden_case_load(name, &g)) {
+        golden_case_free(&g);
+        return;
+    }
+    tfm_model *m = g.m;
     const tfm_config *c = &m->cfg;
-    const int B = (int)src.n_lines, S = max_len(&src), T = max_len(&tgt), Td = T - 1;
+    const int B = g.B, S = g.S, T = g.T, Td = T - 1;
     const size_t V = (size_t)c->tgt_vocab, N = (size_t)(B * Td);
-    int32_t *sb = malloc(sizeof(int32_t) * (size_t)(B * S)), *tb = malloc(sizeof(int32_t) * (size_t)(B * T));
+    const int32_t *sb = g.src_ids, *tb = g.tgt_ids;
     int32_t *y = malloc(sizeof(int32_t) * N);
-    pack(sb, &src, B, S, c->pad_id);
-    pack(tb, &tgt, B, T, c->pad_id);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < Td; t++) y[b * Td + t] = tb[b * T + t + 1];
 
@@ -56,14 +37,14 @@ static void run_case(const char *name) {
     cross_entropy_backward(m->acts.logits, m->acts.logits, y, c->pad_id, LABEL_SMOOTHING, n_nonpad, N, V);
 
     float *gbase = calloc(m->n_params, sizeof(float));
-    model_params g;
-    params_layout(c, &g, gbase, NULL, NULL);
+    model_params grads;
+    params_layout(c, &grads, gbase, NULL, NULL);
     tfm_arena counter = {NULL, 0, 0}, ws_arena;
     grad_workspace ws;
     grad_workspace_layout(c, B, S, Td, &counter, NULL);
     arena_init(&ws_arena, counter.used, "test");
     grad_workspace_layout(c, B, S, Td, &ws_arena, &ws);
-    model_backward(m, &g, &ws, sb, tb, (size_t)T, NULL);
+    model_backward(m, &grads, &ws, sb, tb, (size_t)T, NULL);
 
     snprintf(p, sizeof p, "tests/golden/%s/loss.txt", name);
     FILE *f = fopen(test_path(p), "r");
@@ -104,12 +85,8 @@ static void run_case(const char *name) {
     free(gbase);
     arena_free(&ws_arena);
     free(losses);
-    free(sb);
-    free(tb);
     free(y);
-    tfm_id_lines_free(&src);
-    tfm_id_lines_free(&tgt);
-    tfm_model_free(m);
+    golden_case_free(&g);
 }
 
 /* Three steps of `opt` from the golden model compared with PyTorch's parameters afterwards. The
@@ -118,19 +95,14 @@ static void run_case(const char *name) {
  * scales up to lr-sized steps in any implementation (DESIGN.md §2): compared under SGD only. */
 static void train_case(const char *name, tfm_optimizer opt, const char *golden, double lr) {
     char p[512];
-    tfm_model *m = NULL;
-    tfm_id_lines src, tgt;
-    snprintf(p, sizeof p, "tests/golden/%s/model.safetensors", name);
-    CHECK(tfm_model_load(test_path(p), &m) == TFM_OK, "%s: load: %s", name, tfm_last_error());
-    if (!m) return;
-    snprintf(p, sizeof p, "tests/golden/%s/src.ids", name);
-    tfm_id_lines_read(test_path(p), &src);
-    snprintf(p, sizeof p, "tests/golden/%s/tgt.ids", name);
-    tfm_id_lines_read(test_path(p), &tgt);
-    const int B = (int)src.n_lines, S = max_len(&src), T = max_len(&tgt);
-    int32_t *sb = malloc(sizeof(int32_t) * (size_t)(B * S)), *tb = malloc(sizeof(int32_t) * (size_t)(B * T));
-    pack(sb, &src, B, S, m->cfg.pad_id);
-    pack(tb, &tgt, B, T, m->cfg.pad_id);
+    golden_case g;
+    if (!golden_case_load(name, &g)) {
+        golden_case_free(&g);
+        return;
+    }
+    tfm_model *m = g.m;
+    const int B = g.B, S = g.S, T = g.T;
+    const int32_t *sb = g.src_ids, *tb = g.tgt_ids;
     tfm_train_config tc = tfm_train_config_default();
     tc.optimizer = opt;
     tc.lr = lr;
@@ -169,12 +141,8 @@ static void train_case(const char *name, tfm_optimizer opt, const char *golden, 
     printf("%s: after 3 %s steps max |param - PyTorch| = %.3g\n", name, golden, worst);
     st_close(&gf);
     free(ref);
-    free(sb);
-    free(tb);
     tfm_trainer_free(tr);
-    tfm_id_lines_free(&src);
-    tfm_id_lines_free(&tgt);
-    tfm_model_free(m);
+    golden_case_free(&g);
 }
 
 int main(void) {

@@ -2,8 +2,7 @@
  * tests/reference/make_golden.py): logits and per-pair scores, post-LN and pre-LN, ReLU and GELU,
  * tied embeddings, padding in source and target. Also: a pair scores the same alone as inside a
  * batch of longer lines (padding is fully masked). */
-#include "test_util.h"
-#include "tfm/tfm.h"
+#include "golden_case.h"
 
 #include <stdint.h>
 
@@ -23,37 +22,19 @@ static float *read_f32(const char *path, size_t *n) {
     return p;
 }
 
-static void pack(int32_t *dst, const tfm_id_lines *l, size_t first, int B, int L, int pad) {
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < L; t++) {
-            size_t i = first + (size_t)b;
-            dst[b * L + t] = (size_t)t < tfm_id_lines_len(l, i) ? l->ids[l->offsets[i] + (size_t)t] : pad;
-        }
-}
-
-static int max_len(const tfm_id_lines *l) {
-    size_t m = 0;
-    for (size_t i = 0; i < l->n_lines; i++)
-        if (tfm_id_lines_len(l, i) > m) m = tfm_id_lines_len(l, i);
-    return (int)m;
-}
-
 static void run_case(const char *name) {
     char p[512];
-    tfm_model *m = NULL;
-    tfm_id_lines src, tgt;
-    snprintf(p, sizeof p, "tests/golden/%s/model.safetensors", name);
-    CHECK(tfm_model_load(test_path(p), &m) == TFM_OK, "%s: load: %s", name, tfm_last_error());
-    if (!m) return;
-    snprintf(p, sizeof p, "tests/golden/%s/src.ids", name);
-    CHECK(tfm_id_lines_read(test_path(p), &src) == TFM_OK, "%s: src ids: %s", name, tfm_last_error());
-    snprintf(p, sizeof p, "tests/golden/%s/tgt.ids", name);
-    CHECK(tfm_id_lines_read(test_path(p), &tgt) == TFM_OK, "%s: tgt ids: %s", name, tfm_last_error());
+    golden_case g;
+    if (!golden_case_load(name, &g)) {
+        golden_case_free(&g);
+        return;
+    }
+    tfm_model *m = g.m;
     const tfm_config *c = tfm_model_config(m);
-    const int B = (int)src.n_lines, S = max_len(&src), T = max_len(&tgt), V = c->tgt_vocab;
+    const int B = g.B, S = g.S, T = g.T, V = c->tgt_vocab;
     int32_t *sb = malloc(sizeof(int32_t) * (size_t)(B * S)), *tb = malloc(sizeof(int32_t) * (size_t)(B * T));
-    pack(sb, &src, 0, B, S, c->pad_id);
-    pack(tb, &tgt, 0, B, T, c->pad_id);
+    memcpy(sb, g.src_ids, sizeof(int32_t) * (size_t)(B * S));
+    memcpy(tb, g.tgt_ids, sizeof(int32_t) * (size_t)(B * T));
     float *logits = malloc(sizeof(float) * (size_t)(B * (T - 1) * V));
     double *lp = malloc(sizeof(double) * (size_t)B);
     int *nt = malloc(sizeof(int) * (size_t)B);
@@ -87,11 +68,11 @@ static void run_case(const char *name) {
 
     /* each pair alone (no padding at all) gives the score it got inside the padded batch */
     for (int b = 0; b < B; b++) {
-        int ls = (int)tfm_id_lines_len(&src, (size_t)b), lt = (int)tfm_id_lines_len(&tgt, (size_t)b);
+        int ls = (int)tfm_id_lines_len(&g.src, (size_t)b), lt = (int)tfm_id_lines_len(&g.tgt, (size_t)b);
         double alone;
         int na;
-        pack(sb, &src, (size_t)b, 1, ls, c->pad_id);
-        pack(tb, &tgt, (size_t)b, 1, lt, c->pad_id);
+        golden_pack(sb, &g.src, (size_t)b, 1, ls, c->pad_id);
+        golden_pack(tb, &g.tgt, (size_t)b, 1, lt, c->pad_id);
         CHECK(tfm_model_score(m, 1, ls, lt, sb, tb, &alone, &na, NULL) == TFM_OK, "%s: alone: %s", name,
               tfm_last_error());
         CHECK(fabs(alone - lp[b]) <= TOL_ALONE && na == nt[b], "%s: pair %d alone %.9g (%d) vs in batch %.9g (%d)",
@@ -103,9 +84,7 @@ static void run_case(const char *name) {
     free(logits);
     free(lp);
     free(nt);
-    tfm_id_lines_free(&src);
-    tfm_id_lines_free(&tgt);
-    tfm_model_free(m);
+    golden_case_free(&g);
 }
 
 /* An empty source (every key of cross-attention masked) gives finite scores, never NaN. */
