@@ -75,7 +75,7 @@ static int run(int argc, char **argv) {
     int32_t *sbuf = NULL, *tbuf = NULL;
     double *lp = NULL;
     int *nt = NULL;
-    float *logits = NULL;
+    float *logits = NULL, *zero_row = NULL;
     FILE *df = NULL;
     char *tmp = NULL;
     int rc = EXIT_RUNTIME;
@@ -105,7 +105,8 @@ static int run(int argc, char **argv) {
     lp = malloc((size_t)batch * sizeof *lp);
     nt = malloc((size_t)batch * sizeof *nt);
     if (dump) logits = malloc((size_t)batch * (T_file - 1) * V * sizeof *logits);
-    if (!sbuf || !tbuf || !lp || !nt || (dump && !logits)) goto oom;
+    if (dump) zero_row = calloc(V, sizeof *zero_row);
+    if (!sbuf || !tbuf || !lp || !nt || (dump && (!logits || !zero_row))) goto oom;
     for (size_t first = 0; first < src.n_lines; first += (size_t)batch) {
         int B = (int)(src.n_lines - first < (size_t)batch ? src.n_lines - first : (size_t)batch);
         int S = 0, T = 0;
@@ -123,11 +124,10 @@ static int run(int argc, char **argv) {
         for (int b = 0; b < B; b++) printf("%.6f %d\n", lp[b], nt[b]);
         if (df) {
             /* rows padded to the file's longest target: positions past this batch's T are zero */
-            static const float zero_row[1] = {0};
             for (int b = 0; b < B; b++) {
-                size_t ok = fwrite(logits + (size_t)b * (size_t)(T - 1) * V, sizeof(float), (size_t)(T - 1) * V, df);
-                for (size_t t = (size_t)(T - 1); ok && t < T_file - 1; t++)
-                    for (size_t v = 0; v < V && ok; v++) ok = fwrite(zero_row, sizeof(float), 1, df);
+                const size_t row = (size_t)(T - 1) * V;
+                int ok = fwrite(logits + (size_t)b * row, sizeof(float), row, df) == row;
+                for (size_t t = (size_t)(T - 1); ok && t < T_file - 1; t++) ok = fwrite(zero_row, sizeof(float), V, df) == V;
                 if (!ok) {
                     cli_error("score", "cannot write %s: %s", tmp, strerror(errno));
                     goto done;
@@ -162,6 +162,7 @@ done:
     free(lp);
     free(nt);
     free(logits);
+    free(zero_row);
     tfm_id_lines_free(&src);
     tfm_id_lines_free(&tgt);
     tfm_model_free(m);

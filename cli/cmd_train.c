@@ -1,6 +1,7 @@
 /* tfm train: training on token-id files (DESIGN.md §5): label-smoothed cross-entropy, Adam or SGD,
  * constant or noam learning rate, dropout, clipping; prints the loss of every step. */
 #include "args.h"
+#include "text_io.h"
 #include "train_text.h"
 #include "tfm/tfm.h"
 
@@ -66,22 +67,6 @@ static int check_lines(const tfm_config *c, const tfm_id_lines *src, const char 
 }
 
 /* Fails early, before any training, if --save names a file in a folder that does not exist. */
-static int save_dir_ok(const char *save) {
-    char dir[4096];
-    const char *slash = strrchr(save, '/');
-    if (!slash) return 1;
-    size_t n = slash == save ? 1 : (size_t)(slash - save);
-    if (n >= sizeof dir) n = sizeof dir - 1;
-    memcpy(dir, save, n);
-    dir[n] = '\0';
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        cli_error("train", "cannot save to %s: %s is not an existing folder", save, dir);
-        return 0;
-    }
-    return 1;
-}
-
 static int run(int argc, char **argv) {
     for (int i = 1; i < argc; i++) /* training on a text corpus has its own flags */
         if (strcmp(argv[i], "--data") == 0) return train_text_run(&cmd_train, argc, argv);
@@ -136,7 +121,7 @@ static int run(int argc, char **argv) {
                   (double)dropout, (double)smoothing, (double)lr, (double)clip, warmup);
         return EXIT_USAGE;
     }
-    if (!save_dir_ok(save)) return EXIT_RUNTIME;
+    if (!output_dir_ok("train", save)) return EXIT_RUNTIME;
     tc.lr = lr;
     tc.warmup = warmup;
     tc.dropout = dropout;

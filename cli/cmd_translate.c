@@ -35,7 +35,7 @@ static int run(int argc, char **argv) {
     if (!read_lines("translate", input, &lines, &n)) goto done;
     out = calloc(n ? n : 1, sizeof *out);
     if (!out) goto done;
-    if (!translate_lines("translate", m, tok, &dc, f.batch, lines, n, out)) goto done;
+    if (!translate_lines("translate", input, m, tok, &dc, f.batch, lines, n, out)) goto done;
     if (!write_lines("translate", output, out, n)) goto done;
     rc = 0;
 done:

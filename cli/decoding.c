@@ -1,6 +1,7 @@
 #include "decoding.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc) {
     *dc = tfm_decode_config_default();
@@ -8,6 +9,7 @@ int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc) {
     dc->lenpen = f->lenpen;
     dc->max_len_a = f->max_len_a;
     dc->max_len_b = f->max_len_b;
+    dc->use_cache = !f->no_cache;
     if (f->beam < 1 || f->beam > 256 || f->batch < 1 || f->lenpen < 0 || f->max_len_a < 0 || f->max_len_b < 0) {
         cli_error(cmd, "--beam must be in [1, 256], --batch-size >= 1, --lenpen, --max-len-a and --max-len-b >= 0");
         return 0;
@@ -15,11 +17,12 @@ int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc) {
     return 1;
 }
 
-int translate_lines(const char *cmd, tfm_model *m, tfm_tokenizer *tok, const tfm_decode_config *dc, int batch,
-                    char **lines, size_t n, char **out) {
+int translate_lines(const char *cmd, const char *input, tfm_model *m, tfm_tokenizer *tok,
+                    const tfm_decode_config *dc, int batch, char **lines, size_t n, char **out) {
     tfm_translate_stats st;
+    const char *name = input && strcmp(input, "-") != 0 ? input : "<stdin>";
     if (tfm_translate_text(m, tok, dc, (const char *const *)lines, n, batch, out, &st) != TFM_OK) {
-        cli_error(cmd, "%s", tfm_last_error());
+        cli_error(cmd, "%s: %s", name, tfm_last_error());
         return 0;
     }
     if (st.n_truncated)

@@ -8,9 +8,10 @@
 typedef struct {
     int beam, batch, max_len_b;
     float lenpen, max_len_a;
+    int no_cache;
 } decode_flags;
 
-#define DECODE_FLAGS_DEFAULT {1, 64, 10, 1.0f, 1.5f}
+#define DECODE_FLAGS_DEFAULT {1, 64, 10, 1.0f, 1.5f, 0}
 
 /* The cli_opt entries of the decoding flags (expands to several initialisers). */
 #define DECODE_OPTS(f)                                                                             \
@@ -18,14 +19,15 @@ typedef struct {
         {"--lenpen", OPT_FLOAT, &(f).lenpen, 0, "length penalty alpha: score / length^alpha"},     \
         {"--max-len-a", OPT_FLOAT, &(f).max_len_a, 0, "at most a * source tokens + b output tokens"}, \
         {"--max-len-b", OPT_INT, &(f).max_len_b, 0, "(see --max-len-a)"},                          \
-        {"--batch-size", OPT_INT, &(f).batch, 0, "sentences decoded together (divided by the beam)"}
+        {"--batch-size", OPT_INT, &(f).batch, 0, "sentences decoded together (divided by the beam)"},    \
+        {"--no-kv-cache", OPT_FLAG, &(f).no_cache, 0, "recompute the whole prefix every step (slow; for comparison)"}
 
 /* Checks the flags and fills a decode config; prints an error and returns 0 if they are bad. */
 int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc);
 
-/* Translates lines into out[n]; prints speed and any truncation on stderr. Returns 0 on error
- * (printed). */
-int translate_lines(const char *cmd, tfm_model *m, tfm_tokenizer *tok, const tfm_decode_config *dc, int batch,
-                    char **lines, size_t n, char **out);
+/* Translates lines into out[n] (read from `input`, named in messages; NULL: stdin); prints speed
+ * and any truncation on stderr. Returns 0 on error (printed). */
+int translate_lines(const char *cmd, const char *input, tfm_model *m, tfm_tokenizer *tok,
+                    const tfm_decode_config *dc, int batch, char **lines, size_t n, char **out);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int read_lines(const char *cmd, const char *path, char ***lines, size_t *n) {
     const int use_stdin = path == NULL || strcmp(path, "-") == 0;
@@ -85,6 +86,30 @@ int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, t
         cli_error(cmd, "%s: its tokenizer.model tensor is not a valid tokenizer: %s", path, tfm_last_error());
         tfm_model_free(*m);
         *m = NULL;
+        return 0;
+    }
+    if (tfm_tokenizer_check_model(*tok, tfm_model_config(*m)) != TFM_OK) {
+        cli_error(cmd, "%s: %s", path, tfm_last_error());
+        tfm_tokenizer_free(*tok);
+        *tok = NULL;
+        tfm_model_free(*m);
+        *m = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+int output_dir_ok(const char *cmd, const char *path) {
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) return 1;
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir) n = sizeof dir - 1;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        cli_error(cmd, "cannot save to %s: %s is not an existing folder", path, dir);
         return 0;
     }
     return 1;

@@ -15,6 +15,10 @@ void free_lines(char **lines, size_t n);
  * has no tokenizer. Returns 0 on failure. */
 int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, tfm_tokenizer **tok);
 
+/* Checks that the folder of `path` exists, so a long run does not fail only at its first save.
+ * Prints "cannot save to PATH: DIR is not an existing folder" and returns 0 if not. */
+int output_dir_ok(const char *cmd, const char *path);
+
 /* Writes lines (each followed by "\n") to `path` atomically (temp file + rename), or to stdout if
  * path is NULL or "-". Returns 0 and prints an error on failure. */
 int write_lines(const char *cmd, const char *path, char *const *lines, size_t n);

@@ -4,6 +4,7 @@
  * keeps the best model, stops at --steps or --time-limit, and saves on Ctrl-C. */
 #define _POSIX_C_SOURCE 200809L /* sigaction, clock_gettime */
 #include "model_flags.h"
+#include "text_io.h"
 #include "train_text.h"
 
 #include <math.h>
@@ -67,11 +68,27 @@ static int validation_loss(tfm_model *m, tfm_batcher *vb, double *loss) {
     return 1;
 }
 
+/* Validation loss of the current model; saves it to best_file if it is the best so far. */
+static int validate(tfm_model *m, tfm_batcher *vb, int tty, int step, double *best_loss, const char *best_file) {
+    double vl;
+    if (!validation_loss(m, vb, &vl)) return 0;
+    int improved = vl < *best_loss;
+    if (improved) *best_loss = vl;
+    fprintf(stderr, "%sstep %d validation loss %.4f perplexity %.2f%s\n", tty ? "\n" : "", step, vl, exp(vl),
+            improved ? " (best)" : "");
+    if (improved && tfm_model_save(m, best_file) != TFM_OK) {
+        cli_error("train", "%s", tfm_last_error());
+        return 0;
+    }
+    return 1;
+}
+
 /* The model plus everything --resume needs (the trainer's state and the data position). */
 static int save_resumable(tfm_trainer *tr, const tfm_batcher *tb, double best_loss, const char *path) {
     tfm_train_progress p;
     tfm_batcher_position(tb, &p.epoch, &p.index);
     p.best_valid_loss = best_loss;
+    p.batch_tokens = tfm_trainer_progress(tr).batch_tokens;
     tfm_trainer_set_progress(tr, &p);
     if (tfm_trainer_save(tr, path) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
@@ -147,8 +164,10 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
         {"--save", OPT_STR, &f.save, 1, "checkpoint to write (atomically; also every --save-every steps)"},
         {"--save-best", OPT_STR, &f.save_best, 0, "where the best model by validation loss goes "
                                                   "(default: SAVE with .best.safetensors)"},
-        {"--init", OPT_STR, &f.init, 0, "start from this checkpoint's weights instead of a fresh model"},
-        {"--resume", OPT_STR, &f.resume, 0, "continue a run exactly: weights, Adam moments, step, data position, RNG"},
+        {"--init", OPT_STR, &f.init, 0, "start from this checkpoint's weights instead of a fresh model (model "
+                                        "flags are then ignored)"},
+        {"--resume", OPT_STR, &f.resume, 0, "continue a run exactly: weights, Adam moments, step, data position, "
+                                            "RNG (same training flags; model flags are ignored)"},
         {"--steps", OPT_INT, &f.steps, 0, "stop after this many steps"},
         {"--time-limit", OPT_FLOAT, &f.time_limit, 0, "stop after this many minutes of training (0: none)"},
         {"--batch-tokens", OPT_INT, &f.batch_tokens, 0, "tokens per batch, padding included"},
@@ -193,6 +212,7 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
         return EXIT_USAGE;
     }
     const char *start = f.resume ? f.resume : f.init;
+    if (!output_dir_ok("train", f.save) || (f.save_best && !output_dir_ok("train", f.save_best))) return EXIT_RUNTIME;
     tc.lr = f.lr;
     tc.warmup = f.warmup;
     tc.dropout = f.dropout;
@@ -242,9 +262,8 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
         }
     }
     const tfm_config *c = tfm_model_config(m);
-    if (V > c->src_vocab || V > c->tgt_vocab) {
-        cli_error("train", "the tokenizer has %d pieces but the model's vocabularies are %d and %d", V, c->src_vocab,
-                  c->tgt_vocab);
+    if (tfm_tokenizer_check_model(tok, c) != TFM_OK) {
+        cli_error("train", "%s: %s", start ? start : "the new model", tfm_last_error());
         goto done;
     }
     if (!tfm_model_tokenizer(m, &(size_t){0})) {
@@ -284,16 +303,22 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
             goto done;
         }
     }
-    tfm_train_progress prog = {0, 0, INFINITY};
+    tfm_train_progress prog = {0, 0, INFINITY, f.batch_tokens};
     if (f.resume) {
         if (tfm_trainer_load_state(tr, f.resume) != TFM_OK) {
             cli_error("train", "--resume: %s", tfm_last_error());
             goto done;
         }
         prog = tfm_trainer_progress(tr);
+        if (prog.batch_tokens != f.batch_tokens) {
+            cli_error("train", "%s was trained with --batch-tokens %lld but this run has %d: an exact resume "
+                               "needs the same batches", f.resume, (long long)prog.batch_tokens, f.batch_tokens);
+            goto done;
+        }
         fprintf(stderr, "tfm train: resuming %s at step %lld (epoch %llu, batch %llu)\n", f.resume,
                 (long long)tfm_trainer_steps(tr), (unsigned long long)prog.epoch, (unsigned long long)prog.index);
     }
+    tfm_trainer_set_progress(tr, &prog);
     if (tfm_batcher_seek(tb, prog.epoch, prog.index) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
@@ -315,6 +340,7 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
     double best_loss = prog.best_valid_loss, window_tok = 0, window_t = t0, tok_s = 0;
     int step = (int)tfm_trainer_steps(tr);
     const int step0 = step;
+    int validated = step; /* the step whose model was last validated */
     while (step < f.steps) {
         if (g_stop_signal) {
             fprintf(stderr, "\ntfm train: stopped by signal %d at step %d; saving %s\n", (int)g_stop_signal, step, f.save);
@@ -339,20 +365,14 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
             progress(tty, step, f.steps, step - step0, st.loss, st.lr, tok_s, now - t0, limit_s);
         const int last = step == f.steps || (limit_s > 0 && now_seconds() - t0 >= limit_s);
         if (vb && (step % f.eval_every == 0 || last)) {
-            double vl;
-            if (!validation_loss(m, vb, &vl)) goto done;
-            int improved = vl < best_loss;
-            if (improved) best_loss = vl;
-            fprintf(stderr, "%sstep %d validation loss %.4f perplexity %.2f%s\n", tty ? "\n" : "", step, vl, exp(vl),
-                    improved ? " (best)" : "");
-            if (improved && tfm_model_save(m, best_file) != TFM_OK) {
-                cli_error("train", "%s", tfm_last_error());
-                goto done;
-            }
+            if (!validate(m, vb, tty, step, &best_loss, best_file)) goto done;
+            validated = step;
         }
         if (step % f.save_every == 0 && !last && !save_resumable(tr, tb, best_loss, f.save)) goto done;
     }
     if (tty) fputc('\n', stderr);
+    /* stopped by the time limit or a signal between validations: validate the last model too */
+    if (vb && validated != step && !g_stop_signal && !validate(m, vb, tty, step, &best_loss, best_file)) goto done;
     if (!save_resumable(tr, tb, best_loss, f.save)) goto done;
     fprintf(stderr, "tfm train: %d steps in %.1f min; wrote %s%s%s\n", step, (now_seconds() - t0) / 60.0, f.save,
             vb ? ", best model " : "", vb ? best_file : "");

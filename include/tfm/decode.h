@@ -45,10 +45,11 @@ typedef struct {
 
 /** Translates n UTF-8 sentences with the model and its tokenizer: out[i] receives a malloc'd,
  * NUL-terminated translation of src[i] (free() each). An empty (or all-whitespace) sentence gives
- * an empty translation. A source longer than the model's max_len tokens is cut to max_len tokens
+ * an empty translation. The tokenizer must be the model's (tfm_tokenizer_check_model). A source longer than the model's max_len tokens is cut to max_len tokens
  * (counted in stats). Sentences are sorted by length and decoded in batches of up to
  * batch_sentences (divided by the beam size), so little is padding.
- * Errors: TFM_ERR_FORMAT for invalid UTF-8 (naming the sentence's 0-based index and byte offset),
+ * Errors: TFM_ERR_INVALID_ARG for a tokenizer that does not fit the model; TFM_ERR_FORMAT for
+ * invalid UTF-8 ("line N: ...", N = i + 1, with the byte offset),
  * those of tfm_model_translate, TFM_ERR_NOMEM. On error every out[i] is NULL. */
 tfm_status tfm_translate_text(tfm_model *model, const tfm_tokenizer *tok, const tfm_decode_config *cfg,
                               const char *const *src, size_t n, int batch_sentences, char **out,

@@ -40,6 +40,7 @@ static inline size_t tfm_id_lines_len(const tfm_id_lines *lines, size_t i) {
     return lines->offsets[i + 1] - lines->offsets[i];
 }
 
+/** Releases the lines' memory and empties *lines (an emptied or zeroed struct is fine). */
 void tfm_id_lines_free(tfm_id_lines *lines);
 
 #ifdef __cplusplus

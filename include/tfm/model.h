@@ -85,6 +85,7 @@ tfm_status tfm_model_load(const char *path, tfm_model **out);
  * file intact. Errors: TFM_ERR_IO naming the path. */
 tfm_status tfm_model_save(const tfm_model *model, const char *path);
 
+/** Releases a model and everything it owns (NULL is fine). */
 void tfm_model_free(tfm_model *model);
 
 /** The model's configuration (valid while the model lives). */

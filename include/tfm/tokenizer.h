@@ -21,6 +21,7 @@
 #ifndef TFM_TOKENIZER_H
 #define TFM_TOKENIZER_H
 
+#include "tfm/model.h"
 #include "tfm/status.h"
 
 #include <stddef.h>
@@ -91,11 +92,13 @@ tfm_status tfm_tokenizer_save_file(const tfm_tokenizer *tok, const char *path);
 /** Number of pieces V; valid ids are [0, V). */
 int tfm_tokenizer_vocab_size(const tfm_tokenizer *tok);
 
-/** Reserved ids as the model defines them (-1 if the model has none); 0/1/2/3 for models tfm
- * trains. */
+/** The padding id as the model defines it (-1 if none); 0 for models tfm trains. */
 int tfm_tokenizer_pad_id(const tfm_tokenizer *tok);
+/** The begin-of-sequence id (-1 if none); 1 for models tfm trains. */
 int tfm_tokenizer_bos_id(const tfm_tokenizer *tok);
+/** The end-of-sequence id (-1 if none); 2 for models tfm trains. */
 int tfm_tokenizer_eos_id(const tfm_tokenizer *tok);
+/** The unknown-piece id (-1 if none); 3 for models tfm trains. */
 int tfm_tokenizer_unk_id(const tfm_tokenizer *tok);
 
 /** The id of a piece (e.g. "▁the", "<0x41>"), or the unk id if the vocabulary lacks it. */
@@ -117,6 +120,10 @@ tfm_status tfm_tokenizer_encode(const tfm_tokenizer *tok, const char *text, size
  * an id outside [0, V) (its position named); TFM_ERR_NOMEM. On error *text is NULL. */
 tfm_status tfm_tokenizer_decode(const tfm_tokenizer *tok, const int32_t *ids, size_t n_ids,
                                 char **text, size_t *len);
+
+/** Checks that a tokenizer fits a model: the same number of pieces as both vocabularies and the
+ * same pad, BOS and EOS ids. Errors: TFM_ERR_INVALID_ARG saying what differs. */
+tfm_status tfm_tokenizer_check_model(const tfm_tokenizer *tok, const tfm_config *cfg);
 
 /** Releases a tokenizer (NULL is fine). */
 void tfm_tokenizer_free(tfm_tokenizer *tok);

@@ -73,27 +73,34 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
 typedef struct {
     uint64_t epoch, index;  /* the batcher position of the next batch (tfm_batcher_position) */
     double best_valid_loss; /* INFINITY before the first validation */
+    int64_t batch_tokens;   /* the batching the position refers to (the caller checks it on resume) */
 } tfm_train_progress;
 
+/** Records the progress that tfm_trainer_save stores (call it before saving). */
 void tfm_trainer_set_progress(tfm_trainer *t, const tfm_train_progress *p);
+/** The progress last recorded or restored by tfm_trainer_load_state ({0, 0, INFINITY} at first). */
 tfm_train_progress tfm_trainer_progress(const tfm_trainer *t);
 
 /** Writes a resumable checkpoint atomically: every model tensor and the tokenizer, as
  * tfm_model_save, plus under train_state.: the Adam moments (adam_m, adam_v, F32 as the
  * parameters), the step count (step, I64), the dropout RNG (rng, U8), the progress (position I64
- * [2], best_valid_loss F64). A reader that ignores train_state. sees an ordinary model.
+ * [3]: epoch, index, batch_tokens; best_valid_loss F64) and the training configuration (config
+ * F64 [11]). A reader that ignores train_state. sees an ordinary model.
  * Errors: TFM_ERR_IO naming the path, TFM_ERR_NOMEM. */
 tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path);
 
 /** Restores the optimizer state, step count, RNG and progress saved by tfm_trainer_save (the
  * weights are the model's: load the same checkpoint with tfm_model_load first), so training goes on
- * as if never stopped. Errors: TFM_ERR_IO; TFM_ERR_FORMAT naming a missing or malformed
- * train_state. tensor (e.g. a checkpoint saved without them, or for another optimizer). */
+ * as if never stopped. The trainer's configuration must be the one saved (an exact resume needs
+ * the same learning rate, schedule, dropout, seed, ...). Errors: TFM_ERR_IO; TFM_ERR_FORMAT naming
+ * a missing or malformed train_state. tensor (e.g. a checkpoint saved without them);
+ * TFM_ERR_INVALID_ARG naming the first setting that differs. */
 tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path);
 
 /** Steps taken so far (the t of Adam's bias correction and of the schedule). */
 int64_t tfm_trainer_steps(const tfm_trainer *t);
 
+/** Releases the trainer's gradients, optimizer state and workspaces, not the model (NULL is fine). */
 void tfm_trainer_free(tfm_trainer *t);
 
 #ifdef __cplusplus

@@ -9,4 +9,5 @@ void tfm_assert_fail(const char *expr, const char *file, int line) {
     fprintf(stderr, "transformer.c internal error: assertion `%s` failed at %s:%d\n", expr, file, line);
     fflush(stderr);
     raise(SIGTRAP);
+    __builtin_trap(); /* never continue past a broken invariant, even with SIGTRAP ignored */
 }

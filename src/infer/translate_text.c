@@ -22,6 +22,13 @@ static int by_length(const void *a, const void *b) {
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Only spaces, tabs and other ASCII whitespace (or nothing). */
+static int is_blank(const char *s) {
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\v' && *s != '\f') return 0;
+    return 1;
+}
+
 static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -36,9 +43,7 @@ tfm_status tfm_translate_text(tfm_model *m, const tfm_tokenizer *tok, const tfm_
     memset(stats, 0, sizeof *stats);
     for (size_t i = 0; i < n; i++) out[i] = NULL;
     RETURN_IF(batch_sentences < 1, TFM_ERR_INVALID_ARG, "batch_sentences must be >= 1");
-    RETURN_IF(tfm_tokenizer_vocab_size(tok) > cfg->src_vocab || tfm_tokenizer_vocab_size(tok) > cfg->tgt_vocab,
-              TFM_ERR_INVALID_ARG, "the tokenizer has %d pieces but the model's vocabularies are %d and %d",
-              tfm_tokenizer_vocab_size(tok), cfg->src_vocab, cfg->tgt_vocab);
+    TRY(tfm_tokenizer_check_model(tok, cfg));
     encoded *enc = calloc(n ? n : 1, sizeof *enc);
     by_len *order = malloc((n ? n : 1) * sizeof *order);
     const int per_batch = batch_sentences / dc->beam > 0 ? batch_sentences / dc->beam : 1;
@@ -48,11 +53,13 @@ tfm_status tfm_translate_text(tfm_model *m, const tfm_tokenizer *tok, const tfm_
     int *out_len = malloc((size_t)per_batch * sizeof *out_len);
     tfm_status st = enc && order && srcb && outb && out_len ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; st == TFM_OK && i < n; i++) {
+        order[i] = (by_len){0, i};
+        if (is_blank(src[i])) continue; /* nothing to translate: an empty line out */
         st = tfm_tokenizer_encode(tok, src[i], strlen(src[i]), &enc[i].ids, &enc[i].len);
         if (st != TFM_OK) {
             char msg[512];
             snprintf(msg, sizeof msg, "%s", tfm_last_error());
-            st = tfm_set_error(st, "sentence %zu: %s", i, msg);
+            st = tfm_set_error(st, "line %zu: %s", i + 1, msg);
             break;
         }
         stats->src_tokens += enc[i].len;

@@ -55,6 +55,9 @@ tfm_status tfm_config_validate(const tfm_config *c) {
               "bos_id %d must be inside the target vocabulary [0, %d)", c->bos_id, c->tgt_vocab);
     RETURN_IF(c->eos_id < 0 || c->eos_id >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
               "eos_id %d must be inside the target vocabulary [0, %d)", c->eos_id, c->tgt_vocab);
+    RETURN_IF(c->pad_id == c->bos_id || c->pad_id == c->eos_id || c->bos_id == c->eos_id, TFM_ERR_INVALID_ARG,
+              "pad_id (%d), bos_id (%d) and eos_id (%d) must be three different ids", c->pad_id, c->bos_id,
+              c->eos_id);
     RETURN_IF(!(c->layer_norm_eps > 0.0f && c->layer_norm_eps < 1.0f), TFM_ERR_INVALID_ARG,
               "layer_norm_eps must be in (0, 1), got %g", (double)c->layer_norm_eps);
     RETURN_IF(c->tie_embeddings != 0 && c->tie_embeddings != 1, TFM_ERR_INVALID_ARG, "tie_embeddings must be 0 or 1");

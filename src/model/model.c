@@ -182,11 +182,12 @@ size_t tfm_model_estimate_bytes(const tfm_config *cfg, int max_batch, int max_sr
 }
 
 tfm_status model_reserve(tfm_model *m, int B, int S, int T, int training) {
+    /* the size products must not wrap around: the estimate refuses what could overflow */
+    RETURN_IF(tfm_model_estimate_bytes(&m->cfg, B, S, T) == 0, TFM_ERR_NOMEM,
+              "a batch of %d x (%d, %d) tokens is too large to lay out", B, S, T);
     const size_t need = workspace_bytes(&m->cfg, B, S, T, training);
     if (need > m->act_arena.cap) {
         /* grow: what a batch needs is its layout's bytes, not the largest B, S and T seen apart */
-        RETURN_IF(tfm_model_estimate_bytes(&m->cfg, B, S, T) == 0, TFM_ERR_NOMEM,
-                  "a batch of %d x (%d, %d) tokens is too large to lay out", B, S, T);
         arena_free(&m->act_arena);
         TRY(arena_init(&m->act_arena, need, "the activation workspace"));
         m->acts.B = -1;

@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +321,23 @@ static char *build_header(const char *const *meta_kv, size_t n_meta, const st_ou
     return out;
 }
 
+/* fsync of the folder holding `path`, so a rename survives a power loss (best effort). */
+static void sync_parent_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096] = ".";
+    if (slash) {
+        size_t n = slash == path ? 1 : (size_t)(slash - path);
+        if (n >= sizeof dir) return;
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    int fd = open(dir, O_RDONLY);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
 tfm_status st_write(const char *path, const char *const *meta_kv, size_t n_meta, const st_out_tensor *t,
                     size_t n) {
     size_t hlen = 0;
@@ -358,6 +376,7 @@ tfm_status st_write(const char *path, const char *const *meta_kv, size_t n_meta,
     if (!ok) st = tfm_set_error(TFM_ERR_IO, "cannot write %s: %s", tmp, strerror(saved_errno));
     else if (rename(tmp, path) != 0) st = tfm_set_error(TFM_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
     if (st != TFM_OK) unlink(tmp);
+    else sync_parent_dir(path); /* make the new name itself durable */
     free(header);
     free(tmp);
     return st;

@@ -173,13 +173,27 @@ void tfm_trainer_set_progress(tfm_trainer *t, const tfm_train_progress *p) { t->
 
 tfm_train_progress tfm_trainer_progress(const tfm_trainer *t) { return t->progress; }
 
+/* The training settings an exact resume must share, as doubles (train_state.config). */
+enum { N_CONFIG = 11 };
+static const char *const k_config_names[N_CONFIG] = {"optimizer", "lr", "schedule", "warmup", "dropout",
+                                                     "label_smoothing", "clip_norm", "beta1", "beta2",
+                                                     "adam_eps", "seed"};
+
+static void config_values(const tfm_train_config *c, double v[N_CONFIG]) {
+    const double x[N_CONFIG] = {c->optimizer, c->lr, c->schedule, c->warmup, c->dropout, c->label_smoothing,
+                                c->clip_norm, c->beta1, c->beta2, c->adam_eps, (double)c->seed};
+    memcpy(v, x, sizeof x);
+}
+
 tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path) {
     const tfm_model *m = t->m;
     const uint64_t n = m->n_params;
     const int64_t step = t->step;
-    const int64_t position[2] = {(int64_t)t->progress.epoch, (int64_t)t->progress.index};
+    const int64_t position[3] = {(int64_t)t->progress.epoch, (int64_t)t->progress.index, t->progress.batch_tokens};
     const double best = t->progress.best_valid_loss;
-    st_out_tensor x[6];
+    double config[N_CONFIG];
+    config_values(&t->cfg, config);
+    st_out_tensor x[7];
     size_t k = 0;
     if (t->adam_m) {
         x[k++] = (st_out_tensor){"train_state.adam_m", "F32", 1, {n, 0}, t->adam_m, n * sizeof(float)};
@@ -187,7 +201,8 @@ tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path) {
     }
     x[k++] = (st_out_tensor){"train_state.step", "I64", 1, {1, 0}, &step, sizeof step};
     x[k++] = (st_out_tensor){"train_state.rng", "U8", 1, {sizeof t->rng, 0}, &t->rng, sizeof t->rng};
-    x[k++] = (st_out_tensor){"train_state.position", "I64", 1, {2, 0}, position, sizeof position};
+    x[k++] = (st_out_tensor){"train_state.position", "I64", 1, {3, 0}, position, sizeof position};
+    x[k++] = (st_out_tensor){"train_state.config", "F64", 1, {N_CONFIG, 0}, config, sizeof config};
     x[k++] = (st_out_tensor){"train_state.best_valid_loss", "F64", 1, {1, 0}, &best, sizeof best};
     return model_save_extra(m, path, x, k);
 }
@@ -207,7 +222,9 @@ tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path) {
     st_file f;
     TRY(st_open(path, &f));
     const size_t n = t->m->n_params;
-    int64_t step = 0, position[2] = {0, 0};
+    int64_t step = 0, position[3] = {0, 0, 0};
+    double config[N_CONFIG], mine[N_CONFIG];
+    config_values(&t->cfg, mine);
     double best = INFINITY;
     tfm_rng rng;
     tfm_status st = TFM_OK;
@@ -219,6 +236,13 @@ tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path) {
     if (st == TFM_OK) st = read_state(&f, "train_state.rng", "U8", &rng, sizeof rng);
     if (st == TFM_OK) st = read_state(&f, "train_state.position", "I64", position, sizeof position);
     if (st == TFM_OK) st = read_state(&f, "train_state.best_valid_loss", "F64", &best, sizeof best);
+    if (st == TFM_OK) st = read_state(&f, "train_state.config", "F64", config, sizeof config);
+    for (int i = 0; st == TFM_OK && i < N_CONFIG; i++)
+        if (config[i] != mine[i])
+            st = tfm_set_error(TFM_ERR_INVALID_ARG,
+                               "%s was trained with %s %g but this run has %g: an exact resume needs the same "
+                               "training settings",
+                               path, k_config_names[i], config[i], mine[i]);
     if (st == TFM_OK && (step < 0 || position[0] < 0 || position[1] < 0))
         st = tfm_set_error(TFM_ERR_FORMAT, "%s: train_state holds a negative step or position", path);
     st_close(&f);
@@ -228,6 +252,7 @@ tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path) {
     t->progress.epoch = (uint64_t)position[0];
     t->progress.index = (uint64_t)position[1];
     t->progress.best_valid_loss = best;
+    t->progress.batch_tokens = position[2];
     return TFM_OK;
 }
 

@@ -53,6 +53,10 @@ done
 
 expect_fail "resume a model without train_state" 1 "not a resumable checkpoint" "$TFM" train "${ARGS[@]}" \
   --steps 5 --resume "$WORK/straight.best.safetensors" --save "$WORK/x.st"
+expect_fail "resume with another learning rate" 1 "was trained with lr 0.32 but this run has 0.5" "$TFM" train \
+  "${ARGS[@]}" --lr 0.5 --steps 30 --resume "$WORK/split.safetensors" --save "$WORK/x.st"
+expect_fail "resume with other batches" 1 "was trained with --batch-tokens 300 but this run has 400" "$TFM" train \
+  "${ARGS[@]}" --batch-tokens 400 --steps 30 --resume "$WORK/split.safetensors" --save "$WORK/x.st"
 expect_fail "--init with --resume" 2 "exclude each other" "$TFM" train "${ARGS[@]}" --init "$WORK/kill.st" \
   --resume "$WORK/kill.st" --save "$WORK/x.st"
 finish resume_cli

@@ -70,7 +70,14 @@ printf 'caf\xe9 au lait\n' >> "$WORK/utf/train.en"; echo "café con leche" >> "$
 expect_fail "invalid UTF-8 in the corpus" 1 "$WORK/utf/train.en:6" "$TFM" train --data "$WORK/utf" --init "$M" \
   --save "$WORK/x.st"
 printf 'good line\ncaf\xe9\n' > "$WORK/bad_utf.txt"
-expect_fail "invalid UTF-8 to translate" 1 "sentence 1" "$TFM" translate --model "$M" --input "$WORK/bad_utf.txt"
+expect_fail "invalid UTF-8 to translate" 1 "$WORK/bad_utf.txt: line 2" "$TFM" translate --model "$M" \
+  --input "$WORK/bad_utf.txt"
+# a line of only spaces is an empty line: it translates to an empty line
+printf 'Jesus wept.\n   \n' | "$TFM" translate --model "$M" > "$WORK/blank.out" 2>/dev/null
+[ "$(sed -n 2p "$WORK/blank.out")" = "" ] && [ "$(wc -l < "$WORK/blank.out")" -eq 2 ] && ok || \
+  bad "a blank line did not give an empty line: $(cat -A "$WORK/blank.out")"
+expect_fail "--save into a missing folder fails before training" 1 "is not an existing folder" "$TFM" train \
+  --data "$SL" --init "$M" --save "$WORK/nodir/m.safetensors"
 "$TFM" init --d-model 16 --n-heads 2 --d-ff 16 --n-enc-layers 1 --n-dec-layers 1 --src-vocab 50 --tgt-vocab 50 \
   --save "$WORK/notok.st" 2>/dev/null
 expect_fail "model without a tokenizer" 1 "has no tokenizer" "$TFM" translate --model "$WORK/notok.st" \

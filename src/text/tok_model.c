@@ -1,0 +1,17 @@
+/* Does a tokenizer fit a model? The model's ids are the tokenizer's pieces. */
+#include "core_internal.h"
+#include "tfm/tokenizer.h"
+
+tfm_status tfm_tokenizer_check_model(const tfm_tokenizer *tok, const tfm_config *cfg) {
+    const int V = tfm_tokenizer_vocab_size(tok);
+    RETURN_IF(V != cfg->src_vocab || V != cfg->tgt_vocab, TFM_ERR_INVALID_ARG,
+              "the tokenizer has %d pieces but the model's vocabularies are %d (source) and %d (target)", V,
+              cfg->src_vocab, cfg->tgt_vocab);
+    RETURN_IF(tfm_tokenizer_pad_id(tok) != cfg->pad_id || tfm_tokenizer_bos_id(tok) != cfg->bos_id ||
+                  tfm_tokenizer_eos_id(tok) != cfg->eos_id,
+              TFM_ERR_INVALID_ARG,
+              "the tokenizer's pad/bos/eos ids (%d/%d/%d) differ from the model's (%d/%d/%d)",
+              tfm_tokenizer_pad_id(tok), tfm_tokenizer_bos_id(tok), tfm_tokenizer_eos_id(tok), cfg->pad_id,
+              cfg->bos_id, cfg->eos_id);
+    return TFM_OK;
+}
