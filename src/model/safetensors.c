@@ -349,7 +349,9 @@ tfm_status st_write(const char *path, const char *const *meta_kv, size_t n_meta,
         free(header);
         return tfm_set_error(TFM_ERR_NOMEM, "out of memory");
     }
-    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+    snprintf(tmp, plen + 16, "%s.tmp.", path);
+    memset(tmp + plen + 5, 'X', 6); /* mkstemp's template: six X replaced by a unique suffix */
+    tmp[plen + 11] = '\0';
     int fd = mkstemp(tmp);
     if (fd < 0) {
         tfm_status st = tfm_set_error(TFM_ERR_IO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
