@@ -71,6 +71,7 @@ static int run(int argc, char **argv) {
         return EXIT_USAGE;
     }
     tfm_model *m = NULL;
+    tfm_context *ctx = NULL;
     tfm_id_lines src = {0}, tgt = {0};
     int32_t *sbuf = NULL, *tbuf = NULL;
     double *lp = NULL;
@@ -79,8 +80,8 @@ static int run(int argc, char **argv) {
     FILE *df = NULL;
     char *tmp = NULL;
     int rc = EXIT_RUNTIME;
-    if (tfm_model_load(model_path, &m) != TFM_OK || tfm_id_lines_read(src_path, &src) != TFM_OK ||
-        tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
+    if (tfm_model_load(model_path, &m) != TFM_OK || tfm_context_create(m, &ctx) != TFM_OK ||
+        tfm_id_lines_read(src_path, &src) != TFM_OK || tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
         cli_error("score", "%s", tfm_last_error());
         goto done;
     }
@@ -117,7 +118,7 @@ static int run(int argc, char **argv) {
         }
         pack(sbuf, &src, first, B, S, c->pad_id);
         pack(tbuf, &tgt, first, B, T, c->pad_id);
-        if (tfm_model_score(m, B, S, T, sbuf, tbuf, lp, nt, logits) != TFM_OK) {
+        if (tfm_model_score(ctx, B, S, T, sbuf, tbuf, lp, nt, logits) != TFM_OK) {
             cli_error("score", "lines %zu-%zu: %s", first + 1, first + (size_t)B, tfm_last_error());
             goto done;
         }
@@ -165,6 +166,7 @@ done:
     free(zero_row);
     tfm_id_lines_free(&src);
     tfm_id_lines_free(&tgt);
+    tfm_context_free(ctx);
     tfm_model_free(m);
     return rc;
 }

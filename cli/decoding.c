@@ -17,11 +17,15 @@ int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc) {
     return 1;
 }
 
-int translate_lines(const char *cmd, const char *input, tfm_model *m, tfm_tokenizer *tok,
+int translate_lines(const char *cmd, const char *input, const tfm_model *m, tfm_tokenizer *tok,
                     const tfm_decode_config *dc, int batch, char **lines, size_t n, char **out) {
     tfm_translate_stats st;
     const char *name = input && strcmp(input, "-") != 0 ? input : "<stdin>";
-    if (tfm_translate_text(m, tok, dc, (const char *const *)lines, n, batch, out, &st) != TFM_OK) {
+    tfm_context *ctx = NULL;
+    tfm_status rc = tfm_context_create(m, &ctx);
+    if (rc == TFM_OK) rc = tfm_translate_text(ctx, tok, dc, (const char *const *)lines, n, batch, out, &st);
+    tfm_context_free(ctx);
+    if (rc != TFM_OK) {
         cli_error(cmd, "%s: %s", name, tfm_last_error());
         return 0;
     }

@@ -27,7 +27,7 @@ int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc);
 
 /* Translates lines into out[n] (read from `input`, named in messages; NULL: stdin); prints speed
  * and any truncation on stderr. Returns 0 on error (printed). */
-int translate_lines(const char *cmd, const char *input, tfm_model *m, tfm_tokenizer *tok,
+int translate_lines(const char *cmd, const char *input, const tfm_model *m, tfm_tokenizer *tok,
                     const tfm_decode_config *dc, int batch, char **lines, size_t n, char **out);
 
 #endif

@@ -51,12 +51,16 @@ static int validation_loss(tfm_model *m, tfm_batcher *vb, double *loss) {
     }
     for (size_t i = 0; i < n; i++) {
         tfm_batch b;
-        if (tfm_batcher_next(vb, &b) != TFM_OK || tfm_model_score(m, b.B, b.S, b.T, b.src, b.tgt, lp, nt, NULL) != TFM_OK) {
+        tfm_context *ctx = NULL; /* scoring needs a context (part A's API); one per batch keeps this edit small */
+        if (tfm_batcher_next(vb, &b) != TFM_OK || tfm_context_create(m, &ctx) != TFM_OK ||
+            tfm_model_score(ctx, b.B, b.S, b.T, b.src, b.tgt, lp, nt, NULL) != TFM_OK) {
             cli_error("train", "validation: %s", tfm_last_error());
+            tfm_context_free(ctx);
             free(lp);
             free(nt);
             return 0;
         }
+        tfm_context_free(ctx);
         for (int r = 0; r < b.B; r++) {
             sum += lp[r];
             ntok += nt[r];

@@ -24,14 +24,15 @@ typedef struct {
 /** beam 1 (greedy), lenpen 1.0, max length 1.5 · source + 10, KV cache on. */
 tfm_decode_config tfm_decode_config_default(void);
 
-/** Translates B source rows src (B, S), each padded at the end with pad_id, decoding from BOS
+/** Translates B source rows src (B, S) with the context's model (its KV cache and workspace are
+ * the context's, grown as needed), each padded at the end with pad_id, decoding from BOS
  * until EOS or the length limit. out (B, max_out) receives each row's tokens without BOS and EOS,
  * out_len[B] their counts (tokens past max_out are dropped; max_out >= the limit keeps all).
  * Ties between equally likely tokens go to the lowest id.
  * Errors: TFM_ERR_INVALID_ARG (bad sizes or config), TFM_ERR_RANGE (an id outside the source
  * vocabulary, or S > max_len), TFM_ERR_NOMEM. */
-tfm_status tfm_model_translate(tfm_model *model, const tfm_decode_config *cfg, int B, int S, const int32_t *src,
-                               int32_t *out, int max_out, int *out_len);
+tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S,
+                               const int32_t *src, int32_t *out, int max_out, int *out_len);
 
 /** What tfm_translate_text did. */
 typedef struct {
@@ -43,7 +44,7 @@ typedef struct {
     double seconds;         /* wall-clock time of encoding, decoding and detokenising */
 } tfm_translate_stats;
 
-/** Translates n UTF-8 sentences with the model and its tokenizer: out[i] receives a malloc'd,
+/** Translates n UTF-8 sentences with the context's model and its tokenizer: out[i] receives a malloc'd,
  * NUL-terminated translation of src[i] (free() each). An empty (or all-whitespace) sentence gives
  * an empty translation. The tokenizer must be the model's (tfm_tokenizer_check_model). A source longer than the model's max_len tokens is cut to max_len tokens
  * (counted in stats). Sentences are sorted by length and decoded in batches of up to
@@ -51,7 +52,7 @@ typedef struct {
  * Errors: TFM_ERR_INVALID_ARG for a tokenizer that does not fit the model; TFM_ERR_FORMAT for
  * invalid UTF-8 ("line N: ...", N = i + 1, with the byte offset),
  * those of tfm_model_translate, TFM_ERR_NOMEM. On error every out[i] is NULL. */
-tfm_status tfm_translate_text(tfm_model *model, const tfm_tokenizer *tok, const tfm_decode_config *cfg,
+tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const tfm_decode_config *cfg,
                               const char *const *src, size_t n, int batch_sentences, char **out,
                               tfm_translate_stats *stats);
 

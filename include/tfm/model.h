@@ -1,9 +1,18 @@
-/* transformer.c — model configuration, creation, checkpoints.
+/* transformer.c — model configuration, creation, checkpoints; contexts.
  *
- * A tfm_model is an opaque handle holding one configuration, its parameters (one arena) and a
- * forward workspace sized for a maximum batch. Checkpoints are safetensors files whose tensor names
- * are PyTorch nn.Transformer's (DESIGN.md §3), so a model trained with PyTorch loads here and
- * ours loads there. */
+ * A tfm_model is an opaque handle holding one configuration, its parameters (one arena) and its
+ * tokenizer: the weights, read-only once loaded or created. A tfm_context is one thread's working
+ * memory for a model — the activation workspace (grown on demand), the KV cache, scratch — and every
+ * scoring and decoding call takes one (tfm/score.h, tfm/decode.h).
+ *
+ * Thread-safety: any number of contexts, each used by one thread at a time, may use one model
+ * concurrently (scoring and decoding only read the model). A context must not be used by two
+ * threads at once. A model being trained (tfm_trainer_step, which owns its own context and writes
+ * the parameters) or changed (tfm_model_set_tokenizer) must not be used by any other context
+ * meanwhile. tfm_last_error() is per thread.
+ *
+ * Checkpoints are safetensors files whose tensor names are PyTorch nn.Transformer's (DESIGN.md §3),
+ * so a model trained with PyTorch loads here and ours loads there. */
 #ifndef TFM_MODEL_H
 #define TFM_MODEL_H
 
@@ -51,6 +60,7 @@ typedef struct {
 } tfm_config;
 
 typedef struct tfm_model tfm_model;
+typedef struct tfm_context tfm_context;
 
 /** The defaults of `tfm init`: d_model 256, 4 heads, 3+3 layers, d_ff 1024, vocab 8000, max_len
  * 256, post-LN, ReLU, sinusoidal PE, pad 0, bos 1, eos 2, eps 1e-5, untied. */
@@ -64,9 +74,9 @@ tfm_status tfm_config_validate(const tfm_config *cfg);
 /** Number of float parameters of a configuration (tied matrices counted once). */
 size_t tfm_config_param_count(const tfm_config *cfg);
 
-/** Bytes a model takes: parameters plus the forward workspace for batches of up to `max_batch`
- * sequences of up to `max_src` source and `max_tgt` target tokens. Returns 0 if the sizes overflow
- * size_t. */
+/** Bytes a model and one context take: parameters plus the context's forward workspace for batches
+ * of up to `max_batch` sequences of up to `max_src` source and `max_tgt` target tokens. Returns 0
+ * if the sizes overflow size_t. */
 size_t tfm_model_estimate_bytes(const tfm_config *cfg, int max_batch, int max_src, int max_tgt);
 
 /** A fresh model with the initialisation of DESIGN.md §2 (Xavier-uniform weight matrices,
@@ -98,6 +108,18 @@ const unsigned char *tfm_model_tokenizer(const tfm_model *model, size_t *len);
 /** Stores a copy of a serialized tokenizer in the model; tfm_model_save writes it as the U8 tensor
  * `tokenizer.model`. Errors: TFM_ERR_NOMEM. */
 tfm_status tfm_model_set_tokenizer(tfm_model *model, const unsigned char *bytes, size_t len);
+
+/** A context for `model`: one thread's activation workspace and KV cache, empty at first and grown
+ * on demand by the calls that use it (so the first call of a new, larger batch shape allocates).
+ * The model must outlive the context. Many contexts may share one model (see the thread-safety
+ * note above). Errors: TFM_ERR_INVALID_ARG (NULL model), TFM_ERR_NOMEM. */
+tfm_status tfm_context_create(const tfm_model *model, tfm_context **out);
+
+/** Releases a context's workspace and KV cache, not its model (NULL is fine). */
+void tfm_context_free(tfm_context *ctx);
+
+/** The model a context was created for. */
+const tfm_model *tfm_context_model(const tfm_context *ctx);
 
 #ifdef __cplusplus
 }

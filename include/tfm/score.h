@@ -9,7 +9,8 @@
 extern "C" {
 #endif
 
-/** Scores a batch of B pairs.
+/** Scores a batch of B pairs with the context's model, in the context's workspace (grown if this
+ * batch needs more).
  *
  * src  [B, S]  source ids, each row padded at the end with pad_id (the key padding mask of the
  *              encoder and of cross-attention is `src == pad_id`).
@@ -22,7 +23,7 @@ extern "C" {
  * S and T may not exceed the model's max_len. Errors: TFM_ERR_INVALID_ARG (bad sizes),
  * TFM_ERR_RANGE (a token id outside its vocabulary, naming the row and position; a sequence longer
  * than max_len), TFM_ERR_NOMEM (the workspace could not grow). */
-tfm_status tfm_model_score(tfm_model *model, int B, int S, int T, const int32_t *src,
+tfm_status tfm_model_score(tfm_context *ctx, int B, int S, int T, const int32_t *src,
                            const int32_t *tgt, double *out_logprob, int *out_ntok, float *out_logits);
 
 #ifdef __cplusplus

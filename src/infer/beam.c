@@ -39,8 +39,9 @@ static void top_n(const float *x, size_t V, int n, int *idx) {
 
 static double normalized(double score, int len, float alpha) { return alpha == 0.0f ? score : score / pow(len, alpha); }
 
-tfm_status beam_search(tfm_model *m, const tfm_decode_config *dc, int B, int S, const int32_t *src, int32_t *out,
-                       int max_out, int *out_len) {
+tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                       int32_t *out, int max_out, int *out_len) {
+    const tfm_model *m = ctx->m;
     const tfm_config *cfg = &m->cfg;
     const int K = dc->beam, R = B * K, C = 2 * K;
     const size_t V = (size_t)cfg->tgt_vocab;
@@ -52,7 +53,7 @@ tfm_status beam_search(tfm_model *m, const tfm_decode_config *dc, int B, int S, 
     }
     int32_t *srcK = malloc((size_t)R * (size_t)S * sizeof *srcK);
     int32_t *hist = malloc((size_t)R * (size_t)cap * sizeof *hist);     /* tokens of each live beam */
-    int32_t *prefix = malloc((size_t)R * (size_t)cap * sizeof *prefix); /* reference path: BOS + hist */
+    int32_t *prefix = malloc((size_t)R * (size_t)cap * sizeof *prefix); /* BOS + hist: the step's input */
     int32_t *hist2 = malloc((size_t)R * (size_t)cap * sizeof *hist2);
     float *score = malloc((size_t)R * sizeof *score);
     float *score2 = malloc((size_t)R * sizeof *score2);
@@ -64,8 +65,6 @@ tfm_status beam_search(tfm_model *m, const tfm_decode_config *dc, int B, int S, 
     int32_t *best_tok = malloc((size_t)B * (size_t)cap * sizeof *best_tok);
     int *best_len = malloc((size_t)B * sizeof *best_len);
     uint8_t *done = calloc((size_t)B, 1);
-    kv_cache c;
-    memset(&c, 0, sizeof c);
     tfm_status st = TFM_OK;
     if (!limit || !prefix || !srcK || !hist || !hist2 || !score || !score2 || !tok || !parent || !topi || !cands || !best ||
         !best_tok || !best_len || !done)
@@ -73,10 +72,9 @@ tfm_status beam_search(tfm_model *m, const tfm_decode_config *dc, int B, int S, 
     if (st == TFM_OK) {
         for (int r = 0; r < R; r++)
             memcpy(srcK + (size_t)r * (size_t)S, src + (size_t)(r / K) * (size_t)S, (size_t)S * sizeof *srcK);
-        if (dc->use_cache) st = kv_cache_create(m, R, S, cap, &c);
+        st = decode_begin(ctx, dc, R, S, srcK, cap);
     }
     if (st == TFM_OK) {
-        if (dc->use_cache) model_decode_start(m, &c, srcK);
         for (int r = 0; r < R; r++) {
             score[r] = r % K == 0 ? 0.0f : -INFINITY; /* one live beam at the start: no duplicates */
             tok[r] = cfg->bos_id;
@@ -89,17 +87,12 @@ tfm_status beam_search(tfm_model *m, const tfm_decode_config *dc, int B, int S, 
     int live_sentences = B;
     for (int t = 0; st == TFM_OK && t < cap && live_sentences > 0; t++) {
         float *logits;
-        if (dc->use_cache) {
-            model_decode_step(m, &c, tok);
-            logits = c.logits;
-        } else { /* reference path: the whole prefix again */
-            for (int r = 0; r < R; r++) {
-                prefix[(size_t)r * (size_t)cap] = cfg->bos_id;
-                memcpy(prefix + (size_t)r * (size_t)cap + 1, hist + (size_t)r * (size_t)cap, (size_t)t * sizeof *hist);
-            }
-            st = reference_step(m, R, S, srcK, prefix, t, cap, &logits);
-            if (st != TFM_OK) break;
+        for (int r = 0; r < R; r++) { /* the KV cache reads only position t (== tok[r]) */
+            prefix[(size_t)r * (size_t)cap] = cfg->bos_id;
+            memcpy(prefix + (size_t)r * (size_t)cap + 1, hist + (size_t)r * (size_t)cap, (size_t)t * sizeof *hist);
         }
+        st = decode_step(ctx, dc, R, S, srcK, prefix, t, cap, &logits);
+        if (st != TFM_OK) break;
         log_softmax_forward(logits, logits, (size_t)R, V);
         for (int i = 0; i < B; i++) {
             float *sc2 = score2 + (size_t)i * (size_t)K;
@@ -176,13 +169,12 @@ tfm_status beam_search(tfm_model *m, const tfm_decode_config *dc, int B, int S, 
         hist = hist2;
         hist2 = sw;
         memcpy(score, score2, (size_t)R * sizeof *score);
-        if (dc->use_cache) kv_cache_reorder(m, &c, parent);
+        decode_reorder(ctx, dc, parent);
     }
     for (int i = 0; st == TFM_OK && i < B; i++) {
         out_len[i] = best_len[i] < max_out ? best_len[i] : max_out;
         memcpy(out + (size_t)i * (size_t)max_out, best_tok + (size_t)i * (size_t)cap, (size_t)out_len[i] * sizeof *out);
     }
-    if (dc->use_cache) kv_cache_free(&c);
     free(prefix);
     free(limit);
     free(srcK);

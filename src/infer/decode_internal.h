@@ -1,4 +1,5 @@
-/* Shared by greedy.c and beam.c. */
+/* Model-facing helpers shared by greedy.c and beam.c (decode_common.c); the searches themselves.
+ * Dependencies go one way: translate.c → greedy.c, beam.c → decode_common.c → the model. */
 #ifndef TFM_DECODE_INTERNAL_H
 #define TFM_DECODE_INTERNAL_H
 
@@ -16,14 +17,29 @@ void forbid_specials(const tfm_config *cfg, float *row);
 /** Index of the largest entry (the lowest index among ties). */
 int argmax_row(const float *x, size_t n);
 
-/** The reference path: logits of position t for every row, recomputing the whole prefix
- * (B, t + 1) — rows of `prefix` hold cap ids, BOS first — through model_forward. *logits (B, V)
- * points into the model's workspace. Errors: TFM_ERR_NOMEM. */
-tfm_status reference_step(tfm_model *m, int B, int S, const int32_t *src, const int32_t *prefix, int t, int cap,
-                          float **logits);
+/** Starts decoding B rows of src (B, S) for up to cap positions: on the KV cache (dc->use_cache)
+ * lays the context's cache out and encodes the sources once; the reference path has nothing to
+ * prepare. Errors: TFM_ERR_NOMEM, TFM_ERR_INVALID_ARG. */
+tfm_status decode_begin(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src, int cap);
 
-/** Beam search (beam > 1); same contract as tfm_model_translate. */
-tfm_status beam_search(tfm_model *m, const tfm_decode_config *dc, int B, int S, const int32_t *src, int32_t *out,
-                       int max_out, int *out_len);
+/** The logits (B, V_tgt) of position t of every row, given prefix (B, cap): row b holds BOS and
+ * the t tokens chosen so far at prefix[b·cap .. b·cap + t]. On the KV cache only prefix[·, t] is
+ * read (the earlier positions are cached: call this for t = 0, 1, 2, ... in order); the reference
+ * path recomputes the whole prefix (B, t + 1) through model_forward. *logits points into the
+ * context (valid until its next call). Errors: TFM_ERR_NOMEM. */
+tfm_status decode_step(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                       const int32_t *prefix, int t, int cap, float **logits);
+
+/** Beam bookkeeping after a step: row b continues row rows[b] (the KV cache follows; the
+ * reference path keeps no state). */
+void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *rows);
+
+/** Greedy search (beam 1); same contract as tfm_model_translate, arguments already checked. */
+tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                         int32_t *out, int max_out, int *out_len);
+
+/** Beam search (beam > 1); same contract as tfm_model_translate, arguments already checked. */
+tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                       int32_t *out, int max_out, int *out_len);
 
 #endif

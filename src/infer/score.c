@@ -7,25 +7,26 @@
 #include <math.h>
 #include <string.h>
 
-tfm_status tfm_model_score(tfm_model *m, int B, int S, int T, const int32_t *src, const int32_t *tgt,
+tfm_status tfm_model_score(tfm_context *ctx, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                            double *out_logprob, int *out_ntok, float *out_logits) {
-    const tfm_config *cfg = &m->cfg;
-    TRY(model_check_batch(m, B, S, T, src, tgt));
+    const tfm_config *cfg = &ctx->m->cfg;
+    TRY(model_check_batch(ctx->m, B, S, T, src, tgt));
     const int Td = T - 1; /* decoder positions */
-    TRY(model_reserve(m, B, S, Td, 0));
-    model_forward(m, B, S, Td, src, tgt, (size_t)T, NULL);
+    TRY(context_reserve(ctx, B, S, Td, 0));
+    model_forward(ctx, B, S, Td, src, tgt, (size_t)T, NULL);
+    float *logits = ctx->acts.logits;
 
     const size_t V = (size_t)cfg->tgt_vocab, N = (size_t)B * (size_t)Td;
-    if (out_logits) memcpy(out_logits, m->acts.logits, N * V * sizeof(float));
+    if (out_logits) memcpy(out_logits, logits, N * V * sizeof(float));
     /* log-softmax in place: the logits are not needed afterwards */
-    log_softmax_forward(m->acts.logits, m->acts.logits, N, V);
+    log_softmax_forward(logits, logits, N, V);
     for (int b = 0; b < B; b++) {
         double sum = 0.0;
         int n = 0;
         for (int t = 0; t < Td; t++) {
             int32_t y = tgt[(size_t)b * (size_t)T + (size_t)t + 1];
             if (y == cfg->pad_id) continue;
-            sum += m->acts.logits[((size_t)b * (size_t)Td + (size_t)t) * V + (size_t)y];
+            sum += logits[((size_t)b * (size_t)Td + (size_t)t) * V + (size_t)y];
             n++;
         }
         if (out_logprob) out_logprob[b] = sum;

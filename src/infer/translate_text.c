@@ -35,11 +35,11 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-tfm_status tfm_translate_text(tfm_model *m, const tfm_tokenizer *tok, const tfm_decode_config *dc,
+tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const tfm_decode_config *dc,
                               const char *const *src, size_t n, int batch_sentences, char **out,
                               tfm_translate_stats *stats) {
     const double t0 = now_seconds();
-    const tfm_config *cfg = tfm_model_config(m);
+    const tfm_config *cfg = tfm_model_config(tfm_context_model(ctx));
     memset(stats, 0, sizeof *stats);
     for (size_t i = 0; i < n; i++) out[i] = NULL;
     RETURN_IF(batch_sentences < 1, TFM_ERR_INVALID_ARG, "batch_sentences must be >= 1");
@@ -79,7 +79,7 @@ tfm_status tfm_translate_text(tfm_model *m, const tfm_tokenizer *tok, const tfm_
             const encoded *e = &enc[order[i + (size_t)b].index];
             for (int s = 0; s < S; s++) srcb[(size_t)b * (size_t)S + (size_t)s] = (size_t)s < e->len ? e->ids[s] : cfg->pad_id;
         }
-        st = tfm_model_translate(m, dc, B, S, srcb, outb, max_out, out_len);
+        st = tfm_model_translate(ctx, dc, B, S, srcb, outb, max_out, out_len);
         for (int b = 0; st == TFM_OK && b < B; b++) {
             size_t len;
             st = tfm_tokenizer_decode(tok, outb + (size_t)b * (size_t)max_out, (size_t)out_len[b], &out[order[i + (size_t)b].index],

@@ -127,11 +127,11 @@ static void embed_backward(const bctx *c, float *dtable, const float *G, const u
         embedding_backward(dtable, dx + b * T * d, ids + b * ids_stride, sqrtf((float)d), T, d);
 }
 
-void model_backward(tfm_model *m, model_params *grads, grad_workspace *w, const int32_t *src, const int32_t *tgt_in,
-                    size_t tgt_in_stride, const dropout_cfg *drop) {
-    const tfm_config *cfg = &m->cfg;
-    const activations *A = &m->acts;
-    const model_params *P = &m->p;
+void model_backward(tfm_context *ctx, model_params *grads, grad_workspace *w, const int32_t *src,
+                    const int32_t *tgt_in, size_t tgt_in_stride, const dropout_cfg *drop) {
+    const tfm_config *cfg = &ctx->m->cfg;
+    const activations *A = &ctx->acts;
+    const model_params *P = &ctx->m->p;
     bctx c = {cfg, w, drop && drop->p > 0.0f, drop ? drop->p : 0.0f, (size_t)A->B, (size_t)A->S, (size_t)A->T,
               (size_t)cfg->d_model, (size_t)cfg->n_heads, (size_t)cfg->d_ff};
     const size_t B = c.B, S = c.S, T = c.T, d = c.d, NT = B * T, NS = B * S;

@@ -1,6 +1,6 @@
 /* The encoder–decoder forward pass (Vaswani et al. 2017, §3, Figure 1), as PyTorch's
  * nn.Transformer computes it, post-LN or pre-LN (norm_first), with the final encoder and decoder
- * LayerNorms. Every intermediate is kept in m->acts for the backward pass. */
+ * LayerNorms. Every intermediate is kept in the context's activations for the backward pass. */
 #include "model_internal.h"
 #include "ops.h"
 
@@ -91,10 +91,10 @@ static void embed(float *x0, const int32_t *ids, size_t ids_stride, const float 
 }
 
 /* Encoder (§3.1): N layers of self-attention and FFN, then the final LayerNorm into A->memory. */
-static void encode(tfm_model *m, dropper *dr, size_t B, size_t S, const int32_t *src) {
-    const tfm_config *cfg = &m->cfg;
-    activations *A = &m->acts;
-    const model_params *P = &m->p;
+static void encode(tfm_context *ctx, dropper *dr, size_t B, size_t S, const int32_t *src) {
+    const tfm_config *cfg = &ctx->m->cfg;
+    activations *A = &ctx->acts;
+    const model_params *P = &ctx->m->p;
     const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
     for (size_t i = 0; i < B * S; i++) A->src_pad[i] = (uint8_t)(src[i] == cfg->pad_id);
     embed(A->enc_x0, src, S, P->src_embed, B, S, d);
@@ -114,18 +114,18 @@ static void encode(tfm_model *m, dropper *dr, size_t B, size_t S, const int32_t 
                       d, cfg->layer_norm_eps);
 }
 
-void model_forward(tfm_model *m, int Bi, int Si, int Ti, const int32_t *src, const int32_t *tgt_in,
+void model_forward(tfm_context *ctx, int Bi, int Si, int Ti, const int32_t *src, const int32_t *tgt_in,
                    size_t tgt_in_stride, const dropout_cfg *drop) {
-    const tfm_config *cfg = &m->cfg;
-    activations *A = &m->acts;
-    const model_params *P = &m->p;
+    const tfm_config *cfg = &ctx->m->cfg;
+    activations *A = &ctx->acts;
+    const model_params *P = &ctx->m->p;
     const size_t B = (size_t)Bi, S = (size_t)Si, T = (size_t)Ti;
     const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
     TFM_ASSERT(A->B == Bi && A->S == Si && A->T == Ti);
     dropper dr = {drop && drop->p > 0.0f ? drop : NULL, 0};
     TFM_ASSERT(!dr.cfg || A->training);
 
-    encode(m, &dr, B, S, src);
+    encode(ctx, &dr, B, S, src);
     for (size_t b = 0; b < B; b++)
         for (size_t t = 0; t < T; t++) A->tgt_pad[b * T + t] = (uint8_t)(tgt_in[b * tgt_in_stride + t] == cfg->pad_id);
 
@@ -156,30 +156,35 @@ void model_forward(tfm_model *m, int Bi, int Si, int Ti, const int32_t *src, con
 
 /* ---- incremental decoding on a KV cache ------------------------------------------------------ */
 
-void model_decode_start(tfm_model *m, kv_cache *c, const int32_t *src) {
+void model_decode_start(tfm_context *ctx, const int32_t *src) {
+    const tfm_model *m = ctx->m;
     const tfm_config *cfg = &m->cfg;
+    kv_cache *c = &ctx->cache;
     const size_t B = (size_t)c->B, S = (size_t)c->S, d = (size_t)cfg->d_model;
-    TFM_ASSERT(m->acts.B == c->B && m->acts.S == c->S);
+    TFM_ASSERT(ctx->acts.B == c->B && ctx->acts.S == c->S);
     dropper dr = {NULL, 0};
-    encode(m, &dr, B, S, src);
-    memcpy(c->src_pad, m->acts.src_pad, B * S);
+    encode(ctx, &dr, B, S, src);
+    memcpy(c->src_pad, ctx->acts.src_pad, B * S);
     /* cross-attention keys and values of the memory, once per sentence (rows [d, 3d) of in_proj) */
     for (int l = 0; l < cfg->n_dec_layers; l++) {
         const mha_params *p = &m->p.dec[l].cross_attn;
-        linear_forward(c->cross_kv[l], m->acts.memory, p->in_proj_weight + d * d, p->in_proj_bias + d, B * S, d,
+        linear_forward(c->cross_kv[l], ctx->acts.memory, p->in_proj_weight + d * d, p->in_proj_bias + d, B * S, d,
                        2 * d);
     }
     c->len = 0;
 }
 
-void model_decode_step(tfm_model *m, kv_cache *c, const int32_t *tokens) {
+void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_stride) {
+    const tfm_model *m = ctx->m;
+    kv_cache *c = &ctx->cache;
     const tfm_config *cfg = &m->cfg;
     const model_params *P = &m->p;
     const size_t B = (size_t)c->B, S = (size_t)c->S, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads;
     const size_t d_ff = (size_t)cfg->d_ff, t = (size_t)c->len, cap = (size_t)c->cap_T;
     TFM_ASSERT(c->len < c->cap_T);
     dropper dr = {NULL, 0};
-    embedding_forward(c->x0, tokens, P->tgt_embed, sqrtf((float)d), B, d);
+    for (size_t b = 0; b < B; b++)
+        embedding_forward(c->x0 + b * d, tokens + b * tokens_stride, P->tgt_embed, sqrtf((float)d), 1, d);
     pe_sinusoidal_add(c->x0, B, 1, d, t);
     const float *x = c->x0;
     for (int l = 0; l < cfg->n_dec_layers; l++) {

@@ -32,22 +32,30 @@ static void layout(const tfm_config *cfg, int Bi, int Si, int cap, tfm_arena *a,
     c->ffn.ff_out = arena_take_f32(a, B * d);
 }
 
-tfm_status kv_cache_create(tfm_model *m, int B, int S, int cap_T, kv_cache *c) {
-    memset(c, 0, sizeof *c);
+tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T) {
+    const tfm_config *cfg = &ctx->m->cfg;
+    kv_cache *c = &ctx->cache;
     RETURN_IF(B < 1 || S < 0 || cap_T < 1, TFM_ERR_INVALID_ARG, "KV cache sizes B=%d S=%d T=%d", B, S, cap_T);
+    tfm_arena counter = {NULL, 0, 0};
+    layout(cfg, B, S, cap_T, &counter, c);
+    if (counter.used > c->arena.cap) { /* grow; a smaller cache re-carves the same block */
+        arena_free(&c->arena);
+        TRY(arena_init(&c->arena, counter.used, "the KV cache"));
+    }
+    tfm_arena again = c->arena;
+    again.used = 0;
+    layout(cfg, B, S, cap_T, &again, c);
     c->B = B;
     c->S = S;
     c->cap_T = cap_T;
-    tfm_arena counter = {NULL, 0, 0};
-    layout(&m->cfg, B, S, cap_T, &counter, c);
-    TRY(arena_init(&c->arena, counter.used, "the KV cache"));
-    layout(&m->cfg, B, S, cap_T, &c->arena, c);
-    tfm_status st = model_reserve(m, B, S, 1, 0);
-    if (st != TFM_OK) kv_cache_free(c);
-    return st;
+    c->len = 0;
+    return context_reserve(ctx, B, S, 1, 0);
 }
 
-void kv_cache_free(kv_cache *c) { arena_free(&c->arena); }
+void kv_cache_free(kv_cache *c) {
+    arena_free(&c->arena);
+    memset(c, 0, sizeof *c);
+}
 
 /* dst row b = src row rows[b], rows of `width` floats, through the scratch buffer */
 static void gather(float *x, float *tmp, const int *rows, size_t B, size_t width) {
@@ -55,7 +63,9 @@ static void gather(float *x, float *tmp, const int *rows, size_t B, size_t width
     memcpy(x, tmp, B * width * sizeof(float));
 }
 
-void kv_cache_reorder(const tfm_model *m, kv_cache *c, const int *rows) {
+void kv_cache_reorder(tfm_context *ctx, const int *rows) {
+    const tfm_model *m = ctx->m;
+    kv_cache *c = &ctx->cache;
     const size_t B = (size_t)c->B, S = (size_t)c->S, T = (size_t)c->cap_T, d = (size_t)m->cfg.d_model;
     const size_t len = (size_t)c->len;
     for (int l = 0; l < m->cfg.n_dec_layers; l++) {

@@ -1,5 +1,6 @@
-/* The inside of a tfm_model: configuration, parameters in one arena, and the forward workspace
- * (activations saved for the backward pass) in a second arena sized for (B, S, T). */
+/* The inside of a tfm_model (configuration, parameters in one arena, tokenizer: read-only once
+ * built) and of a tfm_context (one thread's forward workspace — activations saved for the backward
+ * pass, in an arena sized for (B, S, T) — and its KV cache). */
 #ifndef TFM_MODEL_INTERNAL_H
 #define TFM_MODEL_INTERNAL_H
 
@@ -53,6 +54,8 @@ typedef struct {
     float *logits; /* (B·T, V_tgt) */
 } activations;
 
+/* Read-only while any context uses it; only a trainer (which owns its own context) writes the
+ * parameters, between its forward/backward passes. */
 struct tfm_model {
     tfm_config cfg;
     tfm_arena param_arena;
@@ -63,9 +66,6 @@ struct tfm_model {
 
     unsigned char *tokenizer; /* serialized tokenizer (tokenizer.model), or NULL */
     size_t tokenizer_len;
-
-    tfm_arena act_arena;
-    activations acts;
 };
 
 /** tfm_model_save plus extra tensors (names under train_state.), written in the same atomic file.
@@ -85,11 +85,8 @@ tfm_status model_check_batch(const tfm_model *m, int B, int S, int T, const int3
 void activations_layout(const tfm_config *cfg, int B, int S, int T, int training, tfm_arena *arena,
                         activations *a);
 
-/** Makes sure the workspace holds a batch of (B, S, T) (with the training buffers if asked) and
- * lays it out for those sizes; grows the arena only if the batch needs more bytes than it has —
- * callers reserve every batch shape up front so a training step never allocates.
- * Errors: TFM_ERR_NOMEM. */
-tfm_status model_reserve(tfm_model *m, int B, int S, int T, int training);
+/** Bytes of the activation workspace of a batch of (B, S, T) (with the training buffers if asked). */
+size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training);
 
 /** Dropout of a training forward pass: probability p and the seed of this step's masks. */
 typedef struct {
@@ -102,8 +99,9 @@ typedef struct {
  * padded with pad_id; tgt_in row b starts at tgt_in + b·tgt_in_stride. `drop` (NULL for
  * inference) applies inverted dropout where the paper does (§5.4): the embedding + PE sum, each
  * sub-layer output before its residual add, the attention weights and the FFN hidden layer, as
- * nn.Transformer. Leaves every activation, the logits (B·T, V_tgt) included, in m->acts. */
-void model_forward(tfm_model *m, int B, int S, int T, const int32_t *src, const int32_t *tgt_in,
+ * nn.Transformer. Leaves every activation, the logits (B·T, V_tgt) included, in ctx->acts (laid
+ * out for (B, S, T) by context_reserve). */
+void model_forward(tfm_context *ctx, int B, int S, int T, const int32_t *src, const int32_t *tgt_in,
                    size_t tgt_in_stride, const dropout_cfg *drop);
 
 /** Incremental decoding state for B rows (sentences, or sentences × beams): the decoder
@@ -129,22 +127,41 @@ typedef struct {
     tfm_arena arena;
 } kv_cache;
 
-/** Allocates a cache for B rows, sources of S tokens and up to cap_T decoded positions, and
- * reserves the model's workspace for encoding (B, S). Errors: TFM_ERR_NOMEM. */
-tfm_status kv_cache_create(tfm_model *m, int B, int S, int cap_T, kv_cache *c);
+/** One thread's working memory for a model: the activation workspace (re-carved for each batch
+ * shape, grown on demand) and the KV cache. Never shared between threads; the model it points to
+ * is only read. */
+struct tfm_context {
+    const tfm_model *m;
+    tfm_arena act_arena;
+    activations acts;
+    kv_cache cache;
+};
+
+/** Makes sure the context's workspace holds a batch of (B, S, T) (with the training buffers if
+ * asked) and lays it out for those sizes; grows the arena only if the batch needs more bytes than
+ * it has — a trainer reserves every batch shape up front so a training step never allocates.
+ * Errors: TFM_ERR_NOMEM. */
+tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training);
+
+/** Lays the context's KV cache out for B rows, sources of S tokens and up to cap_T decoded
+ * positions (growing its arena only if needed), and reserves the workspace for encoding (B, S).
+ * Errors: TFM_ERR_INVALID_ARG (sizes), TFM_ERR_NOMEM. */
+tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T);
 void kv_cache_free(kv_cache *c);
 
 /** Beam bookkeeping: row b of the cache becomes (a copy of) row rows[b], for every cached position,
  * the cross-attention keys/values and the source mask. */
-void kv_cache_reorder(const tfm_model *m, kv_cache *c, const int *rows);
+void kv_cache_reorder(tfm_context *ctx, const int *rows);
 
-/** Encodes src (B, S, padded with pad_id) and fills the cross-attention keys/values; len = 0. */
-void model_decode_start(tfm_model *m, kv_cache *c, const int32_t *src);
+/** Encodes src (B, S, padded with pad_id) into the context's cache (laid out by kv_cache_reserve)
+ * and fills the cross-attention keys/values; len = 0. */
+void model_decode_start(tfm_context *ctx, const int32_t *src);
 
-/** Decodes one position for every row: tokens[B] are the inputs at position c->len (BOS first).
- * Leaves the logits of that position in c->logits (B, V_tgt) and advances c->len. Computes what
- * model_forward computes for the last position of the prefix, without recomputing the prefix. */
-void model_decode_step(tfm_model *m, kv_cache *c, const int32_t *tokens);
+/** Decodes one position for every row: tokens[b · tokens_stride] (b < B) are the inputs at
+ * position cache.len (BOS first). Leaves the logits of that position in ctx->cache.logits (B, V_tgt) and advances
+ * cache.len. Computes what model_forward computes for the last position of the prefix, without
+ * recomputing the prefix. */
+void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_stride);
 
 /** Gradients of the loss w.r.t. the activations, one set of scratch buffers reused layer by layer
  * (sizes for the largest batch: N = max(B·S, B·T)). */
@@ -164,11 +181,11 @@ typedef struct {
 /** Lays out a grad_workspace for (B, S, T) in `arena` (counting only when its base is NULL). */
 void grad_workspace_layout(const tfm_config *cfg, int B, int S, int T, tfm_arena *arena, grad_workspace *w);
 
-/** Backpropagation through model_forward's last call: reads dL/dlogits from m->acts.logits
+/** Backpropagation through model_forward's last call on ctx: reads dL/dlogits from ctx->acts.logits
  * (B·T, V_tgt), ACCUMULATES every parameter gradient into *grads (a model_params laid out over a
  * gradient buffer by params_layout; tied tensors share one gradient). src and tgt_in as given to
  * the forward. No allocation. */
-void model_backward(tfm_model *m, model_params *grads, grad_workspace *w, const int32_t *src,
+void model_backward(tfm_context *ctx, model_params *grads, grad_workspace *w, const int32_t *src,
                     const int32_t *tgt_in, size_t tgt_in_stride, const dropout_cfg *drop);
 
 #endif

@@ -12,6 +12,7 @@
 
 struct tfm_trainer {
     tfm_model *m;
+    tfm_context *ctx;   /* the trainer's own workspace (activations) */
     tfm_train_config cfg;
     tfm_arena state;    /* gradients, Adam moments */
     float *grads;       /* [n_params], laid out as the parameters */
@@ -83,7 +84,7 @@ tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T) {
         arena_free(&t->ws_arena);
         TRY(arena_init(&t->ws_arena, counter.used, "the backward workspace"));
     }
-    return model_reserve(m, B, S, T - 1, 1);
+    return context_reserve(t->ctx, B, S, T - 1, 1);
 }
 
 tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max_B, int max_S, int max_T,
@@ -109,6 +110,7 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
         st = arena_init(&t->state, counter.used, "the gradients and optimizer state");
         if (st != TFM_OK) break;
     }
+    if (st == TFM_OK) st = tfm_context_create(m, &t->ctx);
     if (st == TFM_OK) {
         params_layout(&m->cfg, &t->g, t->grads, NULL, NULL);
         st = tfm_trainer_reserve(t, max_B, max_S, max_T);
@@ -134,17 +136,18 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     grad_workspace_layout(c, B, S, Td, &ws, &t->ws);
     dropout_cfg drop = {t->cfg.dropout, ((uint64_t)rng_u32(&t->rng) << 32) | rng_u32(&t->rng)};
 
-    model_forward(m, B, S, Td, src, tgt, (size_t)T, &drop);
+    model_forward(t->ctx, B, S, Td, src, tgt, (size_t)T, &drop);
+    float *logits = t->ctx->acts.logits;
     for (int b = 0; b < B; b++)
         for (int i = 0; i < Td; i++) t->targets[(size_t)b * (size_t)Td + (size_t)i] = tgt[(size_t)b * (size_t)T + (size_t)i + 1];
     size_t n_tok = 0;
-    double loss = cross_entropy_forward(t->losses, &n_tok, m->acts.logits, t->targets, c->pad_id,
+    double loss = cross_entropy_forward(t->losses, &n_tok, logits, t->targets, c->pad_id,
                                         t->cfg.label_smoothing, N, V);
     RETURN_IF(!isfinite(loss), TFM_ERR_NUMERIC, "step %lld: the loss is %g; parameters left unchanged",
               (long long)(t->step + 1), loss);
-    cross_entropy_backward(m->acts.logits, m->acts.logits, t->targets, c->pad_id, t->cfg.label_smoothing, n_tok, N, V);
+    cross_entropy_backward(logits, logits, t->targets, c->pad_id, t->cfg.label_smoothing, n_tok, N, V);
     memset(t->grads, 0, m->n_params * sizeof(float));
-    model_backward(m, &t->g, &t->ws, src, tgt, (size_t)T, &drop);
+    model_backward(t->ctx, &t->g, &t->ws, src, tgt, (size_t)T, &drop);
     double norm = optim_clip_grad_norm(t->grads, m->n_params, t->cfg.clip_norm);
     RETURN_IF(!isfinite(norm), TFM_ERR_NUMERIC, "step %lld: the gradient norm is %g; parameters left unchanged",
               (long long)(t->step + 1), norm);
@@ -262,5 +265,6 @@ void tfm_trainer_free(tfm_trainer *t) {
     free(t->targets);
     arena_free(&t->state);
     arena_free(&t->ws_arena);
+    tfm_context_free(t->ctx);
     free(t);
 }

@@ -10,6 +10,7 @@
 
 typedef struct {
     tfm_model *m;
+    tfm_context *ctx;  /* a context of m */
     tfm_id_lines src, tgt;
     int B, S, T;       /* pairs, longest source, longest whole target row */
     int32_t *src_ids;  /* (B, S) padded with pad_id */
@@ -37,7 +38,8 @@ static inline int golden_case_load(const char *name, golden_case *g) {
     char p[512];
     memset(g, 0, sizeof *g);
     snprintf(p, sizeof p, "tests/golden/%s/model.safetensors", name);
-    CHECK(tfm_model_load(test_path(p), &g->m) == TFM_OK, "%s: load: %s", name, tfm_last_error());
+    CHECK(tfm_model_load(test_path(p), &g->m) == TFM_OK && tfm_context_create(g->m, &g->ctx) == TFM_OK,
+          "%s: load: %s", name, tfm_last_error());
     snprintf(p, sizeof p, "tests/golden/%s/src.ids", name);
     CHECK(tfm_id_lines_read(test_path(p), &g->src) == TFM_OK, "%s: src ids: %s", name, tfm_last_error());
     snprintf(p, sizeof p, "tests/golden/%s/tgt.ids", name);
@@ -59,6 +61,7 @@ static inline void golden_case_free(golden_case *g) {
     free(g->tgt_ids);
     tfm_id_lines_free(&g->src);
     tfm_id_lines_free(&g->tgt);
+    tfm_context_free(g->ctx);
     tfm_model_free(g->m);
     memset(g, 0, sizeof *g);
 }

@@ -171,9 +171,13 @@ static void round_trip(void) {
     /* identical scores from the original and the reloaded model */
     int32_t src[3] = {5, 6, 7}, tgt[4] = {1, 4, 5, 2};
     double la, lb;
-    CHECK(tfm_model_score(a, 1, 3, 4, src, tgt, &la, NULL, NULL) == TFM_OK &&
-              tfm_model_score(b, 1, 3, 4, src, tgt, &lb, NULL, NULL) == TFM_OK && la == lb,
+    tfm_context *ca = NULL, *cb = NULL;
+    CHECK(tfm_context_create(a, &ca) == TFM_OK && tfm_context_create(b, &cb) == TFM_OK &&
+              tfm_model_score(ca, 1, 3, 4, src, tgt, &la, NULL, NULL) == TFM_OK &&
+              tfm_model_score(cb, 1, 3, 4, src, tgt, &lb, NULL, NULL) == TFM_OK && la == lb,
           "reloaded model scores differently");
+    tfm_context_free(ca);
+    tfm_context_free(cb);
     /* an atomic save leaves no temporary file behind */
     DIR *d = opendir(g_tmpdir);
     int stray = 0;

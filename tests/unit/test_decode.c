@@ -3,55 +3,13 @@
  * sequence an exhaustive search ranks best, with length penalty 0 (total log-probability) and 1
  * (per-token average); the length limit holds. */
 #include "decode_internal.h"
+#include "copy_task.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
 #include <stdint.h>
 
-/* A small copy-with-shift task: target = source tokens + 1, trained for a few hundred steps so the
- * model's decisions are confident (a trained model, not random weights). */
-static tfm_model *trained_model(void) {
-    tfm_config c = tfm_config_default();
-    c.d_model = 32;
-    c.n_heads = 4;
-    c.d_ff = 64;
-    c.n_enc_layers = 2;
-    c.n_dec_layers = 2;
-    c.src_vocab = c.tgt_vocab = 16;
-    c.max_len = 32;
-    c.norm_first = 1;
-    tfm_model *m = NULL;
-    if (tfm_model_create(&c, 11, &m) != TFM_OK) return NULL;
-    enum { B = 16, S = 6, T = 8 };
-    int32_t src[B * S], tgt[B * T];
-    uint32_t x = 12345;
-    tfm_train_config tc = tfm_train_config_default();
-    tc.lr = 3e-3;
-    tfm_trainer *tr = NULL;
-    if (tfm_trainer_create(m, &tc, B, S, T, &tr) != TFM_OK) return m;
-    for (int step = 0; step < 300; step++) {
-        for (int b = 0; b < B; b++) {
-            x = x * 1103515245u + 12345u;
-            int len = 2 + (int)((x >> 16) % 5); /* 2..6 tokens */
-            tgt[b * T] = 1;
-            for (int s = 0; s < S; s++) {
-                x = x * 1103515245u + 12345u;
-                int tokv = 4 + (int)((x >> 16) % 11); /* 4..14 */
-                src[b * S + s] = s < len ? tokv : 0;
-                if (s < len) tgt[b * T + 1 + s] = tokv + 1 > 15 ? 4 : tokv + 1;
-            }
-            tgt[b * T + 1 + len] = 2;
-            for (int t = len + 2; t < T; t++) tgt[b * T + t] = 0;
-        }
-        tfm_step_stats st;
-        tfm_trainer_step(tr, B, S, T, src, tgt, &st);
-        if (step == 299) printf("copy task: loss after 300 steps %.4f\n", st.loss);
-    }
-    tfm_trainer_free(tr);
-    return m;
-}
-
-static void cache_equals_recompute(tfm_model *m) {
+static void cache_equals_recompute(tfm_context *m) {
     enum { B = 4, S = 6, MAXO = 40 };
     const int32_t src[B * S] = {5, 6, 7, 0, 0, 0, 9, 4, 12, 13, 8, 0, 14, 14, 0, 0, 0, 0, 10, 11, 12, 13, 4, 5};
     int32_t o1[B * MAXO], o2[B * MAXO];
@@ -95,7 +53,7 @@ enum { EX_L = 3, EX_NTOK = 3, EX_MAXO = 8 }; /* outputs: ids 3, 4, 5 (pad and BO
 
 /* Every sequence of up to EX_L tokens (EOS excluded), scored by teacher forcing: the best under
  * (Σ log p) / (len + 1)^α into best_seq / *best_len. Returns 0 if scoring failed. */
-static int exhaustive_best(tfm_model *m, const int32_t *src, float alpha, int *best_seq, int *best_len) {
+static int exhaustive_best(tfm_context *m, const int32_t *src, float alpha, int *best_seq, int *best_len) {
     double best = -INFINITY;
     *best_len = -1;
     for (int len = 0; len <= EX_L; len++) {
@@ -142,13 +100,17 @@ static tfm_model *tiny_model(uint64_t seed) {
 static void exhaustive(void) {
     const int32_t src[3] = {3, 4, 3};
     tfm_model *m = NULL;
+    tfm_context *ctx = NULL;
     int seq0[EX_L], len0 = -1, seq1[EX_L], len1 = -1;
     for (uint64_t seed = 1; seed <= 200 && !m; seed++) {
         m = tiny_model(seed);
-        CHECK(m && exhaustive_best(m, src, 0.0f, seq0, &len0) && exhaustive_best(m, src, 1.0f, seq1, &len1),
+        CHECK(m && tfm_context_create(m, &ctx) == TFM_OK && exhaustive_best(ctx, src, 0.0f, seq0, &len0) &&
+                  exhaustive_best(ctx, src, 1.0f, seq1, &len1),
               "exhaustive scoring: %s", tfm_last_error());
         if (len0 == len1 && memcmp(seq0, seq1, (size_t)len0 * sizeof(int)) == 0) {
+            tfm_context_free(ctx);
             tfm_model_free(m);
+            ctx = NULL;
             m = NULL;
         }
     }
@@ -164,18 +126,19 @@ static void exhaustive(void) {
         dc.max_len_b = EX_L;
         int32_t out[EX_MAXO];
         int olen;
-        CHECK(tfm_model_translate(m, &dc, 1, 3, src, out, EX_MAXO, &olen) == TFM_OK, "beam: %s", tfm_last_error());
+        CHECK(tfm_model_translate(ctx, &dc, 1, 3, src, out, EX_MAXO, &olen) == TFM_OK, "beam: %s", tfm_last_error());
         int same = olen == want_len;
         for (int i = 0; same && i < olen; i++) same = out[i] == want[i];
         CHECK(same, "lenpen %d: beam found %d tokens (%d %d %d), exhaustive best has %d (%d %d %d)", a, olen,
               olen > 0 ? out[0] : -1, olen > 1 ? out[1] : -1, olen > 2 ? out[2] : -1, want_len,
               want_len > 0 ? want[0] : -1, want_len > 1 ? want[1] : -1, want_len > 2 ? want[2] : -1);
     }
+    tfm_context_free(ctx);
     tfm_model_free(m);
 }
 
 /* A checkpoint saved and loaded back translates exactly as the model in memory did. */
-static void save_load_same_translations(tfm_model *m) {
+static void save_load_same_translations(tfm_context *ctx) {
     enum { B = 3, S = 5, MAXO = 40 };
     const int32_t src[B * S] = {5, 6, 7, 8, 9, 14, 4, 0, 0, 0, 11, 12, 13, 0, 0};
     int32_t o1[B * MAXO], o2[B * MAXO];
@@ -184,23 +147,29 @@ static void save_load_same_translations(tfm_model *m) {
     dc.beam = 3;
     const char *path = "/tmp/tfm_test_decode_model.safetensors";
     tfm_model *r = NULL;
-    CHECK(tfm_model_translate(m, &dc, B, S, src, o1, MAXO, l1) == TFM_OK, "translate: %s", tfm_last_error());
-    CHECK(tfm_model_save(m, path) == TFM_OK && tfm_model_load(path, &r) == TFM_OK, "save/load: %s", tfm_last_error());
-    if (r) {
-        CHECK(tfm_model_translate(r, &dc, B, S, src, o2, MAXO, l2) == TFM_OK, "translate reloaded");
+    tfm_context *rc = NULL;
+    CHECK(tfm_model_translate(ctx, &dc, B, S, src, o1, MAXO, l1) == TFM_OK, "translate: %s", tfm_last_error());
+    CHECK(tfm_model_save(tfm_context_model(ctx), path) == TFM_OK && tfm_model_load(path, &r) == TFM_OK &&
+              tfm_context_create(r, &rc) == TFM_OK,
+          "save/load: %s", tfm_last_error());
+    if (rc) {
+        CHECK(tfm_model_translate(rc, &dc, B, S, src, o2, MAXO, l2) == TFM_OK, "translate reloaded");
         int same = memcmp(l1, l2, sizeof l1) == 0;
         for (int b = 0; same && b < B; b++) same = memcmp(o1 + b * MAXO, o2 + b * MAXO, (size_t)l1[b] * sizeof(int32_t)) == 0;
         CHECK(same, "the reloaded checkpoint translates differently");
     }
+    tfm_context_free(rc);
     tfm_model_free(r);
     remove(path);
 }
 
 int main(void) {
-    tfm_model *m = trained_model();
-    CHECK(m != NULL, "training the copy model failed: %s", tfm_last_error());
-    if (m) cache_equals_recompute(m);
-    if (m) save_load_same_translations(m);
+    tfm_model *m = copy_task_model(300);
+    tfm_context *ctx = NULL;
+    CHECK(m != NULL && tfm_context_create(m, &ctx) == TFM_OK, "training the copy model failed: %s", tfm_last_error());
+    if (ctx) cache_equals_recompute(ctx);
+    if (ctx) save_load_same_translations(ctx);
+    tfm_context_free(ctx);
     tfm_model_free(m);
     exhaustive();
     return test_finish("decode");

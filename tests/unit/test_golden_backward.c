@@ -29,12 +29,13 @@ static void run_case(const char *name) {
     for (int b = 0; b < B; b++)
         for (int t = 0; t < Td; t++) y[b * Td + t] = tb[b * T + t + 1];
 
-    CHECK(model_reserve(m, B, S, Td, 1) == TFM_OK, "%s: reserve", name);
-    model_forward(m, B, S, Td, sb, tb, (size_t)T, NULL);
+    tfm_context *ctx = NULL;
+    CHECK(tfm_context_create(m, &ctx) == TFM_OK && context_reserve(ctx, B, S, Td, 1) == TFM_OK, "%s: reserve", name);
+    model_forward(ctx, B, S, Td, sb, tb, (size_t)T, NULL);
     float *losses = malloc(sizeof(float) * N);
     size_t n_nonpad = 0;
-    double loss = cross_entropy_forward(losses, &n_nonpad, m->acts.logits, y, c->pad_id, LABEL_SMOOTHING, N, V);
-    cross_entropy_backward(m->acts.logits, m->acts.logits, y, c->pad_id, LABEL_SMOOTHING, n_nonpad, N, V);
+    double loss = cross_entropy_forward(losses, &n_nonpad, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, N, V);
+    cross_entropy_backward(ctx->acts.logits, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, n_nonpad, N, V);
 
     float *gbase = calloc(m->n_params, sizeof(float));
     model_params grads;
@@ -44,7 +45,7 @@ static void run_case(const char *name) {
     grad_workspace_layout(c, B, S, Td, &counter, NULL);
     arena_init(&ws_arena, counter.used, "test");
     grad_workspace_layout(c, B, S, Td, &ws_arena, &ws);
-    model_backward(m, &grads, &ws, sb, tb, (size_t)T, NULL);
+    model_backward(ctx, &grads, &ws, sb, tb, (size_t)T, NULL);
 
     snprintf(p, sizeof p, "tests/golden/%s/loss.txt", name);
     FILE *f = fopen(test_path(p), "r");
@@ -86,6 +87,7 @@ static void run_case(const char *name) {
     arena_free(&ws_arena);
     free(losses);
     free(y);
+    tfm_context_free(ctx);
     golden_case_free(&g);
 }
 

@@ -38,7 +38,7 @@ static void run_case(const char *name) {
     float *logits = malloc(sizeof(float) * (size_t)(B * (T - 1) * V));
     double *lp = malloc(sizeof(double) * (size_t)B);
     int *nt = malloc(sizeof(int) * (size_t)B);
-    CHECK(tfm_model_score(m, B, S, T, sb, tb, lp, nt, logits) == TFM_OK, "%s: score: %s", name, tfm_last_error());
+    CHECK(tfm_model_score(g.ctx, B, S, T, sb, tb, lp, nt, logits) == TFM_OK, "%s: score: %s", name, tfm_last_error());
 
     size_t n_ref = 0;
     snprintf(p, sizeof p, "tests/golden/%s/logits.f32", name);
@@ -73,7 +73,7 @@ static void run_case(const char *name) {
         int na;
         golden_pack(sb, &g.src, (size_t)b, 1, ls, c->pad_id);
         golden_pack(tb, &g.tgt, (size_t)b, 1, lt, c->pad_id);
-        CHECK(tfm_model_score(m, 1, ls, lt, sb, tb, &alone, &na, NULL) == TFM_OK, "%s: alone: %s", name,
+        CHECK(tfm_model_score(g.ctx, 1, ls, lt, sb, tb, &alone, &na, NULL) == TFM_OK, "%s: alone: %s", name,
               tfm_last_error());
         CHECK(fabs(alone - lp[b]) <= TOL_ALONE && na == nt[b], "%s: pair %d alone %.9g (%d) vs in batch %.9g (%d)",
               name, b, alone, na, lp[b], nt[b]);
@@ -90,19 +90,25 @@ static void run_case(const char *name) {
 /* An empty source (every key of cross-attention masked) gives finite scores, never NaN. */
 static void empty_source(void) {
     tfm_model *m = NULL;
-    CHECK(tfm_model_load(test_path("tests/golden/post_ln_relu/model.safetensors"), &m) == TFM_OK, "load: %s",
-          tfm_last_error());
-    if (!m) return;
+    tfm_context *ctx = NULL;
+    CHECK(tfm_model_load(test_path("tests/golden/post_ln_relu/model.safetensors"), &m) == TFM_OK &&
+              tfm_context_create(m, &ctx) == TFM_OK,
+          "load: %s", tfm_last_error());
+    if (!ctx) {
+        tfm_model_free(m);
+        return;
+    }
     int32_t src[2 * 3] = {5, 6, 7, 0, 0, 0}; /* row 1 is all padding */
     int32_t tgt[2 * 4] = {1, 4, 5, 2, 1, 6, 2, 0};
     double lp[2];
     int nt[2];
     float logits[2 * 3 * 19];
-    CHECK(tfm_model_score(m, 2, 3, 4, src, tgt, lp, nt, logits) == TFM_OK, "empty source: %s", tfm_last_error());
+    CHECK(tfm_model_score(ctx, 2, 3, 4, src, tgt, lp, nt, logits) == TFM_OK, "empty source: %s", tfm_last_error());
     int finite = 1;
     for (size_t i = 0; i < sizeof logits / sizeof logits[0]; i++) finite &= isfinite(logits[i]) != 0;
     CHECK(finite && isfinite(lp[0]) && isfinite(lp[1]), "empty source gives non-finite logits");
     CHECK(nt[0] == 3 && nt[1] == 2, "empty source: token counts %d %d", nt[0], nt[1]);
+    tfm_context_free(ctx);
     tfm_model_free(m);
 }
 

@@ -55,6 +55,7 @@ enum { D_FF = 12, N_HIDDEN = (B * S + B * TD) * D_FF }; /* one encoder and one d
 
 typedef struct {
     tfm_model *m;
+    tfm_context *ctx;
     dropout_cfg drop;
     uint8_t sign0[N_HIDDEN]; /* which FFN pre-activations are > 0 at the unperturbed point */
     int32_t y[B * TD]; /* prediction targets: the target rows without their first id */
@@ -64,15 +65,15 @@ typedef struct {
 /* The trainer's loss: forward with dropout, then the mean label-smoothed cross-entropy. */
 static double loss_of(fixture *f) {
     const tfm_config *c = &f->m->cfg;
-    model_forward(f->m, B, S, TD, SRC, TGT, T, &f->drop);
+    model_forward(f->ctx, B, S, TD, SRC, TGT, T, &f->drop);
     size_t n = 0;
-    return cross_entropy_forward(f->losses, &n, f->m->acts.logits, f->y, c->pad_id, SMOOTHING, (size_t)(B * TD),
+    return cross_entropy_forward(f->losses, &n, f->ctx->acts.logits, f->y, c->pad_id, SMOOTHING, (size_t)(B * TD),
                                  (size_t)c->tgt_vocab);
 }
 
 /* Records (into sign) which FFN pre-activations of the last forward are positive. */
 static void hidden_signs(const fixture *f, uint8_t *sign) {
-    const float *enc = f->m->acts.enc[0].ff_pre, *dec = f->m->acts.dec[0].ff_pre;
+    const float *enc = f->ctx->acts.enc[0].ff_pre, *dec = f->ctx->acts.dec[0].ff_pre;
     for (size_t i = 0; i < (size_t)(B * S * D_FF); i++) sign[i] = enc[i] > 0.0f;
     for (size_t i = 0; i < (size_t)(B * TD * D_FF); i++) sign[B * S * D_FF + i] = dec[i] > 0.0f;
 }
@@ -99,7 +100,7 @@ static float clear_kinks(fixture *f) {
         closest = INFINITY;
         int moved = 0;
         for (int side = 0; side < 2; side++) {
-            const float *z = side == 0 ? m->acts.enc[0].ff_pre : m->acts.dec[0].ff_pre;
+            const float *z = side == 0 ? f->ctx->acts.enc[0].ff_pre : f->ctx->acts.dec[0].ff_pre;
             float *bias = side == 0 ? m->p.enc[0].linear1_bias : m->p.dec[0].linear1_bias;
             const size_t rows = side == 0 ? (size_t)(B * S) : (size_t)(B * TD);
             for (size_t j = 0; j < D_FF; j++)
@@ -153,7 +154,8 @@ static double run_case(const char *name, int norm_first, tfm_activation act, int
     for (int b = 0; b < B; b++)
         for (int t = 0; t < TD; t++) f.y[b * TD + t] = TGT[b * T + t + 1];
     CHECK(model_check_batch(m, B, S, T, SRC, TGT) == TFM_OK, "%s: batch: %s", name, tfm_last_error());
-    CHECK(model_reserve(m, B, S, TD, 1) == TFM_OK, "%s: reserve: %s", name, tfm_last_error());
+    CHECK(tfm_context_create(m, &f.ctx) == TFM_OK && context_reserve(f.ctx, B, S, TD, 1) == TFM_OK,
+          "%s: reserve: %s", name, tfm_last_error());
 
     /* analytic: as tfm_trainer_step */
     float *gbase = malloc(m->n_params * sizeof(float));
@@ -172,11 +174,11 @@ static double run_case(const char *name, int norm_first, tfm_activation act, int
     const double loss0 = loss_of(&f);
     hidden_signs(&f, f.sign0);
     size_t n_tok = 0;
-    cross_entropy_forward(f.losses, &n_tok, m->acts.logits, f.y, c.pad_id, SMOOTHING, (size_t)(B * TD),
+    cross_entropy_forward(f.losses, &n_tok, f.ctx->acts.logits, f.y, c.pad_id, SMOOTHING, (size_t)(B * TD),
                           (size_t)c.tgt_vocab);
-    cross_entropy_backward(m->acts.logits, m->acts.logits, f.y, c.pad_id, SMOOTHING, n_tok, (size_t)(B * TD),
+    cross_entropy_backward(f.ctx->acts.logits, f.ctx->acts.logits, f.y, c.pad_id, SMOOTHING, n_tok, (size_t)(B * TD),
                            (size_t)c.tgt_vocab);
-    model_backward(m, &g, &ws, SRC, TGT, T, &f.drop);
+    model_backward(f.ctx, &g, &ws, SRC, TGT, T, &f.drop);
 
     /* numeric: every entry of every tensor (tied aliases share storage: checked once) */
     double worst = 0.0;
@@ -224,6 +226,7 @@ static double run_case(const char *name, int norm_first, tfm_activation act, int
     CHECK(skipped * 20 <= checked, "%s: %zu of %zu perturbations crossed a ReLU kink", name, skipped, checked);
     arena_free(&ws_arena);
     free(gbase);
+    tfm_context_free(f.ctx);
     tfm_model_free(m);
     return worst;
 }

@@ -1,0 +1,56 @@
+/* What greedy and beam search ask of the model: length limits, forbidden outputs, and one decoding
+ * step on the KV cache or (reference path) by recomputing the prefix. */
+#include "decode_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+int decode_limit(const tfm_model *m, const tfm_decode_config *dc, const int32_t *src_row, int S) {
+    int n = 0;
+    for (int s = 0; s < S; s++) n += src_row[s] != m->cfg.pad_id;
+    double lim = (double)dc->max_len_a * n + dc->max_len_b;
+    int cap = m->cfg.max_len - 1;
+    if (lim > cap) lim = cap;
+    return lim < 0 ? 0 : (int)lim;
+}
+
+void forbid_specials(const tfm_config *cfg, float *row) {
+    row[cfg->pad_id] = -INFINITY;
+    row[cfg->bos_id] = -INFINITY;
+}
+
+int argmax_row(const float *x, size_t n) {
+    size_t best = 0;
+    for (size_t j = 1; j < n; j++)
+        if (x[j] > x[best]) best = j;
+    return (int)best;
+}
+
+tfm_status decode_begin(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src, int cap) {
+    if (!dc->use_cache) return TFM_OK;
+    TRY(kv_cache_reserve(ctx, B, S, cap));
+    model_decode_start(ctx, src);
+    return TFM_OK;
+}
+
+tfm_status decode_step(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                       const int32_t *prefix, int t, int cap, float **logits) {
+    if (dc->use_cache) {
+        model_decode_step(ctx, prefix + t, (size_t)cap);
+        *logits = ctx->cache.logits;
+        return TFM_OK;
+    }
+    TRY(context_reserve(ctx, B, S, t + 1, 0));
+    model_forward(ctx, B, S, t + 1, src, prefix, (size_t)cap, NULL);
+    /* rows of the last position, gathered to the front of the logits buffer: (B, V) */
+    const size_t V = (size_t)ctx->m->cfg.tgt_vocab;
+    float *all = ctx->acts.logits;
+    for (int b = 0; b < B; b++)
+        memmove(all + (size_t)b * V, all + ((size_t)b * (size_t)(t + 1) + (size_t)t) * V, V * sizeof(float));
+    *logits = all;
+    return TFM_OK;
+}
+
+void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *rows) {
+    if (dc->use_cache) kv_cache_reorder(ctx, rows);
+}

@@ -1,0 +1,35 @@
+/* tfm_model_translate: argument checks, then greedy or beam search. */
+#include "decode_internal.h"
+
+tfm_decode_config tfm_decode_config_default(void) {
+    tfm_decode_config c;
+    c.beam = 1;
+    c.lenpen = 1.0f;
+    c.max_len_a = 1.5f;
+    c.max_len_b = 10;
+    c.use_cache = 1;
+    return c;
+}
+
+tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                               int32_t *out, int max_out, int *out_len) {
+    const tfm_config *cfg = &ctx->m->cfg;
+    RETURN_IF(B < 1 || S < 0 || max_out < 0, TFM_ERR_INVALID_ARG, "translate needs B >= 1, S >= 0, got B=%d S=%d", B,
+              S);
+    RETURN_IF(S > cfg->max_len, TFM_ERR_RANGE, "source length %d exceeds the model's max_len %d", S, cfg->max_len);
+    RETURN_IF(dc->beam < 1 || dc->beam > 256, TFM_ERR_INVALID_ARG, "beam must be in [1, 256], got %d", dc->beam);
+    RETURN_IF(!(dc->max_len_a >= 0.0f) || dc->max_len_b < 0, TFM_ERR_INVALID_ARG,
+              "the length limit a·source + b needs a >= 0 and b >= 0");
+    RETURN_IF(!(dc->lenpen >= 0.0f && dc->lenpen <= 10.0f), TFM_ERR_INVALID_ARG, "lenpen must be in [0, 10], got %g",
+              (double)dc->lenpen);
+    for (size_t i = 0; i < (size_t)B * (size_t)S; i++)
+        RETURN_IF(src[i] < 0 || src[i] >= cfg->src_vocab, TFM_ERR_RANGE,
+                  "source token id %d at row %zu, position %zu is outside the vocabulary [0, %d)", src[i],
+                  i / (size_t)(S ? S : 1), i % (size_t)(S ? S : 1), cfg->src_vocab);
+    if (S == 0) { /* nothing to translate: every row is empty */
+        for (int b = 0; b < B; b++) out_len[b] = 0;
+        return TFM_OK;
+    }
+    if (dc->beam == 1) return greedy_search(ctx, dc, B, S, src, out, max_out, out_len);
+    return beam_search(ctx, dc, B, S, src, out, max_out, out_len);
+}

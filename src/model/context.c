@@ -1,0 +1,138 @@
+/* Contexts: one thread's working memory for a model — the activation workspace, laid out per batch
+ * shape in one arena that grows on demand, and the KV cache. */
+#include "model_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tfm_status tfm_context_create(const tfm_model *model, tfm_context **out) {
+    *out = NULL;
+    RETURN_IF(!model, TFM_ERR_INVALID_ARG, "tfm_context_create needs a model");
+    tfm_context *ctx = calloc(1, sizeof *ctx);
+    RETURN_IF(!ctx, TFM_ERR_NOMEM, "out of memory allocating a context");
+    ctx->m = model;
+    ctx->acts.B = -1; /* nothing laid out yet */
+    *out = ctx;
+    return TFM_OK;
+}
+
+void tfm_context_free(tfm_context *ctx) {
+    if (!ctx) return;
+    arena_free(&ctx->act_arena);
+    kv_cache_free(&ctx->cache);
+    free(ctx);
+}
+
+const tfm_model *tfm_context_model(const tfm_context *ctx) { return ctx->m; }
+
+static void take_block(tfm_arena *a, block_acts *b, size_t N, size_t d, int training) {
+    b->ln = arena_take_f32(a, N * d);
+    b->ln_mean = arena_take_f32(a, N);
+    b->ln_rstd = arena_take_f32(a, N);
+    b->res = arena_take_f32(a, N * d);
+    b->drop = training ? arena_take_bytes(a, N * d) : NULL;
+}
+
+static void take_mha(tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H, size_t d, int cross,
+                     int training) {
+    const size_t N = B * T;
+    m->q = cross ? arena_take_f32(a, N * d) : NULL;
+    m->qkv = cross ? arena_take_f32(a, B * S * 2 * d) : arena_take_f32(a, N * 3 * d);
+    m->probs = arena_take_f32(a, B * H * T * S);
+    m->probs_drop = training ? arena_take_f32(a, B * H * T * S) : NULL;
+    m->att = arena_take_f32(a, N * d);
+    m->proj = arena_take_f32(a, N * d);
+}
+
+static void take_ffn(tfm_arena *a, layer_acts *l, size_t N, size_t d, size_t d_ff, int training) {
+    l->ff_pre = arena_take_f32(a, N * d_ff);
+    l->ff_act = arena_take_f32(a, N * d_ff);
+    l->ff_drop = training ? arena_take_bytes(a, N * d_ff) : NULL;
+    l->ff_out = arena_take_f32(a, N * d);
+}
+
+void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int training, tfm_arena *a,
+                        activations *acts) {
+    const size_t B = (size_t)Bi, S = (size_t)Si, T = (size_t)Ti;
+    const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
+    activations dummy;
+    if (!acts) acts = &dummy;
+    memset(acts, 0, sizeof *acts);
+    acts->B = Bi;
+    acts->S = Si;
+    acts->T = Ti;
+    acts->src_pad = arena_take_bytes(a, B * S);
+    acts->tgt_pad = arena_take_bytes(a, B * T);
+    acts->training = training;
+    acts->enc_x0 = arena_take_f32(a, B * S * d);
+    acts->enc_x0_drop = training ? arena_take_bytes(a, B * S * d) : NULL;
+    for (int l = 0; l < cfg->n_enc_layers; l++) {
+        layer_acts *L = &acts->enc[l];
+        take_block(a, &L->blk[0], B * S, d, training);
+        take_block(a, &L->blk[1], B * S, d, training);
+        take_mha(a, &L->self_attn, B, S, S, H, d, 0, training);
+        take_ffn(a, L, B * S, d, d_ff, training);
+    }
+    acts->memory = arena_take_f32(a, B * S * d);
+    acts->memory_mean = arena_take_f32(a, B * S);
+    acts->memory_rstd = arena_take_f32(a, B * S);
+    acts->dec_x0 = arena_take_f32(a, B * T * d);
+    acts->dec_x0_drop = training ? arena_take_bytes(a, B * T * d) : NULL;
+    for (int l = 0; l < cfg->n_dec_layers; l++) {
+        layer_acts *L = &acts->dec[l];
+        for (int k = 0; k < 3; k++) take_block(a, &L->blk[k], B * T, d, training);
+        take_mha(a, &L->self_attn, B, T, T, H, d, 0, training);
+        take_mha(a, &L->cross_attn, B, T, S, H, d, 1, training);
+        take_ffn(a, L, B * T, d, d_ff, training);
+    }
+    acts->dec_out = arena_take_f32(a, B * T * d);
+    acts->dec_out_mean = arena_take_f32(a, B * T);
+    acts->dec_out_rstd = arena_take_f32(a, B * T);
+    acts->logits = arena_take_f32(a, B * T * (size_t)cfg->tgt_vocab);
+}
+
+size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training) {
+    tfm_arena counter = {NULL, 0, 0};
+    activations_layout(cfg, B, S, T, training, &counter, NULL);
+    return counter.used;
+}
+
+tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) {
+    const tfm_config *cfg = &ctx->m->cfg;
+    /* the size products must not wrap around: the estimate refuses what could overflow */
+    RETURN_IF(tfm_model_estimate_bytes(cfg, B, S, T) == 0, TFM_ERR_NOMEM,
+              "a batch of %d x (%d, %d) tokens is too large to lay out", B, S, T);
+    const size_t need = activations_bytes(cfg, B, S, T, training);
+    if (need > ctx->act_arena.cap) {
+        /* grow: what a batch needs is its layout's bytes, not the largest B, S and T seen apart */
+        arena_free(&ctx->act_arena);
+        TRY(arena_init(&ctx->act_arena, need, "the activation workspace"));
+        ctx->acts.B = -1;
+    }
+    activations *A = &ctx->acts;
+    if (A->B != B || A->S != S || A->T != T || A->training != training) {
+        tfm_arena again = ctx->act_arena; /* re-carve the same block for this batch's sizes */
+        again.used = 0;
+        activations_layout(cfg, B, S, T, training, &again, A);
+    }
+    return TFM_OK;
+}
+
+void grad_workspace_layout(const tfm_config *cfg, int Bi, int Si, int Ti, tfm_arena *a, grad_workspace *w) {
+    const size_t B = (size_t)Bi, S = (size_t)Si, T = (size_t)Ti;
+    const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
+    const size_t N = B * (S > T ? S : T), L = S > T ? S : T, wide = 3 * d > d_ff ? 3 * d : d_ff;
+    grad_workspace dummy;
+    if (!w) w = &dummy;
+    w->d_stream = arena_take_f32(a, N * d);
+    w->d_res = arena_take_f32(a, N * d);
+    w->d_sub = arena_take_f32(a, N * d);
+    w->d_att = arena_take_f32(a, N * d);
+    w->d_q = arena_take_f32(a, B * T * d);
+    w->d_kv = arena_take_f32(a, B * S * 2 * d);
+    w->d_big = arena_take_f32(a, N * wide);
+    w->d_big2 = arena_take_f32(a, N * d_ff);
+    w->dprobs = arena_take_f32(a, B * H * L * L);
+    w->d_memory = arena_take_f32(a, B * S * d);
+}
+
