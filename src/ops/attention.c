@@ -1,80 +1,99 @@
 #define _POSIX_C_SOURCE 200809L /* BLIS headers need pthread barriers */
-/* Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.1–3.2.2), one (batch, head)
- * pair per OpenMP iteration, each with two CBLAS products on strided views of the packed
- * projections (no copies); and its backward, four CBLAS products per pair. */
+/* Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.1–3.2.2) with an optional
+ * additive per-head bias, a query position offset (blocks of new positions against a KV cache)
+ * and dropout on the weights: one (batch, head) pair per OpenMP iteration, each with two CBLAS
+ * products on strided views of the packed projections (no copies); and its backward, four CBLAS
+ * products per pair. */
 #include "ops.h"
 
 #include <cblas.h>
 #include <math.h>
 
-/* The forward of both entry points; probs_drop == NULL means no dropout. */
-static void attention_forward_impl(float *out, float *probs, float *probs_drop, const float *q,
-                                   size_t q_stride, const float *k, const float *v, size_t kv_stride,
-                                   const uint8_t *key_pad, int causal, float p, uint64_t seed,
-                                   size_t B, size_t T, size_t S, size_t H, size_t d_k) {
+attn_args attn_args_make(size_t B, size_t T, size_t S, size_t H, size_t d_k, size_t q_stride,
+                         size_t kv_stride) {
+    attn_args a = {0};
+    a.B = B, a.T = T, a.S = S, a.H = H, a.d_k = d_k;
+    a.q_stride = q_stride, a.q_bstride = T * q_stride;
+    a.kv_stride = kv_stride, a.kv_bstride = S * kv_stride;
+    a.key_pad_bstride = S;
+    return a;
+}
+
+/* The keys query t may see: those at positions s <= q_pos0 + t (causal), else all S. */
+static size_t key_limit(const attn_args *a, size_t t) {
+    if (!a->causal) return a->S;
+    const size_t lim = a->q_pos0 + t + 1;
+    return lim < a->S ? lim : a->S;
+}
+
+/* scores P (T, S) of one (b, h) = Q Kᵀ/√d_k (+ bias), then the masked softmax of each row. */
+static void attn_scores(float *P, const float *Q, const float *K, const attn_args *a, size_t b, size_t h,
+                        float scale) {
+    const size_t T = a->T, S = a->S, d_k = a->d_k;
+    if (T == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)S, (int)d_k, scale, K, (int)a->kv_stride, Q, 1, 0.0f, P, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)S, (int)d_k, scale, Q,
+                    (int)a->q_stride, K, (int)a->kv_stride, 0.0f, P, (int)S);
+    if (a->bias) {
+        const float *bb = a->bias + b * a->bias_bstride + h * a->bias_hstride;
+        for (size_t t = 0; t < T; t++) {
+            float *row = P + t * S;
+            const float *br = bb + t * a->bias_tstride;
+            for (size_t s = 0; s < S; s++) row[s] += br[s];
+        }
+    }
+    const uint8_t *pad = a->key_pad ? a->key_pad + b * a->key_pad_bstride : NULL;
+    for (size_t t = 0; t < T; t++) softmax_row_masked(P + t * S, pad, S, key_limit(a, t));
+}
+
+void attn_forward(float *out, float *probs, float *probs_drop, const float *q, const float *k,
+                  const float *v, const attn_args *a) {
+    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
     const float scale = 1.0f / sqrtf((float)d_k);
+    const float p = a->dropout_p;
+    const int drop = p > 0.0f && probs_drop != NULL;
     const float keep_scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
-    const size_t d = H * d_k;
     (void)ops_threads();
 #pragma omp parallel for schedule(static) collapse(2)
-        for (size_t b = 0; b < B; b++) {
-            for (size_t h = 0; h < H; h++) {
-                const size_t off = ((b * H + h) * T) * S; /* first element of this (b, h) in [B,H,T,S] */
-                float *P = probs + off;                   /* (T, S) */
-                const float *Q = q + b * T * q_stride + h * d_k;
-                const float *K = k + b * S * kv_stride + h * d_k;
-                const float *Vh = v + b * S * kv_stride + h * d_k;
-                float *O = out + b * T * d + h * d_k;
-                if (S > 0 && T > 0)
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)S, (int)d_k,
-                                scale, Q, (int)q_stride, K, (int)kv_stride, 0.0f, P, (int)S);
-                const uint8_t *pad = key_pad ? key_pad + b * S : NULL;
-                for (size_t t = 0; t < T; t++) softmax_row_masked(P + t * S, pad, S, causal ? t + 1 : S);
-                const float *Pv = P; /* the weights that multiply V */
-                if (probs_drop) {
-                    float *Pd = probs_drop + off;
-                    for (size_t i = 0; i < T * S; i++) {
-                        if (p <= 0.0f)
-                            Pd[i] = P[i];
-                        else
-                            Pd[i] = dropout_keep(seed, off + i, p) ? P[i] * keep_scale : 0.0f;
-                    }
-                    Pv = Pd;
-                }
-                if (T > 0 && d_k > 0) {
-                    if (S > 0)
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S,
-                                    1.0f, Pv, (int)S, Vh, (int)kv_stride, 0.0f, O, (int)d);
-                    else
-                        for (size_t t = 0; t < T; t++)
-                            for (size_t c = 0; c < d_k; c++) O[t * d + c] = 0.0f;
-                }
+    for (size_t b = 0; b < B; b++) {
+        for (size_t h = 0; h < H; h++) {
+            const size_t off = ((b * H + h) * T) * S; /* first element of this (b, h) in [B,H,T,S] */
+            float *P = probs + off;                   /* (T, S) */
+            const float *Q = q + b * a->q_bstride + h * d_k;
+            const float *K = k + b * a->kv_bstride + h * d_k;
+            const float *Vh = v + b * a->kv_bstride + h * d_k;
+            float *O = out + b * T * d + h * d_k;
+            if (T == 0) continue;
+            if (S == 0 || d_k == 0) { /* no keys: a zero output */
+                for (size_t t = 0; t < T; t++)
+                    for (size_t c = 0; c < d_k; c++) O[t * d + c] = 0.0f;
+                continue;
             }
+            attn_scores(P, Q, K, a, b, h, scale);
+            const float *Pv = P; /* the weights that multiply V */
+            if (probs_drop) {
+                float *Pd = probs_drop + off;
+                for (size_t i = 0; i < T * S; i++)
+                    Pd[i] = !drop ? P[i] : dropout_keep(a->dropout_seed, off + i, p) ? P[i] * keep_scale : 0.0f;
+                Pv = Pd;
+            }
+            if (T == 1)
+                cblas_sgemv(CblasRowMajor, CblasTrans, (int)S, (int)d_k, 1.0f, Vh, (int)a->kv_stride, Pv, 1, 0.0f, O,
+                            1);
+            else
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S, 1.0f, Pv, (int)S,
+                            Vh, (int)a->kv_stride, 0.0f, O, (int)d);
         }
+    }
 }
 
-void attention_forward(float *out, float *probs, const float *q, size_t q_stride, const float *k,
-                       const float *v, size_t kv_stride, const uint8_t *key_pad, int causal,
-                       size_t B, size_t T, size_t S, size_t H, size_t d_k) {
-    attention_forward_impl(out, probs, NULL, q, q_stride, k, v, kv_stride, key_pad, causal, 0.0f, 0,
-                           B, T, S, H, d_k);
-}
-
-void attention_forward_dropout(float *out, float *probs, float *probs_drop, const float *q,
-                               size_t q_stride, const float *k, const float *v, size_t kv_stride,
-                               const uint8_t *key_pad, int causal, float p, uint64_t seed, size_t B,
-                               size_t T, size_t S, size_t H, size_t d_k) {
-    attention_forward_impl(out, probs, probs_drop, q, q_stride, k, v, kv_stride, key_pad, causal, p,
-                           seed, B, T, S, H, d_k);
-}
-
-void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout,
-                        const float *probs, const float *probs_drop, const float *q, size_t q_stride,
-                        const float *k, const float *v, size_t kv_stride, size_t B, size_t T, size_t S,
-                        size_t H, size_t d_k) {
+void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout, const float *probs,
+                   const float *probs_drop, const float *q, const float *k, const float *v, const attn_args *a) {
+    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
     if (T == 0 || S == 0 || d_k == 0) return; /* no keys: the output was a constant zero */
     const float scale = 1.0f / sqrtf((float)d_k);
-    const size_t d = H * d_k;
+    const int qs = (int)a->q_stride, kvs = (int)a->kv_stride;
     (void)ops_threads();
 #pragma omp parallel for schedule(static) collapse(2)
     for (size_t b = 0; b < B; b++) {
@@ -83,21 +102,22 @@ void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const fl
             const float *P = probs + off;                        /* (T, S) softmax output */
             const float *Pd = probs_drop ? probs_drop + off : P; /* (T, S) what multiplied V */
             float *dS = dprobs + off;                            /* (T, S) workspace */
-            const float *Q = q + b * T * q_stride + h * d_k;     /* (T, d_k), ld q_stride */
-            const float *K = k + b * S * kv_stride + h * d_k;    /* (S, d_k), ld kv_stride */
-            const float *Vh = v + b * S * kv_stride + h * d_k;
+            const float *Q = q + b * a->q_bstride + h * d_k;     /* (T, d_k), ld q_stride */
+            const float *K = k + b * a->kv_bstride + h * d_k;    /* (S, d_k), ld kv_stride */
+            const float *Vh = v + b * a->kv_bstride + h * d_k;
             const float *dO = dout + b * T * d + h * d_k; /* (T, d_k), ld d */
-            float *dQ = dq + b * T * q_stride + h * d_k;
-            float *dK = dk + b * S * kv_stride + h * d_k;
-            float *dV = dv + b * S * kv_stride + h * d_k;
+            float *dQ = dq + b * a->q_bstride + h * d_k;
+            float *dK = dk + b * a->kv_bstride + h * d_k;
+            float *dV = dv + b * a->kv_bstride + h * d_k;
             /* out = P'·V:  dV += P'ᵀ·dO,  dP' = dO·Vᵀ */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, 1.0f, Pd,
-                        (int)S, dO, (int)d, 1.0f, dV, (int)kv_stride);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)S, (int)d_k, 1.0f, dO,
-                        (int)d, Vh, (int)kv_stride, 0.0f, dS, (int)S);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, 1.0f, Pd, (int)S, dO,
+                        (int)d, 1.0f, dV, kvs);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)S, (int)d_k, 1.0f, dO, (int)d, Vh, kvs,
+                        0.0f, dS, (int)S);
             /* Softmax backward through the dropout P' = P ⊙ M/(1−p): with dP = dP' ⊙ M/(1−p),
              * P ⊙ dP = P' ⊙ dP', so dS = P ⊙ (dP − Σ P ⊙ dP) = P' ⊙ dP' − P · Σ(P' ⊙ dP').
-             * Masked keys and fully masked rows have P = P' = 0: zero gradient, never NaN. */
+             * Masked keys and fully masked rows have P = P' = 0: zero gradient, never NaN.
+             * dS is dL/d(score), the bias gradient too (score = QKᵀ/√d_k + bias). */
             for (size_t t = 0; t < T; t++) {
                 float *ds = dS + t * S;
                 const float *pr = P + t * S, *pd = Pd + t * S;
@@ -107,35 +127,56 @@ void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const fl
                 for (size_t s = 0; s < S; s++) ds[s] = pd[s] * ds[s] - pr[s] * fdot;
             }
             /* scores = Q·Kᵀ/√d_k:  dQ += dS·K/√d_k,  dK += dSᵀ·Q/√d_k */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S, scale, dS,
-                        (int)S, K, (int)kv_stride, 1.0f, dQ, (int)q_stride);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, scale, dS,
-                        (int)S, Q, (int)q_stride, 1.0f, dK, (int)kv_stride);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S, scale, dS, (int)S, K,
+                        kvs, 1.0f, dQ, qs);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, scale, dS, (int)S, Q, qs,
+                        1.0f, dK, kvs);
         }
     }
+}
+
+/* ---- the older entry points, as wrappers ------------------------------------------------------ */
+
+static attn_args packed_args(size_t q_stride, size_t kv_stride, const uint8_t *key_pad, int causal, size_t B,
+                             size_t T, size_t S, size_t H, size_t d_k) {
+    attn_args a = attn_args_make(B, T, S, H, d_k, q_stride, kv_stride);
+    a.key_pad = key_pad;
+    a.causal = causal;
+    return a;
+}
+
+void attention_forward(float *out, float *probs, const float *q, size_t q_stride, const float *k,
+                       const float *v, size_t kv_stride, const uint8_t *key_pad, int causal,
+                       size_t B, size_t T, size_t S, size_t H, size_t d_k) {
+    attn_args a = packed_args(q_stride, kv_stride, key_pad, causal, B, T, S, H, d_k);
+    attn_forward(out, probs, NULL, q, k, v, &a);
+}
+
+void attention_forward_dropout(float *out, float *probs, float *probs_drop, const float *q,
+                               size_t q_stride, const float *k, const float *v, size_t kv_stride,
+                               const uint8_t *key_pad, int causal, float p, uint64_t seed, size_t B,
+                               size_t T, size_t S, size_t H, size_t d_k) {
+    attn_args a = packed_args(q_stride, kv_stride, key_pad, causal, B, T, S, H, d_k);
+    a.dropout_p = p;
+    a.dropout_seed = seed;
+    attn_forward(out, probs, probs_drop, q, k, v, &a);
+}
+
+void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout,
+                        const float *probs, const float *probs_drop, const float *q, size_t q_stride,
+                        const float *k, const float *v, size_t kv_stride, size_t B, size_t T, size_t S,
+                        size_t H, size_t d_k) {
+    attn_args a = packed_args(q_stride, kv_stride, NULL, 0, B, T, S, H, d_k);
+    attn_backward(dq, dk, dv, dprobs, dout, probs, probs_drop, q, k, v, &a);
 }
 
 void attention_query_forward(float *out, float *scores, const float *q, size_t q_stride, const float *k,
                              const float *v, size_t kv_row_stride, size_t kv_batch_stride, size_t L,
                              const uint8_t *key_pad, size_t B, size_t H, size_t d_k) {
-    const float scale = 1.0f / sqrtf((float)d_k);
-    const size_t d = H * d_k;
-    (void)ops_threads();
-#pragma omp parallel for schedule(static) collapse(2)
-    for (size_t b = 0; b < B; b++) {
-        for (size_t h = 0; h < H; h++) {
-            float *sc = scores + (b * H + h) * L;
-            const float *K = k + b * kv_batch_stride + h * d_k, *Vh = v + b * kv_batch_stride + h * d_k;
-            float *o = out + b * d + h * d_k;
-            if (L == 0) {
-                for (size_t c = 0; c < d_k; c++) o[c] = 0.0f;
-                continue;
-            }
-            /* scores = K_h q_h / √d_k, then the weighted sum Vᵀ p: two matrix-vector products */
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)L, (int)d_k, scale, K, (int)kv_row_stride,
-                        q + b * q_stride + h * d_k, 1, 0.0f, sc, 1);
-            softmax_row_masked(sc, key_pad ? key_pad + b * L : NULL, L, L);
-            cblas_sgemv(CblasRowMajor, CblasTrans, (int)L, (int)d_k, 1.0f, Vh, (int)kv_row_stride, sc, 1, 0.0f, o, 1);
-        }
-    }
+    attn_args a = attn_args_make(B, 1, L, H, d_k, q_stride, kv_row_stride);
+    a.q_bstride = q_stride;
+    a.kv_bstride = kv_batch_stride;
+    a.key_pad = key_pad;
+    a.key_pad_bstride = L;
+    attn_forward(out, scores, NULL, q, k, v, &a);
 }

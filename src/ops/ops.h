@@ -61,51 +61,82 @@ void log_softmax_backward(float *dinp, const float *dout, const float *out, size
 
 /* ---- attention.c ------------------------------------------------------------------------- */
 
-/** Multi-head scaled dot-product attention (Vaswani et al. 2017, eq. 1 and §3.2.2):
- *   for each batch b and head h:  P = softmax(Q_h K_hᵀ / √d_k + M),  out_h = P V_h
- * q  : row (b, t) of the queries starts at q + (b·T + t)·q_stride; head h at column h·d_k.
- * k, v: row (b, s) starts at k + (b·S + s)·kv_stride (likewise v); head h at column h·d_k.
- * key_pad [B, S] (nullable): 1 where the key is padding (masked for every query).
- * causal: 1 masks keys s > t (the decoder's look-ahead mask, §3.2.3).
- * out   [B, T, H·d_k]: the heads concatenated (before the output projection).
- * probs [B, H, T, S]: the attention weights P, saved for the backward pass.
- * A query whose keys are all masked gets a zero row in probs and out (never NaN). */
+/** The shapes, layouts, masks and extras of one multi-head attention call (attn_forward,
+ * attn_backward). Build it with attn_args_make and set what differs.
+ *
+ * Scores (Vaswani et al. 2017, eq. 1, with an additive bias as relative position encodings need:
+ * Shaw et al. 2018 eq. 5, Raffel et al. 2020 §2.1, Press et al. 2022 §3):
+ *   score[b, h, t, s] = Q[b, t, h]·K[b, s, h] / √d_k + bias[b, h, t, s]     (masked: −∞)
+ *   P = softmax_s(score),  P' = dropout(P),  out[b, t, h] = Σ_s P'[b, h, t, s] V[b, s, h].
+ * Positions: query t sits at position q_pos0 + t, key s at position s. The causal (look-ahead)
+ * mask of §3.2.3 masks key s for query t when s > q_pos0 + t, so a block of new positions
+ * against a KV cache (q_pos0 = cached length, S = cached length + T) computes exactly the rows
+ * q_pos0.. of the whole-sequence call. */
+typedef struct {
+    size_t B, T, S, H, d_k;       /* batch rows, queries per row, keys per row, heads, head width */
+    size_t q_stride, q_bstride;   /* query (b, t) starts at q + b·q_bstride + t·q_stride; head h at
+                                     column h·d_k; dq is laid out the same way */
+    size_t kv_stride, kv_bstride; /* key (b, s) at k + b·kv_bstride + s·kv_stride (v, dk, dv alike);
+                                     a KV cache of capacity C per row has kv_bstride = C·kv_stride */
+    const uint8_t *key_pad;       /* nullable: key_pad[b·key_pad_bstride + s] != 0 masks key s */
+    size_t key_pad_bstride;
+    int causal;                   /* 1: mask key s for query t when s > q_pos0 + t */
+    size_t q_pos0;                /* position of query 0 (0 for a whole sequence) */
+    const float *bias;            /* nullable additive bias, element (b, h, t, s) at
+                                     bias[b·bias_bstride + h·bias_hstride + t·bias_tstride + s];
+                                     a stride of 0 broadcasts over that index */
+    size_t bias_bstride, bias_hstride, bias_tstride;
+    float dropout_p;              /* inverted dropout on P (training, §5.4); 0: none */
+    uint64_t dropout_seed;        /* keep mask of element i of [B, H, T, S]: dropout_keep(seed, i, p) */
+} attn_args;
+
+/** attn_args for a packed batch: q_bstride = T·q_stride, kv_bstride = S·kv_stride, key_pad
+ * stride S; no mask, no bias, no dropout, q_pos0 = 0. */
+attn_args attn_args_make(size_t B, size_t T, size_t S, size_t H, size_t d_k, size_t q_stride,
+                         size_t kv_stride);
+
+/** Multi-head scaled dot-product attention (Vaswani et al. 2017, eq. 1 and §3.2.2) as attn_args
+ * describes. out [B, T, H·d_k] (contiguous, heads concatenated before W_O); probs [B, H, T, S]
+ * saves P; probs_drop [B, H, T, S] saves P' (required when dropout_p > 0, else ignored and may be
+ * NULL). A query whose keys are all masked gets a zero row in probs and out, never NaN, whatever
+ * the bias. OpenMP over B×H; T == 1 uses matrix–vector products. No allocation. */
+void attn_forward(float *out, float *probs, float *probs_drop, const float *q, const float *k,
+                  const float *v, const attn_args *a);
+
+/** Backward of attn_forward. ACCUMULATES (+=) into dq, dk, dv, laid out like q, k and v (for
+ * self-attention these may be column blocks of one packed (N, 3d) gradient). dout [B, T, H·d_k].
+ * probs / probs_drop: what the forward saved (probs_drop NULL when there was no dropout).
+ * dprobs [B, H, T, S]: the caller's workspace; on return it holds dL/d(score) — which is exactly
+ * dL/d(bias[b, h, t, s]) — so a position encoding that owns the bias reduces it into its own
+ * parameter gradients. Masked keys and fully masked rows get zero gradient, never NaN.
+ * Per (b, h), with dP' = dO·Vᵀ: dV += P'ᵀ·dO, dS = P' ⊙ dP' − P ⊙ rowsum(P' ⊙ dP'),
+ * dQ += dS·K/√d_k, dK += dSᵀ·Q/√d_k. CBLAS per (b, h), OpenMP over B×H; no allocation. */
+void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout,
+                   const float *probs, const float *probs_drop, const float *q, const float *k,
+                   const float *v, const attn_args *a);
+
+/* The entry points below predate attn_args and are thin wrappers over attn_forward /
+ * attn_backward (packed batch, q_pos0 = 0, no bias); they go once every caller has moved. */
+
+/** attn_forward of a packed batch: q row (b, t) at q + (b·T + t)·q_stride, k/v row (b, s) at
+ * k + (b·S + s)·kv_stride, key_pad [B, S] nullable, causal 1 = look-ahead mask. */
 void attention_forward(float *out, float *probs, const float *q, size_t q_stride, const float *k,
                        const float *v, size_t kv_stride, const uint8_t *key_pad, int causal,
                        size_t B, size_t T, size_t S, size_t H, size_t d_k);
 
-/** attention_forward with inverted dropout on the attention weights (Vaswani et al. 2017, §5.4;
- * nn.MultiheadAttention's dropout): out_h = P'V_h with P' = P ⊙ M / (1 − p), where the keep mask
- * M of element i of [B, H, T, S] is dropout_keep(seed, i, p) (so it does not depend on the thread
- * count). probs [B, H, T, S] saves P (before dropout), probs_drop [B, H, T, S] saves P'; both are
- * what attention_backward needs. p = 0 gives probs_drop == probs (copied). */
+/** attention_forward with inverted dropout p on the weights (seeded as attn_args). */
 void attention_forward_dropout(float *out, float *probs, float *probs_drop, const float *q,
                                size_t q_stride, const float *k, const float *v, size_t kv_stride,
                                const uint8_t *key_pad, int causal, float p, uint64_t seed, size_t B,
                                size_t T, size_t S, size_t H, size_t d_k);
 
-/** Attention of one query per row over L keys — the newest decoder position against a KV cache
- * (Vaswani et al. 2017, eq. 1, one row of it):
- *   out[b, h] = Σ_s softmax_s(q[b, h]·k[b, s, h] / √d_k + M[b, s]) v[b, s, h]
- * q: row b at q + b·q_stride (heads at h·d_k). k, v: key s of row b at k + b·kv_batch_stride +
- * s·kv_row_stride (likewise v). key_pad [B, L] (nullable, row stride L): 1 = masked.
- * out [B, H·d_k]. scores: workspace of B·H·L floats. All keys masked: a zero row. */
+/** One query per row over L keys of a cache: q row b at q + b·q_stride; key s of row b at
+ * k + b·kv_batch_stride + s·kv_row_stride; key_pad [B, L] nullable; scores: B·H·L floats. */
 void attention_query_forward(float *out, float *scores, const float *q, size_t q_stride, const float *k,
                              const float *v, size_t kv_row_stride, size_t kv_batch_stride, size_t L,
                              const uint8_t *key_pad, size_t B, size_t H, size_t d_k);
 
-/** Backward of attention_forward (and attention_forward_dropout). ACCUMULATES (+=) into
- *   dq (rows and heads laid out exactly like q: row (b, t) at dq + (b·T + t)·q_stride),
- *   dk, dv (laid out like k and v, stride kv_stride) — for self-attention these are the column
- *   blocks of one packed (N, 3d) gradient, as in the forward.
- * dout [B, T, H·d_k]: gradient of out. probs [B, H, T, S]: the saved P. probs_drop: the saved P'
- * of attention_forward_dropout, or NULL when there was no dropout.
- * dprobs [B, H, T, S]: caller's workspace (overwritten; on return it holds dL/d(scores) before the
- * 1/√d_k scale). Masks need not be passed: masked keys have P = 0 exactly, so their gradient is
- * zero, and a fully masked query row (P all zero) gets zero gradient, never NaN.
- * Per (b, h), with dP' = dO·Vᵀ:  dV += P'ᵀ·dO,  dS = P' ⊙ dP' − P ⊙ rowsum(P' ⊙ dP')  (the
- * softmax backward, through the dropout when P' ≠ P),  dQ += dS·K/√d_k,  dK += dSᵀ·Q/√d_k.
- * CBLAS per (b, h), OpenMP over B×H; no allocation. */
+/** attn_backward of a packed batch laid out as attention_forward. */
 void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout,
                         const float *probs, const float *probs_drop, const float *q, size_t q_stride,
                         const float *k, const float *v, size_t kv_stride, size_t B, size_t T, size_t S,

@@ -156,15 +156,20 @@ static struct {
     float out[AB * ATMAX * AD], r[AB * ATMAX * AD];
     float probs[AB * AH * ATMAX * AS], probs_drop[AB * AH * ATMAX * AS];
 } at;
+static attn_args at_args(void) {
+    const size_t qs = at.cross ? AD : 3 * AD, kvs = at.cross ? 2 * AD : 3 * AD;
+    attn_args a = attn_args_make(AB, at.T, at.S, AH, ADK, qs, kvs);
+    a.key_pad = at.pad;
+    a.causal = at.causal;
+    a.dropout_p = at.p_drop;
+    a.dropout_seed = 42;
+    return a;
+}
 static void at_forward(void) {
     const float *q = at.cross ? at.q : at.kv;
-    const size_t qs = at.cross ? AD : 3 * AD, kvs = at.cross ? 2 * AD : 3 * AD;
     const float *k = at.cross ? at.kv : at.kv + AD, *v = at.cross ? at.kv + AD : at.kv + 2 * AD;
-    if (at.p_drop > 0.0f)
-        attention_forward_dropout(at.out, at.probs, at.probs_drop, q, qs, k, v, kvs, at.pad, at.causal,
-                                  at.p_drop, 42, AB, at.T, at.S, AH, ADK);
-    else
-        attention_forward(at.out, at.probs, q, qs, k, v, kvs, at.pad, at.causal, AB, at.T, at.S, AH, ADK);
+    attn_args a = at_args();
+    attn_forward(at.out, at.probs, at.p_drop > 0.0f ? at.probs_drop : NULL, q, k, v, &a);
 }
 static double at_loss(void) {
     at_forward();
@@ -191,8 +196,9 @@ static void test_attention_case(const char *name, int cross, int causal, const u
     float *dqp = cross ? dq : dkv;
     const size_t qs = cross ? AD : 3 * AD, kvs = cross ? 2 * AD : 3 * AD;
     const size_t ko = cross ? 0 : AD, vo = cross ? AD : 2 * AD;
-    attention_backward(dqp, dkv + ko, dkv + vo, dprobs, at.r, at.probs, p_drop > 0.0f ? at.probs_drop : NULL,
-                       qp, qs, at.kv + ko, at.kv + vo, kvs, AB, at.T, at.S, AH, ADK);
+    attn_args a = at_args();
+    attn_backward(dqp, dkv + ko, dkv + vo, dprobs, at.r, at.probs, p_drop > 0.0f ? at.probs_drop : NULL, qp,
+                  at.kv + ko, at.kv + vo, &a);
     char label[96];
     if (cross) {
         snprintf(label, sizeof label, "attention %s dq", name);
@@ -252,14 +258,99 @@ static void test_attention(void) {
     int zero = 1;
     for (size_t c = 0; c < AD; c++) zero &= at.out[(1 * AS + 0) * AD + c] == 0.0f;
     CHECK(zero, "attention: the fully masked query row's output is not zero");
-    /* attention_forward_dropout with p = 0 matches attention_forward. */
+    /* attn_forward with probs_drop given and p = 0 matches the call without it. */
     at.p_drop = 0.0f;
     at_forward();
     float ref[AB * AS * AD];
     memcpy(ref, at.out, sizeof ref);
-    attention_forward_dropout(at.out, at.probs, at.probs_drop, at.kv, 3 * AD, at.kv + AD, at.kv + 2 * AD,
-                              3 * AD, pad_first, 1, 0.0f, 7, AB, AS, AS, AH, ADK);
-    CHECK(memcmp(ref, at.out, sizeof ref) == 0, "attention_forward_dropout(p=0) differs from attention_forward");
+    attn_args a = at_args();
+    attn_forward(at.out, at.probs, at.probs_drop, at.kv, at.kv + AD, at.kv + 2 * AD, &a);
+    CHECK(memcmp(ref, at.out, sizeof ref) == 0, "attn_forward(probs_drop, p=0) differs from attn_forward(NULL)");
+}
+
+/* Attention with an additive per-head bias (relative position encodings), a query offset q_pos0
+ * and keys/values in a cache of capacity ABC per row (kv_bstride = ABC·kv_stride): dq, dk, dv by
+ * central differences, and dL/dbias — which attn_backward leaves in dprobs — against central
+ * differences of the bias itself (summed over the batch when the bias is broadcast). */
+enum { ABT = 3, ABS = 5, ABC = 7, ABQ0 = 2 }; /* 3 new queries at positions 2..4 over 5 keys */
+static struct {
+    int shared, causal;
+    const uint8_t *pad;
+    float p_drop;
+    float q[AB * ABT * AD], k[AB * ABC * AD], v[AB * ABC * AD];
+    float bias[AB * AH * ABT * ABS], out[AB * ABT * AD], r[AB * ABT * AD];
+    float probs[AB * AH * ABT * ABS], probs_drop[AB * AH * ABT * ABS];
+} ab;
+static attn_args ab_args(void) {
+    attn_args a = attn_args_make(AB, ABT, ABS, AH, ADK, AD, AD);
+    a.kv_bstride = ABC * AD;
+    a.q_pos0 = ABQ0;
+    a.causal = ab.causal;
+    a.key_pad = ab.pad;
+    a.key_pad_bstride = ABS;
+    a.bias = ab.bias;
+    a.bias_bstride = ab.shared ? 0 : AH * ABT * ABS;
+    a.bias_hstride = ABT * ABS;
+    a.bias_tstride = ABS;
+    a.dropout_p = ab.p_drop;
+    a.dropout_seed = 9;
+    return a;
+}
+static double ab_loss(void) {
+    attn_args a = ab_args();
+    attn_forward(ab.out, ab.probs, ab.probs_drop, ab.q, ab.k, ab.v, &a);
+    return dot(ab.out, ab.r, AB * ABT * AD);
+}
+static void test_attention_bias_case(const char *name, int shared, int causal, const uint8_t *pad, float p_drop) {
+    ab.shared = shared, ab.causal = causal, ab.pad = pad, ab.p_drop = p_drop;
+    fill(ab.q, AB * ABT * AD, 1.5f);
+    fill(ab.k, AB * ABC * AD, 1.5f);
+    fill(ab.v, AB * ABC * AD, 1.5f);
+    fill(ab.bias, AB * AH * ABT * ABS, 2.0f);
+    fill(ab.r, AB * ABT * AD, 1.0f);
+    const size_t nb = (shared ? 1 : AB) * AH * ABT * ABS;
+    float dq[AB * ABT * AD], dk[AB * ABC * AD], dv[AB * ABC * AD], dprobs[AB * AH * ABT * ABS], dbias[AB * AH * ABT * ABS];
+    fill_const(dq, AB * ABT * AD, ACC0);
+    fill_const(dk, AB * ABC * AD, ACC0);
+    fill_const(dv, AB * ABC * AD, ACC0);
+    ab_loss();
+    attn_args a = ab_args();
+    attn_backward(dq, dk, dv, dprobs, ab.r, ab.probs, p_drop > 0.0f ? ab.probs_drop : NULL, ab.q, ab.k, ab.v, &a);
+    /* the bias gradient: dprobs reduced over what the bias broadcasts */
+    fill_const(dbias, nb, ACC0);
+    for (size_t b = 0; b < AB; b++)
+        for (size_t i = 0; i < AH * ABT * ABS; i++) dbias[(shared ? 0 : b * AH * ABT * ABS) + i] += dprobs[b * AH * ABT * ABS + i];
+    char label[96];
+    snprintf(label, sizeof label, "attention+bias %s dq", name);
+    gradcheck(label, ab_loss, ab.q, dq, AB * ABT * AD, TOL);
+    snprintf(label, sizeof label, "attention+bias %s dk", name);
+    gradcheck(label, ab_loss, ab.k, dk, AB * ABC * AD, TOL);
+    snprintf(label, sizeof label, "attention+bias %s dv", name);
+    gradcheck(label, ab_loss, ab.v, dv, AB * ABC * AD, TOL);
+    snprintf(label, sizeof label, "attention+bias %s dbias", name);
+    gradcheck(label, ab_loss, ab.bias, dbias, nb, TOL);
+    /* keys past the S in use (cache slots 5, 6 of each row) are never read: zero gradient */
+    int bad = 0;
+    for (size_t b = 0; b < AB; b++)
+        for (size_t s = ABS; s < ABC; s++)
+            for (size_t c = 0; c < AD; c++) bad |= dk[(b * ABC + s) * AD + c] != ACC0 || dv[(b * ABC + s) * AD + c] != ACC0;
+    CHECK(!bad, "attention+bias %s: unused cache slots got a gradient", name);
+    for (size_t i = 0; i < AB * ABT * AD; i++) CHECK(!isnan(ab.out[i]), "attention+bias %s: NaN output", name);
+}
+static void test_attention_bias(void) {
+    /* row 1: keys 0..2 padded, so under the causal mask query 0 (position 2) sees no key at all */
+    static const uint8_t pad_early[AB * ABS] = {0, 0, 0, 0, 1, 1, 1, 1, 0, 0};
+    test_attention_bias_case("per-row bias", 0, 0, NULL, 0.0f);
+    test_attention_bias_case("shared bias, causal, q_pos0 2", 1, 1, NULL, 0.0f);
+    test_attention_bias_case("shared bias, causal, padding", 1, 1, pad_early, 0.0f);
+    test_attention_bias_case("per-row bias, causal, dropout 0.3", 0, 1, pad_early, 0.3f);
+    /* the fully masked query (row 1, query 0) stays exactly zero whatever the bias */
+    ab.shared = 1, ab.causal = 1, ab.pad = pad_early, ab.p_drop = 0.0f;
+    fill(ab.bias, AH * ABT * ABS, 50.0f);
+    ab_loss();
+    int zero = 1;
+    for (size_t c = 0; c < AD; c++) zero &= ab.out[(1 * ABT + 0) * AD + c] == 0.0f;
+    CHECK(zero, "attention+bias: a fully masked query with a large bias is not a zero row");
 }
 
 /* ---- embedding ------------------------------------------------------------------------------- */
@@ -398,6 +489,7 @@ int main(void) {
     test_layernorm();
     test_log_softmax();
     test_attention();
+    test_attention_bias();
     test_embedding();
     test_activations();
     test_residual();
