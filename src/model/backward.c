@@ -36,14 +36,16 @@ static void mha_backward(const bctx *c, mha_params *g, const mha_params *p, cons
     const float *pd = c->drop ? a->probs_drop : NULL;
     if (mem == NULL) {
         zero(w->d_big, N * 3 * d);
-        attention_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->dprobs, w->d_att, a->probs, pd, a->qkv,
-                           3 * d, a->qkv + d, a->qkv + 2 * d, 3 * d, B, T, T, H, d / H);
+        attn_args args = attn_args_make(B, T, T, H, d / H, 3 * d, 3 * d);
+        attn_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->dprobs, w->d_att, a->probs, pd, a->qkv,
+                      a->qkv + d, a->qkv + 2 * d, &args);
         linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_big, x, p->in_proj_weight, N, d, 3 * d);
     } else {
         zero(w->d_q, N * d);
         zero(w->d_kv, B * S * 2 * d);
-        attention_backward(w->d_q, w->d_kv, w->d_kv + d, w->dprobs, w->d_att, a->probs, pd, a->q, d, a->qkv,
-                           a->qkv + d, 2 * d, B, T, S, H, d / H);
+        attn_args args = attn_args_make(B, T, S, H, d / H, d, 2 * d);
+        attn_backward(w->d_q, w->d_kv, w->d_kv + d, w->dprobs, w->d_att, a->probs, pd, a->q, a->qkv, a->qkv + d,
+                      &args);
         linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_q, x, p->in_proj_weight, N, d, d);
         linear_backward(w->d_memory, g->in_proj_weight + d * d, g->in_proj_bias + d, w->d_kv, mem,
                         p->in_proj_weight + d * d, B * S, d, 2 * d);

@@ -27,14 +27,19 @@ static void drop_inplace(dropper *dr, float *x, uint8_t *mask, size_t n) {
     if (dr->cfg) dropout_forward(x, mask, x, dr->cfg->p, site_seed(dr), n);
 }
 
+/* Attention of a packed batch (q_pos0 = 0) with this site's dropout on the weights. */
 static void attend(dropper *dr, mha_acts *a, const float *q, size_t q_stride, const float *k, const float *v,
                    size_t kv_stride, const uint8_t *key_pad, int causal, size_t B, size_t T, size_t S, size_t H,
                    size_t d_k) {
-    if (dr->cfg)
-        attention_forward_dropout(a->att, a->probs, a->probs_drop, q, q_stride, k, v, kv_stride, key_pad, causal,
-                                  dr->cfg->p, site_seed(dr), B, T, S, H, d_k);
-    else
-        attention_forward(a->att, a->probs, q, q_stride, k, v, kv_stride, key_pad, causal, B, T, S, H, d_k);
+    attn_args args = attn_args_make(B, T, S, H, d_k, q_stride, kv_stride);
+    args.key_pad = key_pad;
+    args.key_pad_bstride = S;
+    args.causal = causal;
+    if (dr->cfg) {
+        args.dropout_p = dr->cfg->p;
+        args.dropout_seed = site_seed(dr);
+    }
+    attn_forward(a->att, a->probs, dr->cfg ? a->probs_drop : NULL, q, k, v, &args);
 }
 
 static void mha_forward(dropper *dr, mha_acts *a, const mha_params *p, const float *x, const float *mem,
@@ -196,15 +201,20 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
             memcpy(c->self_k[l] + (b * cap + t) * d, c->qkv + b * 3 * d + d, d * sizeof(float));
             memcpy(c->self_v[l] + (b * cap + t) * d, c->qkv + b * 3 * d + 2 * d, d * sizeof(float));
         }
-        attention_query_forward(c->att, c->scores, c->qkv, 3 * d, c->self_k[l], c->self_v[l], d, cap * d, t + 1,
-                                NULL, B, H, d / H);
+        attn_args self = attn_args_make(B, 1, t + 1, H, d / H, 3 * d, d);
+        self.kv_bstride = cap * d;
+        self.causal = 1;
+        self.q_pos0 = t;
+        attn_forward(c->att, c->scores, NULL, c->qkv, c->self_k[l], c->self_v[l], &self);
         linear_forward(c->sub, c->att, W->self_attn.out_proj_weight, W->self_attn.out_proj_bias, B, d, d);
         x = block_leave(&dr, &c->blk, x, c->sub, W->norm_weight[0], W->norm_bias[0], B, d, cfg);
         /* attention over the encoder output (keys and values computed once) */
         in = block_enter(&c->blk, x, W->norm_weight[1], W->norm_bias[1], B, d, cfg);
         linear_forward(c->qkv, in, W->cross_attn.in_proj_weight, W->cross_attn.in_proj_bias, B, d, d);
-        attention_query_forward(c->att, c->scores, c->qkv, d, c->cross_kv[l], c->cross_kv[l] + d, 2 * d, S * 2 * d, S,
-                                c->src_pad, B, H, d / H);
+        attn_args cross = attn_args_make(B, 1, S, H, d / H, d, 2 * d);
+        cross.key_pad = c->src_pad;
+        cross.key_pad_bstride = S;
+        attn_forward(c->att, c->scores, NULL, c->qkv, c->cross_kv[l], c->cross_kv[l] + d, &cross);
         linear_forward(c->sub, c->att, W->cross_attn.out_proj_weight, W->cross_attn.out_proj_bias, B, d, d);
         x = block_leave(&dr, &c->blk, x, c->sub, W->norm_weight[1], W->norm_bias[1], B, d, cfg);
         in = block_enter(&c->blk, x, W->norm_weight[2], W->norm_bias[2], B, d, cfg);

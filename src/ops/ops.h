@@ -115,33 +115,6 @@ void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *
                    const float *probs, const float *probs_drop, const float *q, const float *k,
                    const float *v, const attn_args *a);
 
-/* The entry points below predate attn_args and are thin wrappers over attn_forward /
- * attn_backward (packed batch, q_pos0 = 0, no bias); they go once every caller has moved. */
-
-/** attn_forward of a packed batch: q row (b, t) at q + (b·T + t)·q_stride, k/v row (b, s) at
- * k + (b·S + s)·kv_stride, key_pad [B, S] nullable, causal 1 = look-ahead mask. */
-void attention_forward(float *out, float *probs, const float *q, size_t q_stride, const float *k,
-                       const float *v, size_t kv_stride, const uint8_t *key_pad, int causal,
-                       size_t B, size_t T, size_t S, size_t H, size_t d_k);
-
-/** attention_forward with inverted dropout p on the weights (seeded as attn_args). */
-void attention_forward_dropout(float *out, float *probs, float *probs_drop, const float *q,
-                               size_t q_stride, const float *k, const float *v, size_t kv_stride,
-                               const uint8_t *key_pad, int causal, float p, uint64_t seed, size_t B,
-                               size_t T, size_t S, size_t H, size_t d_k);
-
-/** One query per row over L keys of a cache: q row b at q + b·q_stride; key s of row b at
- * k + b·kv_batch_stride + s·kv_row_stride; key_pad [B, L] nullable; scores: B·H·L floats. */
-void attention_query_forward(float *out, float *scores, const float *q, size_t q_stride, const float *k,
-                             const float *v, size_t kv_row_stride, size_t kv_batch_stride, size_t L,
-                             const uint8_t *key_pad, size_t B, size_t H, size_t d_k);
-
-/** attn_backward of a packed batch laid out as attention_forward. */
-void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout,
-                        const float *probs, const float *probs_drop, const float *q, size_t q_stride,
-                        const float *k, const float *v, size_t kv_stride, size_t B, size_t T, size_t S,
-                        size_t H, size_t d_k);
-
 /* ---- embedding.c ------------------------------------------------------------------------- */
 
 /** out[N, d] = table[ids[n], :] · scale (scale = √d_model in the paper, §3.4). Ids must already

@@ -56,7 +56,9 @@ static void attention_case(void) {
     for (int i = 0; i < S * D; i++) k[i] = (float)cos(0.3 * i - 0.2), v[i] = (float)(0.5 * i - 1.0);
     uint8_t pad[S] = {0, 0, 1};
     float out[T * D], probs[H * T * S];
-    attention_forward(out, probs, q, D, k, v, D, pad, 0, 1, T, S, H, DK);
+    attn_args a = attn_args_make(1, T, S, H, DK, D, D);
+    a.key_pad = pad;
+    attn_forward(out, probs, NULL, q, k, v, &a);
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             double sc[S], z = 0.0;
@@ -74,12 +76,15 @@ static void attention_case(void) {
             CHECK_NEAR(probs[(h * T + t) * S + 2], 0.0, 0.0, "padded key weight");
         }
     uint8_t all[S] = {1, 1, 1};
-    attention_forward(out, probs, q, D, k, v, D, all, 0, 1, T, S, H, DK);
+    a.key_pad = all;
+    attn_forward(out, probs, NULL, q, k, v, &a);
     int zero = 1;
     for (int i = 0; i < T * D; i++) zero &= out[i] == 0.0f;
     CHECK(zero, "a query whose keys are all masked must give a zero output row");
     /* causal: query 0 sees only key 0, so its output is exactly v[0] */
-    attention_forward(out, probs, q, D, k, v, D, NULL, 1, 1, T, S, H, DK);
+    a.key_pad = NULL;
+    a.causal = 1;
+    attn_forward(out, probs, NULL, q, k, v, &a);
     for (int c = 0; c < D; c++) CHECK_NEAR(out[c], v[c], 1e-6, "causal query 0 = v[0]");
 }
 
