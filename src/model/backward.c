@@ -1,7 +1,9 @@
-/* Backpropagation through the encoder–decoder of forward.c, block by block from the logits down
- * to the embeddings. Every op's backward accumulates (llm.c style), so the residual stream's
- * gradient is one buffer that each block adds its branch into. */
-#include "model_internal.h"
+/* Backpropagation through the forward pass of forward.c, stack by stack from the generator down,
+ * block by block from the top of each stack down to its embeddings. Every op's backward
+ * accumulates (llm.c style), so the residual stream's gradient is one buffer that each sub-layer
+ * adds its branch into; a memory stack (the encoder) receives the gradient that every
+ * cross-attention block of the stack reading it (the decoder) accumulated into w->d_memory. */
+#include "layer.h"
 #include "ops.h"
 
 #include <math.h>
@@ -11,10 +13,11 @@ static void zero(float *x, size_t n) { memset(x, 0, n * sizeof *x); }
 
 typedef struct {
     const tfm_config *cfg;
+    const pe_kind *pe;
     grad_workspace *w;
     int drop; /* dropout was applied in the forward */
     float p;
-    size_t B, S, T, d, H, d_ff;
+    size_t B, d, H, d_ff;
 } bctx;
 
 /* The gradient reaching a sub-layer's output before its dropout: d_sub = dropout⁻¹(dout). */
@@ -25,34 +28,47 @@ static const float *undrop(const bctx *c, float *buf, const float *dout, const u
     return buf;
 }
 
-/* Backward of mha_forward: dout (N, d) is the gradient of the (pre-dropout) projection output;
- * accumulates into dx (N, d) and, for cross-attention, into w->d_memory (B·S, d). */
-static void mha_backward(const bctx *c, mha_params *g, const mha_params *p, const mha_acts *a, float *dx,
-                         const float *dout, const float *x, const float *mem, size_t T, size_t S) {
+/* Backward of self_attention (layer.c, batched: pos0 = 0, T keys): dout (N, d) is the gradient of
+ * the (pre-dropout) projection output; accumulates into dx (N, d) and the parameter gradients,
+ * the position encoding's included. */
+static void self_attention_backward(const bctx *c, stack_params *gs, const stack_params *ps, layer_params *gl,
+                                    const layer_params *pl, mask_kind mask, const mha_acts *a, float *dx,
+                                    const float *dout, const float *x, size_t T) {
+    grad_workspace *w = c->w;
+    const size_t B = c->B, d = c->d, H = c->H, N = B * T;
+    mha_params *g = &gl->self_attn;
+    const mha_params *p = &pl->self_attn;
+    zero(w->d_att, N * d);
+    linear_backward(w->d_att, g->out_proj_weight, g->out_proj_bias, dout, a->att, p->out_proj_weight, N, d, d);
+    zero(w->d_big, N * 3 * d);
+    attn_args args = attn_args_make(B, T, T, H, d / H, 3 * d, 3 * d);
+    args.bias = a->bias; /* for the record: the backward does not read it (P already holds it) */
+    attn_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->dprobs, w->d_att, a->probs,
+                  c->drop ? a->probs_drop : NULL, a->qkv, a->qkv + d, a->qkv + 2 * d, &args);
+    if (c->pe->bias_backward) c->pe->bias_backward(&gs->pe, gl, w->dprobs, mask, B, H, T, T, 0);
+    if (c->pe->qk_backward) c->pe->qk_backward(&gs->pe, &ps->pe, w->d_big, 3 * d, B, T, H, d / H, 0);
+    linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_big, x, p->in_proj_weight, N, d, 3 * d);
+}
+
+/* Backward of cross_attention: accumulates into dx (B·T, d), w->d_memory (B·S, d) and the
+ * parameter gradients (the memory's K|V projection included). */
+static void cross_attention_backward(const bctx *c, mha_params *g, const mha_params *p, const mha_acts *a, float *dx,
+                                     const float *dout, const float *x, const float *mem, size_t T, size_t S) {
     grad_workspace *w = c->w;
     const size_t B = c->B, d = c->d, H = c->H, N = B * T;
     zero(w->d_att, N * d);
     linear_backward(w->d_att, g->out_proj_weight, g->out_proj_bias, dout, a->att, p->out_proj_weight, N, d, d);
-    const float *pd = c->drop ? a->probs_drop : NULL;
-    if (mem == NULL) {
-        zero(w->d_big, N * 3 * d);
-        attn_args args = attn_args_make(B, T, T, H, d / H, 3 * d, 3 * d);
-        attn_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->dprobs, w->d_att, a->probs, pd, a->qkv,
-                      a->qkv + d, a->qkv + 2 * d, &args);
-        linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_big, x, p->in_proj_weight, N, d, 3 * d);
-    } else {
-        zero(w->d_q, N * d);
-        zero(w->d_kv, B * S * 2 * d);
-        attn_args args = attn_args_make(B, T, S, H, d / H, d, 2 * d);
-        attn_backward(w->d_q, w->d_kv, w->d_kv + d, w->dprobs, w->d_att, a->probs, pd, a->q, a->qkv, a->qkv + d,
-                      &args);
-        linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_q, x, p->in_proj_weight, N, d, d);
-        linear_backward(w->d_memory, g->in_proj_weight + d * d, g->in_proj_bias + d, w->d_kv, mem,
-                        p->in_proj_weight + d * d, B * S, d, 2 * d);
-    }
+    zero(w->d_q, N * d);
+    zero(w->d_kv, B * S * 2 * d);
+    attn_args args = attn_args_make(B, T, S, H, d / H, d, 2 * d);
+    attn_backward(w->d_q, w->d_kv, w->d_kv + d, w->dprobs, w->d_att, a->probs, c->drop ? a->probs_drop : NULL, a->q,
+                  a->qkv, a->qkv + d, &args);
+    linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_q, x, p->in_proj_weight, N, d, d);
+    linear_backward(w->d_memory, g->in_proj_weight + d * d, g->in_proj_bias + d, w->d_kv, mem,
+                    p->in_proj_weight + d * d, B * S, d, 2 * d);
 }
 
-/* Backward of ffn_forward: dout (N, d) gradient of linear2's output; accumulates into dx. */
+/* Backward of ffn: dout (N, d) gradient of linear2's output; accumulates into dx. */
 static void ffn_backward(const bctx *c, layer_params *g, const layer_params *p, const layer_acts *L, float *dx,
                          const float *dout, const float *x, size_t N) {
     grad_workspace *w = c->w;
@@ -73,17 +89,25 @@ static void ffn_backward(const bctx *c, layer_params *g, const layer_params *p, 
     linear_backward(dx, g->linear1_weight, g->linear1_bias, w->d_big2, x, p->linear1_weight, N, d, d_ff);
 }
 
-typedef enum { SUB_SELF, SUB_CROSS, SUB_FFN } sub_kind;
+/* Where a block's backward reads and writes: the stack it is in, its memory. */
+typedef struct {
+    const stack_desc *sd;
+    stack_params *gs;
+    const stack_params *ps;
+    size_t T;          /* positions per row */
+    const float *mem;  /* the memory stack's output (B·S_mem, d), or NULL */
+    size_t S_mem;
+} stack_ref;
 
-/* One residual block, given G = dL/d(block output) in w->d_stream; on return w->d_stream holds
- * dL/d(block input) x.
+/* Sub-layer k of a block, given G = dL/d(wrapper output) in w->d_stream; on return w->d_stream
+ * holds dL/d(wrapper input) x.
  *   post-LN  y = LN(x + f(x)):  d_res = LN'(G);  dx = d_res + f'(d_res)
  *   pre-LN   y = x + f(LN(x)):  dx = G + LN'(f'(G)) */
-static void block_backward(const bctx *c, sub_kind kind, int k, layer_params *g, const layer_params *p,
-                           const layer_acts *L, const float *x, const float *mem, size_t T, size_t S) {
+static void sublayer_backward(const bctx *c, const stack_ref *r, int k, layer_params *g, const layer_params *p,
+                              const layer_acts *L, const float *x) {
     grad_workspace *w = c->w;
     const block_acts *b = &L->blk[k];
-    const size_t N = c->B * T, d = c->d;
+    const size_t N = c->B * r->T, d = c->d;
     float *G = w->d_stream;
     const float *sub_in; /* what f saw */
     const float *dsub;   /* gradient of f's output (after its dropout) */
@@ -102,31 +126,55 @@ static void block_backward(const bctx *c, sub_kind kind, int k, layer_params *g,
         dsub = G;
         dsub_in = w->d_res; /* dL/d LN(x), then through the LayerNorm into G */
     }
-    const uint8_t *mask = b->drop;
-    if (kind == SUB_FFN) {
-        const float *dff = undrop(c, w->d_sub, dsub, mask, N * d);
-        ffn_backward(c, g, p, L, dsub_in, dff, sub_in, N);
-    } else {
-        const float *dproj = undrop(c, w->d_sub, dsub, mask, N * d);
-        const mha_acts *a = kind == SUB_SELF ? &L->self_attn : &L->cross_attn;
-        mha_params *ga = kind == SUB_SELF ? &g->self_attn : &g->cross_attn;
-        const mha_params *pa = kind == SUB_SELF ? &p->self_attn : &p->cross_attn;
-        mha_backward(c, ga, pa, a, dsub_in, dproj, sub_in, kind == SUB_CROSS ? mem : NULL, T, S);
+    const float *dout = undrop(c, w->d_sub, dsub, b->drop, N * d);
+    switch (r->sd->block.sub[k]) {
+    case SUB_SELF_ATTN:
+        self_attention_backward(c, r->gs, r->ps, g, p, r->sd->block.self_mask, &L->self_attn, dsub_in, dout, sub_in,
+                                r->T);
+        break;
+    case SUB_CROSS_ATTN:
+        cross_attention_backward(c, &g->cross_attn, &p->cross_attn, &L->cross_attn, dsub_in, dout, sub_in, r->mem,
+                                 r->T, r->S_mem);
+        break;
+    default: ffn_backward(c, g, p, L, dsub_in, dout, sub_in, N); break;
     }
     if (c->cfg->norm_first)
         layernorm_backward(G, g->norm_weight[k], g->norm_bias[k], w->d_res, x, p->norm_weight[k], b->ln_mean,
                            b->ln_rstd, N, d);
 }
 
-/* The output of block k of a layer (its successor's input). */
-static const float *block_out(const tfm_config *cfg, const block_acts *b) { return cfg->norm_first ? b->res : b->ln; }
-
-static void embed_backward(const bctx *c, float *dtable, const float *G, const uint8_t *mask, const int32_t *ids,
-                           size_t ids_stride, size_t T) {
-    const size_t d = c->d;
-    const float *dx = undrop(c, c->w->d_sub, G, mask, c->B * T * d);
+/* Embedding + PE backward of a stack: G = dL/dx0 (after its dropout). */
+static void embed_backward(const bctx *c, const stack_ref *r, const stack_acts *A, const int32_t *ids,
+                           size_t ids_stride) {
+    const size_t d = c->d, T = r->T;
+    const float *dx = undrop(c, c->w->d_sub, c->w->d_stream, A->x0_drop, c->B * T * d);
+    if (c->pe->embed_backward) c->pe->embed_backward(&r->gs->pe, &r->ps->pe, dx, c->B, T, d, 0);
     for (size_t b = 0; b < c->B; b++)
-        embedding_backward(dtable, dx + b * T * d, ids + b * ids_stride, sqrtf((float)d), T, d);
+        embedding_backward(r->gs->embed, dx + b * T * d, ids + b * ids_stride, sqrtf((float)d), T, d);
+}
+
+/* One stack, top down, from dL/d(its final LayerNorm output) in dout (B·T, d). */
+static void stack_backward(const bctx *c, const stack_ref *r, const stack_acts *A, const float *dout,
+                           const int32_t *ids, size_t ids_stride) {
+    grad_workspace *w = c->w;
+    const size_t N = c->B * r->T, d = c->d;
+    const int nl = r->sd->n_layers, ns = r->sd->block.n_sub;
+    const float *top = nl > 0 ? block_out(c->cfg, &A->layers[nl - 1].blk[ns - 1]) : A->x0;
+    zero(w->d_stream, N * d);
+    layernorm_backward(w->d_stream, r->gs->norm_weight, r->gs->norm_bias, dout, top, r->ps->norm_weight, A->out_mean,
+                       A->out_rstd, N, d);
+    if (r->mem) zero(w->d_memory, c->B * r->S_mem * d); /* this stack's cross-attention fills it */
+    for (int l = nl - 1; l >= 0; l--) {
+        const layer_acts *L = &A->layers[l];
+        for (int k = ns - 1; k >= 0; k--) {
+            /* the input of sub-layer k: the previous wrapper's output, or the block's input */
+            const float *x = k > 0 ? block_out(c->cfg, &L->blk[k - 1])
+                             : l > 0 ? block_out(c->cfg, &A->layers[l - 1].blk[ns - 1])
+                                     : A->x0;
+            sublayer_backward(c, r, k, &r->gs->layers[l], &r->ps->layers[l], L, x);
+        }
+    }
+    embed_backward(c, r, A, ids, ids_stride);
 }
 
 void model_backward(tfm_context *ctx, model_params *grads, grad_workspace *w, const int32_t *src,
@@ -134,43 +182,29 @@ void model_backward(tfm_context *ctx, model_params *grads, grad_workspace *w, co
     const tfm_config *cfg = &ctx->m->cfg;
     const activations *A = &ctx->acts;
     const model_params *P = &ctx->m->p;
-    bctx c = {cfg, w, drop && drop->p > 0.0f, drop ? drop->p : 0.0f, (size_t)A->B, (size_t)A->S, (size_t)A->T,
-              (size_t)cfg->d_model, (size_t)cfg->n_heads, (size_t)cfg->d_ff};
-    const size_t B = c.B, S = c.S, T = c.T, d = c.d, NT = B * T, NS = B * S;
+    bctx c = {cfg, pe_of(cfg), w, drop && drop->p > 0.0f, drop ? drop->p : 0.0f, (size_t)A->B, (size_t)cfg->d_model,
+              (size_t)cfg->n_heads, (size_t)cfg->d_ff};
+    const size_t B = c.B, d = c.d;
+    model_desc md;
+    model_describe(cfg, &md);
+    TFM_ASSERT(md.out_stack == md.n_stacks - 1); /* the generator reads the last stack */
 
-    /* generator and final decoder LayerNorm */
-    zero(w->d_res, NT * d);
-    linear_backward(w->d_res, grads->generator_weight, grads->generator_bias, A->logits, A->dec_out,
-                    P->generator_weight, NT, d, (size_t)cfg->tgt_vocab);
-    const int nd = cfg->n_dec_layers, ne = cfg->n_enc_layers;
-    const float *dec_top = nd > 0 ? block_out(cfg, &A->dec[nd - 1].blk[2]) : A->dec_x0;
-    zero(w->d_stream, NT * d);
-    layernorm_backward(w->d_stream, grads->dec_norm_weight, grads->dec_norm_bias, w->d_res, dec_top,
-                       P->dec_norm_weight, A->dec_out_mean, A->dec_out_rstd, NT, d);
-
-    /* decoder layers, top down: FFN, cross-attention, self-attention */
-    zero(w->d_memory, NS * d);
-    for (int l = nd - 1; l >= 0; l--) {
-        const layer_acts *L = &A->dec[l];
-        const float *x0 = l > 0 ? block_out(cfg, &A->dec[l - 1].blk[2]) : A->dec_x0;
-        const float *x1 = block_out(cfg, &L->blk[0]), *x2 = block_out(cfg, &L->blk[1]);
-        block_backward(&c, SUB_FFN, 2, &grads->dec[l], &P->dec[l], L, x2, NULL, T, S);
-        block_backward(&c, SUB_CROSS, 1, &grads->dec[l], &P->dec[l], L, x1, A->memory, T, S);
-        block_backward(&c, SUB_SELF, 0, &grads->dec[l], &P->dec[l], L, x0, NULL, T, S);
+    /* generator: dL/d(output stack's final LayerNorm output) into w->d_res */
+    const stack_acts *O = &A->stack[md.out_stack];
+    const size_t NO = B * (size_t)O->T;
+    zero(w->d_res, NO * d);
+    linear_backward(w->d_res, grads->generator_weight, grads->generator_bias, A->logits, O->out, P->generator_weight,
+                    NO, d, (size_t)cfg->tgt_vocab);
+    /* the stacks top down; a memory stack's output gradient is what its reader left in d_memory
+     * (each is consumed by the stack's final LayerNorm backward before anything overwrites it) */
+    for (int s = md.n_stacks - 1; s >= 0; s--) {
+        const stack_desc *sd = &md.stack[s];
+        const stack_acts *SA = &A->stack[s];
+        const stack_acts *M = sd->memory >= 0 ? &A->stack[sd->memory] : NULL;
+        stack_ref r = {sd, &grads->stack[s], &P->stack[s], (size_t)SA->T, M ? M->out : NULL, M ? (size_t)M->T : 0};
+        const float *dout = s == md.out_stack ? w->d_res : w->d_memory;
+        const int32_t *ids = sd->input == STACK_INPUT_SOURCE ? src : tgt_in;
+        const size_t stride = sd->input == STACK_INPUT_SOURCE ? (size_t)A->S : tgt_in_stride;
+        stack_backward(&c, &r, SA, dout, ids, stride);
     }
-    embed_backward(&c, grads->tgt_embed, w->d_stream, A->dec_x0_drop, tgt_in, tgt_in_stride, T);
-
-    /* final encoder LayerNorm, then the encoder layers top down */
-    const float *enc_top = ne > 0 ? block_out(cfg, &A->enc[ne - 1].blk[1]) : A->enc_x0;
-    zero(w->d_stream, NS * d);
-    layernorm_backward(w->d_stream, grads->enc_norm_weight, grads->enc_norm_bias, w->d_memory, enc_top,
-                       P->enc_norm_weight, A->memory_mean, A->memory_rstd, NS, d);
-    for (int l = ne - 1; l >= 0; l--) {
-        const layer_acts *L = &A->enc[l];
-        const float *x0 = l > 0 ? block_out(cfg, &A->enc[l - 1].blk[1]) : A->enc_x0;
-        const float *x1 = block_out(cfg, &L->blk[0]);
-        block_backward(&c, SUB_FFN, 1, &grads->enc[l], &P->enc[l], L, x1, NULL, S, S);
-        block_backward(&c, SUB_SELF, 0, &grads->enc[l], &P->enc[l], L, x0, NULL, S, S);
-    }
-    embed_backward(&c, grads->src_embed, w->d_stream, A->enc_x0_drop, src, S, S);
 }

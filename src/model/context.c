@@ -1,6 +1,7 @@
 /* Contexts: one thread's working memory for a model — the activation workspace, laid out per batch
  * shape in one arena that grows on demand, and the KV cache. */
 #include "model_internal.h"
+#include "pe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,62 +34,62 @@ static void take_block(tfm_arena *a, block_acts *b, size_t N, size_t d, int trai
     b->drop = training ? arena_take_bytes(a, N * d) : NULL;
 }
 
+/* An attention sub-layer of B·T queries over S keys; cross: the memory's K|V (B·S, 2d) if own_kv. */
 static void take_mha(tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H, size_t d, int cross,
-                     int training) {
+                     int own_kv, int bias, int training) {
     const size_t N = B * T;
     m->q = cross ? arena_take_f32(a, N * d) : NULL;
-    m->qkv = cross ? arena_take_f32(a, B * S * 2 * d) : arena_take_f32(a, N * 3 * d);
+    m->qkv = !cross ? arena_take_f32(a, N * 3 * d) : own_kv ? arena_take_f32(a, B * S * 2 * d) : NULL;
     m->probs = arena_take_f32(a, B * H * T * S);
     m->probs_drop = training ? arena_take_f32(a, B * H * T * S) : NULL;
+    m->bias = bias ? arena_take_f32(a, H * T * S) : NULL;
     m->att = arena_take_f32(a, N * d);
     m->proj = arena_take_f32(a, N * d);
 }
 
-static void take_ffn(tfm_arena *a, layer_acts *l, size_t N, size_t d, size_t d_ff, int training) {
-    l->ff_pre = arena_take_f32(a, N * d_ff);
-    l->ff_act = arena_take_f32(a, N * d_ff);
-    l->ff_drop = training ? arena_take_bytes(a, N * d_ff) : NULL;
-    l->ff_out = arena_take_f32(a, N * d);
+void layer_acts_layout(const tfm_config *cfg, const block_desc *bd, size_t B, size_t T, size_t S_self,
+                       size_t S_mem, int own_mem_kv, int training, tfm_arena *a, layer_acts *L) {
+    const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff, N = B * T;
+    const int bias = pe_of(cfg)->bias_forward != NULL;
+    memset(L, 0, sizeof *L);
+    for (int k = 0; k < bd->n_sub; k++) take_block(a, &L->blk[k], N, d, training);
+    take_mha(a, &L->self_attn, B, T, S_self, H, d, 0, 0, bias, training);
+    if (block_has(bd, SUB_CROSS_ATTN)) take_mha(a, &L->cross_attn, B, T, S_mem, H, d, 1, own_mem_kv, 0, training);
+    L->ff_pre = arena_take_f32(a, N * d_ff);
+    L->ff_act = arena_take_f32(a, N * d_ff);
+    L->ff_drop = training ? arena_take_bytes(a, N * d_ff) : NULL;
+    L->ff_out = arena_take_f32(a, N * d);
 }
 
 void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int training, tfm_arena *a,
                         activations *acts) {
-    const size_t B = (size_t)Bi, S = (size_t)Si, T = (size_t)Ti;
-    const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
+    const size_t B = (size_t)Bi, d = (size_t)cfg->d_model;
     activations dummy;
     if (!acts) acts = &dummy;
     memset(acts, 0, sizeof *acts);
     acts->B = Bi;
     acts->S = Si;
     acts->T = Ti;
-    acts->src_pad = arena_take_bytes(a, B * S);
-    acts->tgt_pad = arena_take_bytes(a, B * T);
     acts->training = training;
-    acts->enc_x0 = arena_take_f32(a, B * S * d);
-    acts->enc_x0_drop = training ? arena_take_bytes(a, B * S * d) : NULL;
-    for (int l = 0; l < cfg->n_enc_layers; l++) {
-        layer_acts *L = &acts->enc[l];
-        take_block(a, &L->blk[0], B * S, d, training);
-        take_block(a, &L->blk[1], B * S, d, training);
-        take_mha(a, &L->self_attn, B, S, S, H, d, 0, training);
-        take_ffn(a, L, B * S, d, d_ff, training);
+    model_desc md;
+    model_describe(cfg, &md);
+    for (int s = 0; s < md.n_stacks; s++) {
+        const stack_desc *sd = &md.stack[s];
+        stack_acts *A = &acts->stack[s];
+        const size_t T = (size_t)(sd->input == STACK_INPUT_SOURCE ? Si : Ti), N = B * T;
+        const size_t S_mem = sd->memory >= 0 ? (size_t)acts->stack[sd->memory].T : 0;
+        A->T = (int)T;
+        A->pad = arena_take_bytes(a, N);
+        A->x0 = arena_take_f32(a, N * d);
+        A->x0_drop = training ? arena_take_bytes(a, N * d) : NULL;
+        for (int l = 0; l < sd->n_layers; l++)
+            layer_acts_layout(cfg, &sd->block, B, T, T, S_mem, 1, training, a, &A->layers[l]);
+        A->out = arena_take_f32(a, N * d);
+        A->out_mean = arena_take_f32(a, N);
+        A->out_rstd = arena_take_f32(a, N);
     }
-    acts->memory = arena_take_f32(a, B * S * d);
-    acts->memory_mean = arena_take_f32(a, B * S);
-    acts->memory_rstd = arena_take_f32(a, B * S);
-    acts->dec_x0 = arena_take_f32(a, B * T * d);
-    acts->dec_x0_drop = training ? arena_take_bytes(a, B * T * d) : NULL;
-    for (int l = 0; l < cfg->n_dec_layers; l++) {
-        layer_acts *L = &acts->dec[l];
-        for (int k = 0; k < 3; k++) take_block(a, &L->blk[k], B * T, d, training);
-        take_mha(a, &L->self_attn, B, T, T, H, d, 0, training);
-        take_mha(a, &L->cross_attn, B, T, S, H, d, 1, training);
-        take_ffn(a, L, B * T, d, d_ff, training);
-    }
-    acts->dec_out = arena_take_f32(a, B * T * d);
-    acts->dec_out_mean = arena_take_f32(a, B * T);
-    acts->dec_out_rstd = arena_take_f32(a, B * T);
-    acts->logits = arena_take_f32(a, B * T * (size_t)cfg->tgt_vocab);
+    if (md.out_stack >= 0)
+        acts->logits = arena_take_f32(a, B * (size_t)acts->stack[md.out_stack].T * (size_t)cfg->tgt_vocab);
 }
 
 size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training) {
@@ -128,11 +129,11 @@ void grad_workspace_layout(const tfm_config *cfg, int Bi, int Si, int Ti, tfm_ar
     w->d_res = arena_take_f32(a, N * d);
     w->d_sub = arena_take_f32(a, N * d);
     w->d_att = arena_take_f32(a, N * d);
-    w->d_q = arena_take_f32(a, B * T * d);
-    w->d_kv = arena_take_f32(a, B * S * 2 * d);
+    w->d_q = arena_take_f32(a, N * d);
+    w->d_kv = arena_take_f32(a, N * 2 * d);
     w->d_big = arena_take_f32(a, N * wide);
     w->d_big2 = arena_take_f32(a, N * d_ff);
     w->dprobs = arena_take_f32(a, B * H * L * L);
-    w->d_memory = arena_take_f32(a, B * S * d);
+    w->d_memory = arena_take_f32(a, N * d);
 }
 

@@ -6,6 +6,7 @@
 
 #include "arena.h"
 #include "params.h"
+#include "stack.h"
 #include "safetensors.h"
 #include "tfm/model.h"
 
@@ -20,17 +21,21 @@ typedef struct {
     uint8_t *drop;  /* (N, d) dropout keep mask of the sub-layer output (training only) */
 } block_acts;
 
+/* One attention sub-layer of N = B·T query rows over S_k keys. */
 typedef struct {
     float *q;      /* (N, d) or, for self-attention, NULL (the queries live in qkv) */
-    float *qkv;    /* self: (N, 3d) packed Q|K|V;  cross: (B·S, 2d) packed K|V of the memory */
+    float *qkv;    /* self: (N, 3d) packed Q|K|V of this call's positions;
+                      cross: (B·S, 2d) packed K|V of the memory (in a KV cache: the cache's) */
     float *probs;  /* (B, H, T, S_k) attention weights */
     float *probs_drop; /* (B, H, T, S_k) the weights after dropout (training only) */
+    float *bias;   /* (H, T, S_k) the position encoding's score bias (only if it has one) */
     float *att;    /* (N, d) heads concatenated */
     float *proj;   /* (N, d) after the output projection W_O */
 } mha_acts;
 
+/* One block of a stack; blk[k] wraps sub-layer k (stack.h block_desc). */
 typedef struct {
-    block_acts blk[3]; /* encoder: 0 self-attn, 1 FFN; decoder: 0 self, 1 cross, 2 FFN */
+    block_acts blk[3];
     mha_acts self_attn;
     mha_acts cross_attn;
     float *ff_pre; /* (N, d_ff) linear1 output */
@@ -39,19 +44,21 @@ typedef struct {
     float *ff_out; /* (N, d) linear2 output */
 } layer_acts;
 
+/* One stack run over B rows of T positions. */
 typedef struct {
-    int B, S, T; /* the sizes the workspace was laid out for (T: decoder positions) */
-    uint8_t *src_pad; /* (B, S) 1 where src == pad_id */
-    uint8_t *tgt_pad; /* (B, T) 1 where the decoder input == pad_id */
-    float *enc_x0;    /* (B·S, d) scaled embedding + PE (after dropout when training) */
-    float *dec_x0;    /* (B·T, d) */
-    uint8_t *enc_x0_drop, *dec_x0_drop; /* dropout keep masks (training only) */
-    int training;     /* laid out with the dropout buffers */
-    layer_acts enc[TFM_MAX_LAYERS];
-    layer_acts dec[TFM_MAX_LAYERS];
-    float *memory, *memory_mean, *memory_rstd;    /* (B·S, d) final encoder LayerNorm */
-    float *dec_out, *dec_out_mean, *dec_out_rstd; /* (B·T, d) final decoder LayerNorm */
-    float *logits; /* (B·T, V_tgt) */
+    int T;            /* positions per row (S for the encoder, the decoder input's T) */
+    uint8_t *pad;     /* (B, T) 1 where the input id == pad_id (the key padding mask) */
+    float *x0;        /* (B·T, d) scaled embedding + PE (after dropout when training) */
+    uint8_t *x0_drop; /* dropout keep mask (training only) */
+    layer_acts layers[TFM_MAX_LAYERS];
+    float *out, *out_mean, *out_rstd; /* (B·T, d) the stack's final LayerNorm */
+} stack_acts;
+
+typedef struct {
+    int B, S, T;  /* the sizes the workspace was laid out for (S: source, T: target positions) */
+    int training; /* laid out with the dropout buffers */
+    stack_acts stack[TFM_MAX_STACKS]; /* as model_describe lists the stacks */
+    float *logits; /* (B·T_out, V_tgt) of the generator's stack */
 } activations;
 
 /* Read-only while any context uses it; only a trainer (which owns its own context) writes the
@@ -81,9 +88,16 @@ tfm_status model_alloc(const tfm_config *cfg, tfm_model **out);
 tfm_status model_check_batch(const tfm_model *m, int B, int S, int T, const int32_t *src, const int32_t *tgt);
 
 /** Lays out the activations of (B, S, T) in `arena` (counting only when its base is NULL); with
- * `training` also the dropout masks and post-dropout attention weights. */
+ * `training` also the dropout masks and post-dropout attention weights. A stack over the source
+ * has S positions, over the target T. */
 void activations_layout(const tfm_config *cfg, int B, int S, int T, int training, tfm_arena *arena,
                         activations *a);
+
+/** Lays out the activations of one block of N = B·T query rows: self-attention over S_self keys,
+ * cross-attention (if the block has it) over S_mem keys whose K|V buffer is laid out only if
+ * `own_mem_kv` (a KV cache keeps its own). Counting only when the arena's base is NULL. */
+void layer_acts_layout(const tfm_config *cfg, const block_desc *bd, size_t B, size_t T, size_t S_self,
+                       size_t S_mem, int own_mem_kv, int training, tfm_arena *a, layer_acts *L);
 
 /** Bytes of the activation workspace of a batch of (B, S, T) (with the training buffers if asked). */
 size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training);
@@ -94,9 +108,10 @@ typedef struct {
     uint64_t seed;
 } dropout_cfg;
 
-/** The encoder–decoder forward pass (Vaswani et al. 2017, §3, Figure 1) for a batch already
- * checked against the vocabularies and max_len: src (B, S) and decoder input tgt_in (B, T), each
- * padded with pad_id; tgt_in row b starts at tgt_in + b·tgt_in_stride. `drop` (NULL for
+/** The forward pass of every stack (model_describe; for the encoder–decoder Vaswani et al. 2017,
+ * §3, Figure 1) and the generator, for a batch already checked against the vocabularies and
+ * max_len: src (B, S) and decoder input tgt_in (B, T), each padded with pad_id; tgt_in row b
+ * starts at tgt_in + b·tgt_in_stride. `drop` (NULL for
  * inference) applies inverted dropout where the paper does (§5.4): the embedding + PE sum, each
  * sub-layer output before its residual add, the attention weights and the FFN hidden layer, as
  * nn.Transformer. Leaves every activation, the logits (B·T, V_tgt) included, in ctx->acts (laid
@@ -104,26 +119,22 @@ typedef struct {
 void model_forward(tfm_context *ctx, int B, int S, int T, const int32_t *src, const int32_t *tgt_in,
                    size_t tgt_in_stride, const dropout_cfg *drop);
 
-/** Incremental decoding state for B rows (sentences, or sentences × beams): the decoder
- * self-attention keys and values of every position decoded so far, and the cross-attention keys
- * and values of the encoder output, computed once (the "KV cache"). Step buffers hold one
- * position per row. One arena, sized at creation. */
+/** Incremental decoding state for B rows (sentences, or sentences × beams) of the generator's
+ * stack: the self-attention keys and values of every position decoded so far, per block, and the
+ * cross-attention keys and values of the memory, computed once (the "KV cache"); and the
+ * activations of one step (one new position per row), shared by the blocks since a step is
+ * never differentiated. One arena, grown on demand. */
 typedef struct {
-    int B, S, cap_T; /* rows, source length, positions the cache can hold */
+    int B, S, cap_T; /* rows, source (memory) length, positions the cache can hold */
     int len;         /* positions decoded so far */
     float *self_k[TFM_MAX_LAYERS], *self_v[TFM_MAX_LAYERS]; /* (B, cap_T, d) */
     float *cross_kv[TFM_MAX_LAYERS];                        /* (B, S, 2d) packed K|V */
-    uint8_t *src_pad;                                       /* (B, S) */
+    uint8_t *mem_pad;                                       /* (B, S) key padding of the memory */
     float *x0;      /* (B, d) embedding + PE of the newest tokens */
-    float *qkv;     /* (B, 3d) */
-    float *att;     /* (B, d) */
-    float *sub;     /* (B, d) sub-layer output */
-    float *out;     /* (B, d) final decoder LayerNorm */
+    layer_acts step; /* one block's activations for (B, 1) queries over cap_T / S keys */
+    float *out, *out_mean, *out_rstd; /* (B, d) final LayerNorm */
     float *logits;  /* (B, V_tgt) of the newest position */
-    float *scores;  /* (B, H, max(cap_T, S)) attention workspace */
     float *tmp;     /* (B, max(cap_T, S), 2d) scratch for reordering rows */
-    block_acts blk; /* shared by every block: each consumes its input before overwriting */
-    layer_acts ffn; /* ff_pre, ff_act (B, d_ff), ff_out (B, d) */
     tfm_arena arena;
 } kv_cache;
 
@@ -170,12 +181,12 @@ typedef struct {
     float *d_res;    /* (N, d) gradient at a LayerNorm input/output */
     float *d_sub;    /* (N, d) gradient of a sub-layer output before dropout */
     float *d_att;    /* (N, d) gradient of the concatenated heads */
-    float *d_q;      /* (B·T, d) gradient of cross-attention queries */
-    float *d_kv;     /* (B·S, 2d) gradient of cross-attention keys|values */
+    float *d_q;      /* (N, d) gradient of cross-attention queries */
+    float *d_kv;     /* (N, 2d) gradient of cross-attention keys|values */
     float *d_big;    /* (N, max(3d, d_ff)) packed Q|K|V gradient, or the FFN hidden gradient */
     float *d_big2;   /* (N, d_ff) FFN pre-activation gradient */
     float *dprobs;   /* (B, H, max(S,T), max(S,T)) attention backward workspace */
-    float *d_memory; /* (B·S, d) gradient of the encoder output, summed over decoder layers */
+    float *d_memory; /* (N, d) gradient of a memory stack's output, summed over the blocks reading it */
 } grad_workspace;
 
 /** Lays out a grad_workspace for (B, S, T) in `arena` (counting only when its base is NULL). */

@@ -1,5 +1,6 @@
 /* The parameter table: every tensor of a model, its PyTorch name and shape, written once here and
- * used for sizing, initialisation, checkpoints and (with a second base pointer) gradients. */
+ * used for sizing, initialisation, checkpoints and (with a second base pointer) gradients. The
+ * model is a list of stacks (stack.h); the table walks it. */
 #ifndef TFM_PARAMS_H
 #define TFM_PARAMS_H
 
@@ -8,7 +9,9 @@
 #include <stddef.h>
 
 #define TFM_MAX_LAYERS 64
+#define TFM_MAX_STACKS 2
 #define TFM_PARAM_NAME_MAX 96
+#define TFM_PE_MAX_TENSORS 4
 
 /** nn.MultiheadAttention's packed projections: rows [0,d) are W_Q, [d,2d) W_K, [2d,3d) W_V. */
 typedef struct {
@@ -18,27 +21,38 @@ typedef struct {
     float *out_proj_bias;   /* (d) */
 } mha_params;
 
-/** One encoder or decoder layer (nn.TransformerEncoderLayer / nn.TransformerDecoderLayer).
- * Encoder: norm1 guards self-attention, norm2 the FFN. Decoder: norm1 self-attention, norm2
- * cross-attention (`multihead_attn`), norm3 the FFN. */
+/** A position encoding's own tensors (pe.h), per stack or per layer, in the order its kind
+ * registers them; NULL where it has none (the sinusoidal encoding has none at all). */
+typedef struct {
+    float *w[TFM_PE_MAX_TENSORS];
+} pe_params;
+
+/** One block (nn.TransformerEncoderLayer / nn.TransformerDecoderLayer). Sub-layer k of the block
+ * (stack.h: self-attention, cross-attention, FFN in that order, those the block has) is guarded by
+ * norm k+1: encoder norm1 self-attention, norm2 FFN; decoder norm1 self-attention, norm2
+ * cross-attention (`multihead_attn`), norm3 FFN. */
 typedef struct {
     mha_params self_attn;
-    mha_params cross_attn; /* decoder only */
+    mha_params cross_attn; /* blocks with cross-attention only */
     float *linear1_weight; /* (d_ff, d) */
     float *linear1_bias;   /* (d_ff) */
     float *linear2_weight; /* (d, d_ff) */
     float *linear2_bias;   /* (d) */
-    float *norm_weight[3]; /* (d) each: norm1, norm2, norm3 (decoder) */
+    float *norm_weight[3]; /* (d) each, one per sub-layer */
     float *norm_bias[3];
+    pe_params pe;          /* the position encoding's per-layer tensors (Shaw et al. 2018: per layer) */
 } layer_params;
 
+/** One stack: its token embedding, its blocks, its final LayerNorm (transformer.<stack>.norm). */
 typedef struct {
-    float *src_embed;        /* (V_src, d) */
-    float *tgt_embed;        /* (V_tgt, d) */
-    layer_params enc[TFM_MAX_LAYERS];
-    layer_params dec[TFM_MAX_LAYERS];
-    float *enc_norm_weight, *enc_norm_bias; /* (d) transformer.encoder.norm */
-    float *dec_norm_weight, *dec_norm_bias; /* (d) transformer.decoder.norm */
+    float *embed;                          /* (V, d) src_embed / tgt_embed */
+    layer_params layers[TFM_MAX_LAYERS];
+    float *norm_weight, *norm_bias;        /* (d) */
+    pe_params pe;                          /* the position encoding's per-stack tensors */
+} stack_params;
+
+typedef struct {
+    stack_params stack[TFM_MAX_STACKS];
     float *generator_weight; /* (V_tgt, d) */
     float *generator_bias;   /* (V_tgt) */
 } model_params;
@@ -62,9 +76,25 @@ typedef struct {
     size_t fan_in;     /* for PARAM_INIT_LINEAR_BIAS */
 } param_entry;
 
+/** What registers tensors: params_layout's walk, handed to a position encoding's add_params so its
+ * tensors join the one table (names, shapes, init, checkpoint, gradients). */
+typedef struct {
+    float *base;
+    param_entry *entries;
+    size_t n;
+    size_t total;
+} param_builder;
+
+/** Registers a tensor `name` of shape (rows) or (rows, cols) (cols 0: 1-D); with a base, points
+ * *slot at its storage. */
+void param_add(param_builder *b, const char *name, size_t rows, size_t cols, float **slot, param_init init,
+               size_t fan_in);
+
 /** Lays out every parameter of `cfg`. With p == NULL / entries == NULL only counts. Returns the
  * number of floats of storage (tied tensors counted once) and sets *n_entries. With a base,
- * points every field of *p into it. */
+ * points every field of *p into it. The order (and so every initial value, one RNG stream per
+ * entry) is: the stacks' embeddings, each stack's blocks and final norm (with its position
+ * encoding's tensors), the generator. */
 size_t params_layout(const tfm_config *cfg, model_params *p, float *base, param_entry *entries,
                      size_t *n_entries);
 

@@ -73,7 +73,7 @@ static double loss_of(fixture *f) {
 
 /* Records (into sign) which FFN pre-activations of the last forward are positive. */
 static void hidden_signs(const fixture *f, uint8_t *sign) {
-    const float *enc = f->ctx->acts.enc[0].ff_pre, *dec = f->ctx->acts.dec[0].ff_pre;
+    const float *enc = f->ctx->acts.stack[0].layers[0].ff_pre, *dec = f->ctx->acts.stack[1].layers[0].ff_pre;
     for (size_t i = 0; i < (size_t)(B * S * D_FF); i++) sign[i] = enc[i] > 0.0f;
     for (size_t i = 0; i < (size_t)(B * TD * D_FF); i++) sign[B * S * D_FF + i] = dec[i] > 0.0f;
 }
@@ -100,8 +100,8 @@ static float clear_kinks(fixture *f) {
         closest = INFINITY;
         int moved = 0;
         for (int side = 0; side < 2; side++) {
-            const float *z = side == 0 ? f->ctx->acts.enc[0].ff_pre : f->ctx->acts.dec[0].ff_pre;
-            float *bias = side == 0 ? m->p.enc[0].linear1_bias : m->p.dec[0].linear1_bias;
+            const float *z = side == 0 ? f->ctx->acts.stack[0].layers[0].ff_pre : f->ctx->acts.stack[1].layers[0].ff_pre;
+            float *bias = side == 0 ? m->p.stack[0].layers[0].linear1_bias : m->p.stack[1].layers[0].linear1_bias;
             const size_t rows = side == 0 ? (size_t)(B * S) : (size_t)(B * TD);
             for (size_t j = 0; j < D_FF; j++)
                 for (size_t r = 0; r < rows; r++) {

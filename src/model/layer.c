@@ -1,0 +1,133 @@
+/* One block for a range of query positions (layer.h): self-attention (with the block's mask kind,
+ * on the call's own keys or a KV cache), optional cross-attention, FFN, each wrapped in its
+ * residual connection and LayerNorm, post-LN or pre-LN, as PyTorch's nn.Transformer*Layer. */
+#include "layer.h"
+
+#include "ops.h"
+
+#include <string.h>
+
+const float *block_out(const tfm_config *cfg, const block_acts *b) { return cfg->norm_first ? b->res : b->ln; }
+
+void cross_kv_forward(float *kv, const mha_params *p, const float *mem, size_t N, size_t d) {
+    linear_forward(kv, mem, p->in_proj_weight + d * d, p->in_proj_bias + d, N, d, 2 * d);
+}
+
+/* The input the sub-layer sees: x itself (post-LN) or LayerNorm(x) (pre-LN). */
+static const float *block_enter(block_acts *b, const float *x, const float *w, const float *bias, size_t N,
+                                size_t d, const tfm_config *cfg) {
+    if (!cfg->norm_first) return x;
+    layernorm_forward(b->ln, b->ln_mean, b->ln_rstd, x, w, bias, N, d, cfg->layer_norm_eps);
+    return b->ln;
+}
+
+/* Drops out the sub-layer output, adds the residual and, post-LN, normalises; returns the block's
+ * output. */
+static const float *block_leave(dropper *dr, block_acts *b, const float *x, float *sub, const float *w,
+                                const float *bias, size_t N, size_t d, const tfm_config *cfg) {
+    dropper_apply(dr, sub, b->drop, N * d);
+    residual_forward(b->res, x, sub, N * d);
+    if (cfg->norm_first) return b->res;
+    layernorm_forward(b->ln, b->ln_mean, b->ln_rstd, b->res, w, bias, N, d, cfg->layer_norm_eps);
+    return b->ln;
+}
+
+/* Attention with this site's dropout on the weights (attn_args filled by the caller). */
+static void attend(dropper *dr, mha_acts *a, const float *q, const float *k, const float *v, attn_args *args) {
+    if (dr->cfg) {
+        args->dropout_p = dr->cfg->p;
+        args->dropout_seed = dropper_site_seed(dr);
+    }
+    attn_forward(a->att, a->probs, dr->cfg ? a->probs_drop : NULL, q, k, v, args);
+}
+
+/* Masked multi-head self-attention (§3.2.2–3.2.3) of the call's T positions: Q|K|V of the new
+ * positions, the position encoding on q/k, the new keys/values into the cache (if any), attention
+ * over keys 0..pos0+T−1, W_O. */
+static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const layer_params *W, const float *x) {
+    const tfm_config *cfg = c->cfg;
+    const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, dk = d / H;
+    const mha_params *p = &W->self_attn;
+    linear_forward(a->qkv, x, p->in_proj_weight, p->in_proj_bias, N, d, 3 * d);
+    if (c->pe->qk_forward) c->pe->qk_forward(&c->sp->pe, a->qkv, 3 * d, B, T, H, dk, c->pos0);
+    const size_t S = c->pos0 + T; /* keys per row */
+    attn_args args = attn_args_make(B, T, S, H, dk, 3 * d, 3 * d);
+    const float *k = a->qkv + d, *v = a->qkv + 2 * d;
+    if (c->cache_k) { /* append the new keys and values: the cache keeps them already encoded */
+        for (size_t b = 0; b < B; b++)
+            for (size_t t = 0; t < T; t++) {
+                const float *row = a->qkv + (b * T + t) * 3 * d;
+                const size_t at = b * c->cache_bstride + (c->pos0 + t) * d;
+                memcpy(c->cache_k + at, row + d, d * sizeof(float));
+                memcpy(c->cache_v + at, row + 2 * d, d * sizeof(float));
+            }
+        k = c->cache_k;
+        v = c->cache_v;
+        args.kv_stride = d;
+        args.kv_bstride = c->cache_bstride;
+    }
+    args.key_pad = c->self_pad;
+    args.key_pad_bstride = c->self_pad_bstride;
+    args.causal = c->bd->self_mask == MASK_CAUSAL;
+    args.q_pos0 = c->pos0;
+    if (c->pe->bias_forward) {
+        c->pe->bias_forward(&c->sp->pe, W, c->bd->self_mask, a->bias, H, T, S, c->pos0);
+        args.bias = a->bias;
+        args.bias_hstride = T * S;
+        args.bias_tstride = S;
+    }
+    attend(dr, a, a->qkv, k, v, &args);
+    linear_forward(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
+}
+
+/* Attention over the memory (§3.2.3): queries from x, keys|values precomputed in a->qkv. No
+ * position term (cross-attention compares positions of two different sequences). */
+static void cross_attention(dropper *dr, const layer_call *c, mha_acts *a, const layer_params *W, const float *x) {
+    const tfm_config *cfg = c->cfg;
+    const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads;
+    const mha_params *p = &W->cross_attn;
+    linear_forward(a->q, x, p->in_proj_weight, p->in_proj_bias, N, d, d);
+    attn_args args = attn_args_make(B, T, c->S_mem, H, d / H, d, 2 * d);
+    args.key_pad = c->mem_pad;
+    args.key_pad_bstride = c->S_mem;
+    attend(dr, a, a->q, a->qkv, a->qkv + d, &args);
+    linear_forward(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
+}
+
+/* FFN(x) = act(x W_1 + b_1) W_2 + b_2 (§3.3, eq. 2). */
+static void ffn(dropper *dr, layer_acts *L, const layer_params *p, const float *x, size_t N, size_t d, size_t d_ff,
+                tfm_activation act) {
+    linear_forward(L->ff_pre, x, p->linear1_weight, p->linear1_bias, N, d, d_ff);
+    if (act == TFM_ACT_GELU)
+        gelu_forward(L->ff_act, L->ff_pre, N * d_ff);
+    else
+        relu_forward(L->ff_act, L->ff_pre, N * d_ff);
+    dropper_apply(dr, L->ff_act, L->ff_drop, N * d_ff);
+    linear_forward(L->ff_out, L->ff_act, p->linear2_weight, p->linear2_bias, N, d_ff, d);
+}
+
+const float *layer_forward(dropper *dr, const layer_call *c, layer_acts *L, const layer_params *W, const float *x) {
+    const tfm_config *cfg = c->cfg;
+    const size_t N = c->B * c->T, d = (size_t)cfg->d_model;
+    for (int k = 0; k < c->bd->n_sub; k++) {
+        block_acts *b = &L->blk[k];
+        const float *in = block_enter(b, x, W->norm_weight[k], W->norm_bias[k], N, d, cfg);
+        float *sub;
+        switch (c->bd->sub[k]) {
+        case SUB_SELF_ATTN:
+            self_attention(dr, c, &L->self_attn, W, in);
+            sub = L->self_attn.proj;
+            break;
+        case SUB_CROSS_ATTN:
+            cross_attention(dr, c, &L->cross_attn, W, in);
+            sub = L->cross_attn.proj;
+            break;
+        default:
+            ffn(dr, L, W, in, N, d, (size_t)cfg->d_ff, cfg->activation);
+            sub = L->ff_out;
+            break;
+        }
+        x = block_leave(dr, b, x, sub, W->norm_weight[k], W->norm_bias[k], N, d, cfg);
+    }
+    return x;
+}

@@ -1,0 +1,56 @@
+/* The position-encoding interface: one table of hooks per encoding kind (tfm_pe), so the layer
+ * code never names an encoding. An encoding acts at one or more of three places:
+ *   1. at the embeddings: x = E[id]·√d_model + PE(position)       (absolute: sinusoidal today;
+ *      learned tables and FLOATER later)
+ *   2. on the queries and keys of self-attention, before the scores and before keys enter the KV
+ *      cache                                                         (RoPE later)
+ *   3. as an additive per-head bias on the attention scores        (T5, ALiBi, Shaw later)
+ * Each hook has its backward; tensors it owns are registered in the parameter table by add_params
+ * (so they are initialised, saved, loaded and trained like every other tensor) and reach the hooks
+ * as pe_params (params.h). A NULL hook does nothing (no parameters, identity backward).
+ * Positions are absolute token indices: query t of a call is at pos0 + t, key s at s. */
+#ifndef TFM_PE_H
+#define TFM_PE_H
+
+#include "stack.h"
+
+typedef struct pe_kind {
+    const char *name; /* the metadata / --pe value */
+
+    /** Registers the encoding's tensors of stack `stack` (named under sd->prefix) in the table:
+     * per-stack ones into *sp, per-layer ones into lp[l] (l < sd->n_layers); pointers are set
+     * only when the builder has a base. NULL: no tensors. */
+    void (*add_params)(param_builder *b, const tfm_config *cfg, int stack, const stack_desc *sd, pe_params *sp,
+                       layer_params *lp);
+
+    /** 1. x (B, T, d) of positions pos0..pos0+T−1 (every row alike) += the encoding. */
+    void (*embed_forward)(const pe_params *p, float *x, size_t B, size_t T, size_t d, size_t pos0);
+    /** Backward of embed_forward: dx (B, T, d) is dL/dx; ACCUMULATES into the encoding's
+     * gradients g (the input gradient passes through unchanged: the encoding is added). */
+    void (*embed_backward)(pe_params *g, const pe_params *p, const float *dx, size_t B, size_t T, size_t d,
+                           size_t pos0);
+
+    /** 2. Transforms in place the queries and keys of N = B·T rows of a packed Q|K|V (row r at
+     * qkv + r·stride: Q at column 0, K at column d; H heads of d_k), row (b, t) at position
+     * pos0 + t. */
+    void (*qk_forward)(const pe_params *p, float *qkv, size_t stride, size_t B, size_t T, size_t H, size_t d_k,
+                       size_t pos0);
+    /** Backward of qk_forward on the gradients of Q and K (same layout), in place; ACCUMULATES
+     * any parameter gradient into g. */
+    void (*qk_backward)(pe_params *g, const pe_params *p, float *dqkv, size_t stride, size_t B, size_t T,
+                        size_t H, size_t d_k, size_t pos0);
+
+    /** 3. Writes the bias (H, T, S) of layer `layer` for queries at pos0..pos0+T−1 and keys
+     * 0..S−1 (shared by the batch rows; attn_args bias with bias_bstride 0). */
+    void (*bias_forward)(const pe_params *sp, const layer_params *lp, mask_kind mask, float *bias, size_t H,
+                         size_t T, size_t S, size_t pos0);
+    /** Backward of bias_forward: dscore (B, H, T, S) is dL/d(score) = dL/d(bias) (attn_backward's
+     * dprobs); ACCUMULATES into the encoding's gradients. */
+    void (*bias_backward)(pe_params *gs, layer_params *gl, const float *dscore, mask_kind mask, size_t B,
+                          size_t H, size_t T, size_t S, size_t pos0);
+} pe_kind;
+
+/** The hooks of a configuration's encoding (cfg->pe, checked by tfm_config_validate). */
+const pe_kind *pe_of(const tfm_config *cfg);
+
+#endif
