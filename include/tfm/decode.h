@@ -10,6 +10,8 @@
 extern "C" {
 #endif
 
+/* Thread-safety (tfm/model.h): these calls read the model and write only the context they are
+ * given; threads with their own contexts may call them concurrently on one model. */
 typedef struct {
     int beam;         /* beam size K; 1 is greedy search */
     float lenpen;     /* length penalty α as fairseq's lenpen: a finished hypothesis scores

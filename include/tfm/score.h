@@ -9,6 +9,8 @@
 extern "C" {
 #endif
 
+/* Thread-safety (tfm/model.h): these calls read the model and write only the context they are
+ * given; threads with their own contexts may call them concurrently on one model. */
 /** Scores a batch of B pairs with the context's model, in the context's workspace (grown if this
  * batch needs more).
  *
