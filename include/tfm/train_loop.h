@@ -40,7 +40,7 @@ typedef struct {
     tfm_loop_event_kind kind;
     int64_t step;            /* all kinds: the trainer's step count (resumed steps included) */
     int64_t run_steps;       /* all kinds: steps taken by this call */
-    double elapsed_s;        /* all kinds: wall-clock seconds since this call started */
+    double elapsed_s;        /* all kinds: wall-clock seconds since this call's first step began */
     tfm_step_stats stats;    /* STEP: loss (nats per target), lr, gradient norm, target tokens */
     double tokens_per_s;     /* STEP: target tokens per second over the last window of >= 2 s (0 before) */
     double valid_loss;       /* VALIDATION: mean negative log-likelihood per target token, nats */
@@ -56,7 +56,8 @@ typedef void (*tfm_loop_callback)(const tfm_loop_event *event, void *user);
 /** How long to train and what to save. */
 typedef struct {
     int64_t max_steps;    /* stop when the trainer's step count reaches this (resumed steps count); >= 1 */
-    double time_limit_s;  /* stop after this many seconds of this call; 0: no limit */
+    double time_limit_s;  /* stop after this many seconds of training in this call (from the first
+                             step, after the memory reservation); 0: no limit */
     int64_t eval_every;   /* validate every N steps (needs a validation batcher) and after the last
                              step; 0: only after the last step */
     int64_t save_every;   /* also write save_path every N steps; 0: only at the end */
@@ -87,7 +88,7 @@ typedef struct {
     tfm_loop_end end;
     int64_t steps;          /* the trainer's step count at the end */
     int64_t run_steps;      /* steps taken by this call */
-    double elapsed_s;       /* wall-clock seconds of this call */
+    double elapsed_s;       /* wall-clock seconds since this call's first step began */
     double best_valid_loss; /* lowest validation loss, resumes included (INFINITY if never validated) */
     double last_valid_loss; /* the last validation of this call (NAN if none) */
 } tfm_loop_result;

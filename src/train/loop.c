@@ -250,10 +250,10 @@ tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *vali
     s.valid = valid;
     s.cfg = cfg;
     s.last = NAN;
-    s.t0 = now_seconds();
     s.step0 = tfm_trainer_steps(tr);
     tfm_loop_end end = TFM_LOOP_END_STEPS;
     tfm_status st = prepare(&s);
+    s.t0 = now_seconds(); /* the time limit counts training, not the reservation before it */
     if (st == TFM_OK) st = run(&s, &end);
     if (st == TFM_OK && end == TFM_LOOP_END_STOPPED) {
         tfm_loop_event ev;
