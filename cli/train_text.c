@@ -4,7 +4,7 @@
  * dropout, clipping), validation and checkpoints every N steps, the best model, --steps and
  * --time-limit, Ctrl-C (a resumable save, exit 130). This file only turns flags into calls and
  * events into the progress bar and log lines. */
-#define _POSIX_C_SOURCE 200809L /* fileno */
+#define _POSIX_C_SOURCE 200809L /* access, isatty */
 #include "model_flags.h"
 #include "text_io.h"
 #include "train_common.h"
