@@ -1,15 +1,16 @@
 /* tfm train: training on token-id files (DESIGN.md §5): label-smoothed cross-entropy, Adam or SGD,
- * constant or noam learning rate, dropout, clipping; prints the loss of every step. */
+ * constant or noam learning rate, dropout, clipping; prints the loss of every step. A thin command
+ * line over the library's training loop (include/tfm/train_loop.h) with line-count batches
+ * (tfm_batcher_create_lines); `tfm train --data` is in train_text.c. */
 #include "args.h"
 #include "text_io.h"
+#include "train_common.h"
 #include "train_text.h"
-#include "tfm/tfm.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static int run(int argc, char **argv);
 
@@ -18,20 +19,6 @@ const cli_command cmd_train = {
     "tfm train --data DIR --save M [...]   (tfm train --data x --help for its flags)\n"
     "       tfm train --init M --src-ids F --tgt-ids F --steps N --save OUT [--optimizer adam|sgd] [--lr X] ...",
     run};
-
-/* Line order of each epoch: file order when one batch holds every line, else a seeded shuffle
- * (Fisher–Yates on a splitmix64 stream). */
-static void shuffle(size_t *order, size_t n, uint64_t *state) {
-    for (size_t i = n; i > 1; i--) {
-        uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        z ^= z >> 31;
-        size_t j = (size_t)(z % i), tmp = order[i - 1];
-        order[i - 1] = order[j];
-        order[j] = tmp;
-    }
-}
 
 static int check_lines(const tfm_config *c, const tfm_id_lines *src, const char *sp, const tfm_id_lines *tgt,
                        const char *tp) {
@@ -66,6 +53,30 @@ static int check_lines(const tfm_config *c, const tfm_id_lines *src, const char 
     return 1;
 }
 
+/* One line per step on stdout: "step N loss L lr R grad_norm G tokens K". */
+static void print_step(const tfm_loop_event *ev, void *user) {
+    (void)user;
+    if (ev->kind != TFM_LOOP_EVENT_STEP) return;
+    printf("step %lld loss %.6f lr %.6g grad_norm %.4f tokens %zu\n", (long long)ev->step, ev->stats.loss,
+           ev->stats.lr, ev->stats.grad_norm, ev->stats.n_tokens);
+    fflush(stdout);
+}
+
+/* Reads and checks both id files and makes the dataset (the lines move into it). */
+static int load_data(const tfm_config *c, const char *src_path, const char *tgt_path, tfm_dataset **ds) {
+    tfm_id_lines src = {0}, tgt = {0};
+    int ok = tfm_id_lines_read(src_path, &src) == TFM_OK && tfm_id_lines_read(tgt_path, &tgt) == TFM_OK;
+    if (!ok) cli_error("train", "%s", tfm_last_error());
+    ok = ok && check_lines(c, &src, src_path, &tgt, tgt_path);
+    if (ok && tfm_dataset_from_id_lines(&src, src_path, &tgt, tgt_path, c->max_len, ds, NULL) != TFM_OK) {
+        cli_error("train", "%s", tfm_last_error());
+        ok = 0;
+    }
+    tfm_id_lines_free(&src);
+    tfm_id_lines_free(&tgt);
+    return ok;
+}
+
 /* Fails early, before any training, if --save names a file in a folder that does not exist. */
 static int run(int argc, char **argv) {
     for (int i = 1; i < argc; i++) /* training on a text corpus has its own flags */
@@ -79,32 +90,22 @@ static int run(int argc, char **argv) {
         {"--src-ids", OPT_STR, &src_path, 1, "source token ids, one sequence per line"},
         {"--tgt-ids", OPT_STR, &tgt_path, 1, "target token ids (BOS first, EOS last)"},
         {"--steps", OPT_INT, &steps, 1, "optimizer steps"},
-        {"--save", OPT_STR, &save, 1, "where to write the trained model (atomically)"},
+        {"--save", OPT_STR, &save, 1, "where to write the trained model (atomically; also on Ctrl-C)"},
         {"--optimizer", OPT_STR, &optimizer, 0, "adam or sgd"},
         {"--lr", OPT_FLOAT, &lr, 0, "learning rate (constant) or factor (noam)"},
         {"--schedule", OPT_STR, &schedule, 0, "constant or noam"},
         {"--warmup", OPT_INT, &warmup, 0, "warm-up steps of the noam schedule"},
         {"--dropout", OPT_FLOAT, &dropout, 0, "dropout probability"},
         {"--label-smoothing", OPT_FLOAT, &smoothing, 0, "label smoothing epsilon"},
-        {"--batch-size", OPT_INT, &batch, 0, "sentences per step"},
+        {"--batch-size", OPT_INT, &batch, 0, "sentences per step (lines; with B >= the number of lines every "
+                                             "step uses every line, in file order)"},
         {"--clip-norm", OPT_FLOAT, &clip, 0, "clip the global gradient norm (0: off)"},
         {"--seed", OPT_INT, &seed, 0, "seed of dropout and shuffling"},
     };
     int r = cli_parse(&cmd_train, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : EXIT_USAGE;
     tfm_train_config tc = tfm_train_config_default();
-    if (strcmp(optimizer, "adam") == 0) tc.optimizer = TFM_OPTIMIZER_ADAM;
-    else if (strcmp(optimizer, "sgd") == 0) tc.optimizer = TFM_OPTIMIZER_SGD;
-    else {
-        cli_error("train", "--optimizer must be adam or sgd, got '%s'", optimizer);
-        return EXIT_USAGE;
-    }
-    if (strcmp(schedule, "constant") == 0) tc.schedule = TFM_SCHEDULE_CONSTANT;
-    else if (strcmp(schedule, "noam") == 0) tc.schedule = TFM_SCHEDULE_NOAM;
-    else {
-        cli_error("train", "--schedule must be constant or noam, got '%s'", schedule);
-        return EXIT_USAGE;
-    }
+    if (!train_parse_optim(optimizer, schedule, &tc)) return EXIT_USAGE;
     if (steps < 1 || batch < 1 || seed < 0) {
         cli_error("train", "--steps and --batch-size must be >= 1 and --seed >= 0");
         return EXIT_USAGE;
@@ -130,76 +131,37 @@ static int run(int argc, char **argv) {
     tc.seed = (uint64_t)seed;
 
     tfm_model *m = NULL;
+    tfm_dataset *ds = NULL;
+    tfm_batcher *bt = NULL;
     tfm_trainer *tr = NULL;
-    tfm_id_lines src = {0}, tgt = {0};
-    int32_t *sb = NULL, *tb = NULL;
-    size_t *order = NULL;
     int rc = EXIT_RUNTIME;
-    if (tfm_model_load(init, &m) != TFM_OK || tfm_id_lines_read(src_path, &src) != TFM_OK ||
-        tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
+    if (tfm_model_load(init, &m) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
     }
     const tfm_config *c = tfm_model_config(m);
-    if (!check_lines(c, &src, src_path, &tgt, tgt_path)) goto done;
-    const size_t n = src.n_lines, B = (size_t)batch < n ? (size_t)batch : n;
-    int maxS = 0, maxT = 0;
-    for (size_t i = 0; i < n; i++) {
-        if ((int)tfm_id_lines_len(&src, i) > maxS) maxS = (int)tfm_id_lines_len(&src, i);
-        if ((int)tfm_id_lines_len(&tgt, i) > maxT) maxT = (int)tfm_id_lines_len(&tgt, i);
-    }
-    if (tfm_trainer_create(m, &tc, (int)B, maxS, maxT, &tr) != TFM_OK) {
+    if (!load_data(c, src_path, tgt_path, &ds)) goto done;
+    if (tfm_batcher_create_lines(ds, batch, c->pad_id, 1, (uint64_t)seed, &bt) != TFM_OK ||
+        tfm_trainer_create(m, &tc, 1, 1, 2, &tr) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
     }
-    sb = malloc(B * (size_t)(maxS + 1) * sizeof *sb);
-    tb = malloc(B * (size_t)maxT * sizeof *tb);
-    order = malloc(n * sizeof *order);
-    if (!sb || !tb || !order) {
-        cli_error("train", "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) order[i] = i;
-    uint64_t shuffle_state = (uint64_t)seed * 0x2545F4914F6CDD1DULL + 1;
-    size_t pos = n; /* start of the next batch in `order`; n forces a (re)shuffle */
-    for (int step = 1; step <= steps; step++) {
-        if (pos + B > n) {
-            if (B < n) shuffle(order, n, &shuffle_state);
-            pos = 0;
-        }
-        int S = 0, T = 0;
-        for (size_t b = 0; b < B; b++) {
-            size_t i = order[pos + b];
-            if ((int)tfm_id_lines_len(&src, i) > S) S = (int)tfm_id_lines_len(&src, i);
-            if ((int)tfm_id_lines_len(&tgt, i) > T) T = (int)tfm_id_lines_len(&tgt, i);
-        }
-        for (size_t b = 0; b < B; b++) {
-            size_t i = order[pos + b], ls = tfm_id_lines_len(&src, i), lt = tfm_id_lines_len(&tgt, i);
-            for (int t = 0; t < S; t++) sb[b * (size_t)S + (size_t)t] = (size_t)t < ls ? src.ids[src.offsets[i] + (size_t)t] : c->pad_id;
-            for (int t = 0; t < T; t++) tb[b * (size_t)T + (size_t)t] = (size_t)t < lt ? tgt.ids[tgt.offsets[i] + (size_t)t] : c->pad_id;
-        }
-        pos += B;
-        tfm_step_stats st;
-        if (tfm_trainer_step(tr, (int)B, S, T, sb, tb, &st) != TFM_OK) {
-            cli_error("train", "%s", tfm_last_error());
-            goto done;
-        }
-        printf("step %d loss %.6f lr %.6g grad_norm %.4f tokens %zu\n", step, st.loss, st.lr, st.grad_norm, st.n_tokens);
-        fflush(stdout);
-    }
-    if (tfm_model_save(m, save) != TFM_OK) {
-        cli_error("train", "%s", tfm_last_error());
-        goto done;
-    }
-    fprintf(stderr, "tfm train: wrote %s after %d steps\n", save, steps);
-    rc = 0;
+    tfm_loop_config lc = tfm_loop_config_default();
+    lc.max_steps = steps;
+    lc.save_path = save;
+    lc.save_resumable = 0; /* a plain model, as tfm init and PyTorch make */
+    lc.stop = &train_stop_signal;
+    lc.on_event = print_step;
+    train_catch_signals();
+    tfm_loop_result res;
+    rc = train_exit_code(tfm_train_loop(tr, bt, NULL, &lc, &res));
+    if (rc != EXIT_RUNTIME)
+        fprintf(stderr, "tfm train: %swrote %s after %lld steps\n", rc ? "stopped by a signal; " : "", save,
+                (long long)res.steps);
 done:
-    free(sb);
-    free(tb);
-    free(order);
     tfm_trainer_free(tr);
-    tfm_id_lines_free(&src);
-    tfm_id_lines_free(&tgt);
+    tfm_batcher_free(bt);
+    tfm_dataset_free(ds);
     tfm_model_free(m);
     return rc;
 }

@@ -1,14 +1,16 @@
-/* transformer.c — training data: aligned sentence pairs in memory (a dataset) and token-count
- * batches with length bucketing over them (a batcher).
+/* transformer.c — training data: aligned sentence pairs in memory (a dataset) and batches over
+ * them (a batcher).
  *
  * A dataset holds every usable pair of two aligned files as token ids: the source as encoded
  * (no BOS/EOS), the target as a whole row, BOS first and EOS last (DESIGN.md §4). A batcher cuts
- * the dataset into batches of similar-length pairs holding about `batch_tokens` tokens each, padded
- * for tfm_trainer_step() / tfm_model_score(), in a seeded order that can be saved and restored
+ * the dataset into padded batches for tfm_trainer_step() / tfm_model_score(), either of
+ * similar-length pairs holding about `batch_tokens` tokens each (tfm_batcher_create) or of a fixed
+ * number of lines (tfm_batcher_create_lines), in a seeded order that can be saved and restored
  * exactly (two integers), so an interrupted run resumes bit for bit. */
 #ifndef TFM_DATA_H
 #define TFM_DATA_H
 
+#include "tfm/ids.h"
 #include "tfm/status.h"
 #include "tfm/tokenizer.h"
 
@@ -66,6 +68,13 @@ tfm_status tfm_dataset_from_text(const tfm_tokenizer *tok, const char *src_path,
 tfm_status tfm_dataset_from_ids(const char *src_path, const char *tgt_path, int max_len, tfm_dataset **out,
                                 tfm_dataset_stats *stats);
 
+/** As tfm_dataset_from_ids() on id files already read: the same checks (src_path and tgt_path name
+ * the files in messages). Once the checks pass the dataset takes over the arrays of *src and *tgt
+ * and both are left empty ({0}); after a failed check they are left as they were. Either way
+ * tfm_id_lines_free() on both afterwards is right. */
+tfm_status tfm_dataset_from_id_lines(tfm_id_lines *src, const char *src_path, tfm_id_lines *tgt, const char *tgt_path,
+                                     int max_len, tfm_dataset **out, tfm_dataset_stats *stats);
+
 /** Checks every source id is in [0, src_vocab) and every target id in [0, tgt_vocab).
  * Errors: TFM_ERR_RANGE naming the file, its 1-based line and the id. */
 tfm_status tfm_dataset_check_vocab(const tfm_dataset *ds, int src_vocab, int tgt_vocab);
@@ -119,6 +128,23 @@ typedef struct {
  * *out is NULL. */
 tfm_status tfm_batcher_create(const tfm_dataset *ds, int batch_tokens, int pad_id, int shuffle, uint64_t seed,
                               tfm_batcher **out);
+
+/** Makes a batcher of line-count batches over `ds` (which must outlive it), as the id-file mode of
+ * `tfm train` uses (--batch-size): B = min(batch_lines, pairs); every epoch has pairs / B batches of
+ * exactly B rows, padded as tfm_batcher_create's. With shuffle = 1 and B < pairs, epoch e takes the
+ * pairs in a seeded permutation (Fisher–Yates on PCG32, a pure function of (seed, e)) and the last
+ * pairs mod B of that permutation sit the epoch out; otherwise (B == pairs, or shuffle = 0) every
+ * batch takes its pairs in dataset order, so with B >= pairs every step uses every line, in file
+ * order. Every other function treats both kinds alike; tfm_batcher_max_dims() is then a bound
+ * (B, the longest source, the longest target row), not every epoch's maximum.
+ * Errors: TFM_ERR_INVALID_ARG for batch_lines < 1 or shuffle not 0/1; TFM_ERR_NOMEM. */
+tfm_status tfm_batcher_create_lines(const tfm_dataset *ds, int batch_lines, int pad_id, int shuffle, uint64_t seed,
+                                    tfm_batcher **out);
+
+/** What the batches are cut by, as the resumable checkpoint stores it (train_state.position[2]):
+ * batch_tokens (> 0) for token batches, −B (< 0) for line batches of B rows. Two batchers over the
+ * same dataset with the same value, pad_id, shuffle and seed make the same batches. */
+int64_t tfm_batcher_batching(const tfm_batcher *b);
 
 /** The largest B, S and T of any batch of any epoch (each maximum taken on its own; any may be
  * NULL): what tfm_trainer_create() needs. Note max_B · max_T can far exceed batch_tokens (many short

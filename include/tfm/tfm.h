@@ -8,6 +8,7 @@
 #include "tfm/ids.h"
 #include "tfm/score.h"
 #include "tfm/train.h"
+#include "tfm/train_loop.h"
 #include "tfm/decode.h"
 #include "tfm/bleu.h"
 #include "tfm/tokenizer.h"

@@ -97,6 +97,9 @@ tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path);
  * TFM_ERR_INVALID_ARG naming the first setting that differs. */
 tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path);
 
+/** The model the trainer updates (the one given to tfm_trainer_create). */
+tfm_model *tfm_trainer_model(const tfm_trainer *t);
+
 /** Steps taken so far (the t of Adam's bias correction and of the schedule). */
 int64_t tfm_trainer_steps(const tfm_trainer *t);
 

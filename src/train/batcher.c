@@ -1,11 +1,16 @@
-/* Token-count batches with length bucketing (include/tfm/data.h).
+/* Batches (include/tfm/data.h): by token count with length bucketing, or by line count.
  *
- * At creation the pairs are sorted by (target length, source length, index) and cut greedily into
- * batches whose cost B · max(S, T) stays within the budget. The cut is fixed for the batcher's
- * life; an epoch only permutes it: pairs of identical (target, source) lengths are shuffled among
- * themselves (so every position of the sorted order keeps its lengths and every batch its shape),
- * then the batch order is shuffled. An epoch's plan is a pure function of (seed, epoch), which makes
- * seek exact. */
+ * Token batches. At creation the pairs are sorted by (target length, source length, index) and cut
+ * greedily into batches whose cost B · max(S, T) stays within the budget. The cut is fixed for the
+ * batcher's life; an epoch only permutes it: pairs of identical (target, source) lengths are
+ * shuffled among themselves (so every position of the sorted order keeps its lengths and every
+ * batch its shape), then the batch order is shuffled.
+ *
+ * Line batches. The pairs stay in dataset order and are cut into n / B batches of B consecutive
+ * positions; an epoch shuffles the whole order (when B < n) and the last n mod B positions sit that
+ * epoch out.
+ *
+ * Either way an epoch's plan is a pure function of (seed, epoch), which makes seek exact. */
 #include "core_internal.h"
 #include "data_internal.h"
 #include "rng.h"
@@ -15,7 +20,9 @@
 
 struct tfm_batcher {
     const tfm_dataset *ds;
-    int batch_tokens, pad_id, shuffle;
+    int batch_tokens;    /* token batches: the budget; line batches: 0 */
+    int batch_lines;     /* line batches: B = min(lines asked for, n); token batches: 0 */
+    int pad_id, shuffle;
     uint64_t seed;
     size_t n;            /* pairs */
     size_t nb;           /* batches per epoch */
@@ -92,7 +99,11 @@ static void shuffle(size_t *a, size_t n, tfm_rng *r) {
 static void plan(tfm_batcher *b, uint64_t e) {
     memcpy(b->order, b->sorted, b->n * sizeof *b->order);
     for (size_t k = 0; k < b->nb; k++) b->bperm[k] = k;
-    if (b->shuffle) {
+    if (b->shuffle && b->batch_lines > 0) {
+        tfm_rng r;
+        rng_seed(&r, splitmix64(b->seed ^ splitmix64(e)), 0x6c696e65ULL /* "line" */);
+        if ((size_t)b->batch_lines < b->n) shuffle(b->order, b->n, &r);
+    } else if (b->shuffle) {
         tfm_rng r;
         rng_seed(&r, splitmix64(b->seed ^ splitmix64(e)), 0x64617461ULL /* "data" */);
         for (size_t g = 0; g < b->n;) {
@@ -107,8 +118,31 @@ static void plan(tfm_batcher *b, uint64_t e) {
     b->planned = 1;
 }
 
+/* Line batches: n / B batches of B positions; the maxima bound every epoch's batches (whose shapes
+ * change with the shuffle): B, and the longest source and target row of the whole dataset. */
+static void cut_lines(tfm_batcher *b) {
+    const size_t B = (size_t)b->batch_lines;
+    b->nb = b->n / B;
+    for (size_t k = 0; k <= b->nb; k++) b->bstart[k] = k * B;
+    size_t S = 0, T = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        size_t s = src_width(b->ds, i), t = dataset_tgt_len(b->ds, i);
+        if (s > S) S = s;
+        if (t > T) T = t;
+    }
+    b->max_B = (int)B;
+    b->max_S = (int)S;
+    b->max_T = (int)T;
+    b->max_src_tok = B * S;
+    b->max_tgt_tok = B * T;
+}
+
 /* Cuts the sorted pairs into batches: bstart and nb, and the maxima. */
 static void cut(tfm_batcher *b) {
+    if (b->batch_lines > 0) {
+        cut_lines(b);
+        return;
+    }
     const tfm_dataset *ds = b->ds;
     const size_t budget = (size_t)b->batch_tokens;
     size_t nb = 0, pos = 0;
@@ -134,39 +168,44 @@ static void cut(tfm_batcher *b) {
     b->nb = nb;
 }
 
-tfm_status tfm_batcher_create(const tfm_dataset *ds, int batch_tokens, int pad_id, int shuffle_on, uint64_t seed,
-                              tfm_batcher **out) {
+/* Makes a batcher of either kind: batch_tokens > 0 and batch_lines == 0, or the other way round. */
+static tfm_status batcher_make(const tfm_dataset *ds, int batch_tokens, int batch_lines, int pad_id, int shuffle_on,
+                               uint64_t seed, tfm_batcher **out) {
     RETURN_IF(!out, TFM_ERR_INVALID_ARG, "batcher: NULL output");
     *out = NULL;
     RETURN_IF(!ds || ds->n == 0, TFM_ERR_INVALID_ARG, "batcher: no dataset, or an empty one");
-    RETURN_IF(batch_tokens < 1, TFM_ERR_INVALID_ARG, "batcher: batch_tokens must be >= 1, got %d", batch_tokens);
     RETURN_IF(shuffle_on != 0 && shuffle_on != 1, TFM_ERR_INVALID_ARG, "batcher: shuffle must be 0 or 1, got %d",
               shuffle_on);
     tfm_batcher *b = calloc(1, sizeof *b);
     RETURN_IF(!b, TFM_ERR_NOMEM, "out of memory creating a batcher");
     b->ds = ds;
     b->batch_tokens = batch_tokens;
+    b->batch_lines = batch_lines > 0 && (size_t)batch_lines > ds->n ? (int)ds->n : batch_lines;
     b->pad_id = pad_id;
     b->shuffle = shuffle_on;
     b->seed = seed;
     b->n = ds->n;
-    sort_key *keys = malloc(b->n * sizeof *keys);
+    sort_key *keys = b->batch_lines > 0 ? NULL : malloc(b->n * sizeof *keys);
     b->sorted = malloc(b->n * sizeof *b->sorted);
     b->order = malloc(b->n * sizeof *b->order);
     b->bstart = malloc((b->n + 1) * sizeof *b->bstart);
-    if (!keys || !b->sorted || !b->order || !b->bstart) {
+    if ((!keys && b->batch_lines == 0) || !b->sorted || !b->order || !b->bstart) {
         free(keys);
         tfm_batcher_free(b);
         return tfm_set_error(TFM_ERR_NOMEM, "out of memory creating a batcher over %zu pairs", ds->n);
     }
-    for (size_t i = 0; i < b->n; i++) {
-        keys[i].t = dataset_tgt_len(ds, i);
-        keys[i].s = dataset_src_len(ds, i);
-        keys[i].i = i;
+    if (keys) {
+        for (size_t i = 0; i < b->n; i++) {
+            keys[i].t = dataset_tgt_len(ds, i);
+            keys[i].s = dataset_src_len(ds, i);
+            keys[i].i = i;
+        }
+        qsort(keys, b->n, sizeof *keys, key_cmp);
+        for (size_t i = 0; i < b->n; i++) b->sorted[i] = keys[i].i;
+        free(keys);
+    } else {
+        for (size_t i = 0; i < b->n; i++) b->sorted[i] = i;
     }
-    qsort(keys, b->n, sizeof *keys, key_cmp);
-    for (size_t i = 0; i < b->n; i++) b->sorted[i] = keys[i].i;
-    free(keys);
     cut(b);
     b->bperm = malloc(b->nb * sizeof *b->bperm);
     b->src_buf = malloc(b->max_src_tok * sizeof *b->src_buf);
@@ -177,6 +216,45 @@ tfm_status tfm_batcher_create(const tfm_dataset *ds, int batch_tokens, int pad_i
     }
     *out = b;
     return TFM_OK;
+}
+
+tfm_status tfm_batcher_create(const tfm_dataset *ds, int batch_tokens, int pad_id, int shuffle_on, uint64_t seed,
+                              tfm_batcher **out) {
+    RETURN_IF(out == NULL, TFM_ERR_INVALID_ARG, "batcher: NULL output");
+    *out = NULL;
+    RETURN_IF(batch_tokens < 1, TFM_ERR_INVALID_ARG, "batcher: batch_tokens must be >= 1, got %d", batch_tokens);
+    return batcher_make(ds, batch_tokens, 0, pad_id, shuffle_on, seed, out);
+}
+
+tfm_status tfm_batcher_create_lines(const tfm_dataset *ds, int batch_lines, int pad_id, int shuffle_on, uint64_t seed,
+                                    tfm_batcher **out) {
+    RETURN_IF(out == NULL, TFM_ERR_INVALID_ARG, "batcher: NULL output");
+    *out = NULL;
+    RETURN_IF(batch_lines < 1, TFM_ERR_INVALID_ARG, "batcher: batch_lines must be >= 1, got %d", batch_lines);
+    return batcher_make(ds, 0, batch_lines, pad_id, shuffle_on, seed, out);
+}
+
+int64_t tfm_batcher_batching(const tfm_batcher *b) {
+    return b->batch_lines > 0 ? -(int64_t)b->batch_lines : (int64_t)b->batch_tokens;
+}
+
+size_t batcher_shape_count(const tfm_batcher *b) { return b->batch_lines > 0 ? 1 : b->nb; }
+
+void batcher_shape(const tfm_batcher *b, size_t k, int *B, int *S, int *T) {
+    if (b->batch_lines > 0) {
+        tfm_batcher_max_dims(b, B, S, T);
+        return;
+    }
+    TFM_ASSERT(k < b->nb);
+    size_t s = 0, t = 0;
+    for (size_t p = b->bstart[k]; p < b->bstart[k + 1]; p++) {
+        size_t si = src_width(b->ds, b->sorted[p]), ti = dataset_tgt_len(b->ds, b->sorted[p]);
+        if (si > s) s = si;
+        if (ti > t) t = ti;
+    }
+    *B = (int)(b->bstart[k + 1] - b->bstart[k]);
+    *S = (int)s;
+    *T = (int)t;
 }
 
 void tfm_batcher_max_dims(const tfm_batcher *b, int *max_B, int *max_S, int *max_T) {

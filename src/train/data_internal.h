@@ -19,4 +19,11 @@ struct tfm_dataset {
 static inline size_t dataset_src_len(const tfm_dataset *ds, size_t i) { return ds->src_off[i + 1] - ds->src_off[i]; }
 static inline size_t dataset_tgt_len(const tfm_dataset *ds, size_t i) { return ds->tgt_off[i + 1] - ds->tgt_off[i]; }
 
+/* The batch shapes the batcher can produce, for reserving memory before the first step: token
+ * batches have batcher_shape_count() == batches per epoch and batch k of the cut (in sorted order)
+ * has the same (B, S, T) in every epoch; line batches report one shape, the bound
+ * tfm_batcher_max_dims() (their shapes change with each epoch's shuffle). */
+size_t batcher_shape_count(const tfm_batcher *b);
+void batcher_shape(const tfm_batcher *b, size_t k, int *B, int *S, int *T);
+
 #endif

@@ -355,6 +355,24 @@ static tfm_status check_id_lengths(const tfm_id_lines *src, const char *sp, cons
     return TFM_OK;
 }
 
+tfm_status tfm_dataset_from_id_lines(tfm_id_lines *src, const char *src_path, tfm_id_lines *tgt, const char *tgt_path,
+                                     int max_len, tfm_dataset **out, tfm_dataset_stats *stats) {
+    RETURN_IF(!out, TFM_ERR_INVALID_ARG, "dataset: NULL output");
+    *out = NULL;
+    RETURN_IF(!src || !tgt || !src_path || !tgt_path, TFM_ERR_INVALID_ARG, "dataset: NULL lines or path");
+    RETURN_IF(max_len < 1, TFM_ERR_INVALID_ARG, "dataset: max_len must be >= 1, got %d", max_len);
+    tfm_dataset_stats st;
+    memset(&st, 0, sizeof st);
+    TRY(check_id_lengths(src, src_path, tgt, tgt_path, max_len, &st));
+    /* The id arrays and offsets have the dataset's layout already: the dataset takes them over. */
+    tfm_status s = dataset_make(src->n_lines, src->ids, src->offsets, tgt->ids, tgt->offsets, NULL, src_path,
+                                tgt_path, out); /* owns (or, failing, has freed) the arrays */
+    memset(src, 0, sizeof *src);
+    memset(tgt, 0, sizeof *tgt);
+    if (s == TFM_OK && stats) *stats = st;
+    return s;
+}
+
 tfm_status tfm_dataset_from_ids(const char *src_path, const char *tgt_path, int max_len, tfm_dataset **out,
                                 tfm_dataset_stats *stats) {
     RETURN_IF(!out, TFM_ERR_INVALID_ARG, "dataset: NULL output");
@@ -362,19 +380,12 @@ tfm_status tfm_dataset_from_ids(const char *src_path, const char *tgt_path, int 
     RETURN_IF(!src_path || !tgt_path, TFM_ERR_INVALID_ARG, "dataset: NULL path");
     RETURN_IF(max_len < 1, TFM_ERR_INVALID_ARG, "dataset: max_len must be >= 1, got %d", max_len);
     tfm_id_lines src = {0}, tgt = {0};
-    tfm_dataset_stats st;
-    memset(&st, 0, sizeof st);
     tfm_status s = tfm_id_lines_read(src_path, &src);
     if (s == TFM_OK) s = tfm_id_lines_read(tgt_path, &tgt);
-    if (s == TFM_OK) s = check_id_lengths(&src, src_path, &tgt, tgt_path, max_len, &st);
-    if (s != TFM_OK) {
-        tfm_id_lines_free(&src);
-        tfm_id_lines_free(&tgt);
-        return s;
-    }
-    if (stats) *stats = st;
-    /* The id arrays and offsets have the dataset's layout already: the dataset takes them over. */
-    return dataset_make(src.n_lines, src.ids, src.offsets, tgt.ids, tgt.offsets, NULL, src_path, tgt_path, out);
+    if (s == TFM_OK) s = tfm_dataset_from_id_lines(&src, src_path, &tgt, tgt_path, max_len, out, stats);
+    tfm_id_lines_free(&src); /* empty after a success */
+    tfm_id_lines_free(&tgt);
+    return s;
 }
 
 tfm_status tfm_dataset_check_vocab(const tfm_dataset *ds, int src_vocab, int tgt_vocab) {

@@ -172,6 +172,8 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
 
 int64_t tfm_trainer_steps(const tfm_trainer *t) { return t->step; }
 
+tfm_model *tfm_trainer_model(const tfm_trainer *t) { return t->m; }
+
 void tfm_trainer_set_progress(tfm_trainer *t, const tfm_train_progress *p) { t->progress = *p; }
 
 tfm_train_progress tfm_trainer_progress(const tfm_trainer *t) { return t->progress; }

@@ -1,7 +1,8 @@
 /* Training data (include/tfm/data.h): datasets from aligned text (encoded with a tokenizer trained
  * on the committed fixture) and from id files — ids, BOS/EOS placement, skip counts, every error
  * naming its file and line — and the batcher: each pair once per epoch, the token budget, low
- * padding, exact max_dims, seeded determinism, exact seek, fixed validation order; then, if the
+ * padding, exact max_dims, seeded determinism, exact seek, fixed validation order; line-count
+ * batches; then, if the
  * corpus is present, the real Bible corpus (numbers printed). */
 #define _POSIX_C_SOURCE 200809L
 
@@ -588,6 +589,97 @@ static tfm_batcher *make_batcher(const tfm_dataset *ds, int budget, int shuffle,
     return bt;
 }
 
+/* Line-count batches (tfm_batcher_create_lines, the id-file mode of tfm train): B >= pairs gives
+ * one batch of every pair in dataset order; B < pairs gives pairs / B batches of exactly B rows,
+ * each pair at most once per epoch, padded rows, a seeded order per epoch, exact seek. */
+static void test_line_batcher(const tfm_dataset *ds) {
+    const size_t n = tfm_dataset_size(ds);
+    tfm_batcher *bt = NULL;
+    CHECK(tfm_batcher_create_lines(ds, 0, 0, 1, 1, &bt) == TFM_ERR_INVALID_ARG && !bt, "batch_lines 0 is refused");
+    CHECK(tfm_batcher_create_lines(ds, (int)n + 5, 0, 1, 3, &bt) == TFM_OK, "lines: %s", tfm_last_error());
+    if (!bt) return;
+    CHECK(tfm_batcher_batches_per_epoch(bt) == 1, "B >= pairs: %zu batches, want 1", tfm_batcher_batches_per_epoch(bt));
+    CHECK(tfm_batcher_batching(bt) == -(int64_t)n, "batching of B >= pairs is -pairs, got %lld",
+          (long long)tfm_batcher_batching(bt));
+    for (int e = 0; e < 2; e++) {
+        tfm_batch x;
+        tfm_batcher_next(bt, &x);
+        size_t in_order = 0;
+        for (int r = 0; r < x.B; r++) in_order += x.pairs[r] == (size_t)r;
+        CHECK(x.B == (int)n && in_order == n, "epoch %d: B %d, %zu of %zu rows in file order", e, x.B, in_order, n);
+    }
+    tfm_batcher_free(bt);
+
+    const int B = 7;
+    const size_t nb = n / (size_t)B;
+    int *seen = malloc(n * sizeof *seen);
+    for (int shuffle = 0; shuffle <= 1; shuffle++) {
+        bt = NULL;
+        CHECK(tfm_batcher_create_lines(ds, B, 0, shuffle, 9, &bt) == TFM_OK, "lines: %s", tfm_last_error());
+        if (!bt) break;
+        CHECK(tfm_batcher_batches_per_epoch(bt) == nb, "B %d over %zu pairs: %zu batches, want %zu", B, n,
+              tfm_batcher_batches_per_epoch(bt), nb);
+        int mB, mS, mT;
+        tfm_batcher_max_dims(bt, &mB, &mS, &mT);
+        memset(seen, 0, n * sizeof *seen);
+        size_t bad_rows = 0, in_order = 0, rows = 0;
+        for (size_t k = 0; k < nb; k++) {
+            tfm_batch x;
+            tfm_batcher_next(bt, &x);
+            CHECK(x.B == B && x.S <= mS && x.T <= mT, "batch %zu: %d x (%d, %d) outside B %d, max (%d, %d)", k, x.B,
+                  x.S, x.T, B, mS, mT);
+            for (int r = 0; r < x.B; r++, rows++) {
+                const int32_t *src, *tgt;
+                size_t ls, lt;
+                tfm_dataset_pair(ds, x.pairs[r], &src, &ls, &tgt, &lt);
+                seen[x.pairs[r]]++;
+                in_order += x.pairs[r] == rows;
+                int ok = memcmp(x.src + (size_t)r * (size_t)x.S, src, ls * sizeof *src) == 0 &&
+                         memcmp(x.tgt + (size_t)r * (size_t)x.T, tgt, lt * sizeof *tgt) == 0;
+                for (size_t j = ls; j < (size_t)x.S; j++) ok &= x.src[(size_t)r * (size_t)x.S + j] == 0;
+                for (size_t j = lt; j < (size_t)x.T; j++) ok &= x.tgt[(size_t)r * (size_t)x.T + j] == 0;
+                bad_rows += !ok;
+            }
+        }
+        size_t twice = 0, used = 0;
+        for (size_t i = 0; i < n; i++) {
+            twice += seen[i] > 1;
+            used += seen[i] == 1;
+        }
+        CHECK(bad_rows == 0 && twice == 0 && used == nb * (size_t)B,
+              "shuffle %d: %zu rows not the padded pair, %zu pairs twice, %zu used of %zu", shuffle, bad_rows, twice,
+              used, nb * (size_t)B);
+        if (shuffle == 0)
+            CHECK(in_order == rows, "shuffle 0: %zu of %zu rows in dataset order", in_order, rows);
+        else
+            CHECK(in_order < rows, "shuffle 1: every row in dataset order");
+        tfm_batcher_free(bt);
+    }
+    free(seen);
+
+    /* seeded: same seed same batches, epochs differ; seek reproduces the batches that follow */
+    tfm_batcher *a = NULL, *b = NULL;
+    tfm_batcher_create_lines(ds, B, 0, 1, 5, &a);
+    tfm_batcher_create_lines(ds, B, 0, 1, 5, &b);
+    if (!a || !b) {
+        CHECK(0, "line batchers: %s", tfm_last_error());
+        tfm_batcher_free(a);
+        tfm_batcher_free(b);
+        return;
+    }
+    uint64_t e0 = batches_hash(a, nb), e1 = batches_hash(a, nb);
+    CHECK(e0 == batches_hash(b, nb) && e1 == batches_hash(b, nb), "line batches: same seed, different batches");
+    CHECK(e0 != e1, "line batches: epochs 0 and 1 are the same");
+    uint64_t pe, pi;
+    (void)batches_hash(a, nb + 2);
+    tfm_batcher_position(a, &pe, &pi);
+    uint64_t next = batches_hash(a, 3);
+    CHECK(tfm_batcher_seek(b, pe, pi) == TFM_OK && batches_hash(b, 3) == next, "line batches: seek (%llu, %llu)",
+          (unsigned long long)pe, (unsigned long long)pi);
+    tfm_batcher_free(a);
+    tfm_batcher_free(b);
+}
+
 static void test_batcher_order(const tfm_dataset *ds, int budget) {
     tfm_batcher *a = make_batcher(ds, budget, 1, 42), *b = make_batcher(ds, budget, 1, 42),
                 *c = make_batcher(ds, budget, 1, 43);
@@ -789,6 +881,7 @@ int main(void) {
     s = tfm_dataset_from_text(tok, sp, tp, 256, TFM_TOK_BOS_ID, TFM_TOK_EOS_ID, &ds, NULL);
     CHECK(s == TFM_OK, "fixture dataset: %s", tfm_last_error());
     if (ds) test_batcher(ds);
+    if (ds) test_line_batcher(ds);
     tfm_dataset_free(ds);
     tfm_tokenizer_free(tok);
 

@@ -1,0 +1,43 @@
+/* What both modes of `tfm train` share (cli/train_common.h). */
+#define _POSIX_C_SOURCE 200809L /* sigaction */
+#include "train_common.h"
+
+#include "args.h"
+
+#include <string.h>
+
+volatile sig_atomic_t train_stop_signal = 0;
+
+static void on_signal(int sig) { train_stop_signal = sig; }
+
+void train_catch_signals(void) {
+    train_stop_signal = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int train_parse_optim(const char *optimizer, const char *schedule, tfm_train_config *tc) {
+    if (strcmp(optimizer, "adam") == 0) tc->optimizer = TFM_OPTIMIZER_ADAM;
+    else if (strcmp(optimizer, "sgd") == 0) tc->optimizer = TFM_OPTIMIZER_SGD;
+    else {
+        cli_error("train", "--optimizer must be adam or sgd, got '%s'", optimizer);
+        return 0;
+    }
+    if (strcmp(schedule, "constant") == 0) tc->schedule = TFM_SCHEDULE_CONSTANT;
+    else if (strcmp(schedule, "noam") == 0) tc->schedule = TFM_SCHEDULE_NOAM;
+    else {
+        cli_error("train", "--schedule must be constant or noam, got '%s'", schedule);
+        return 0;
+    }
+    return 1;
+}
+
+int train_exit_code(tfm_status st) {
+    if (st == TFM_OK) return 0;
+    if (st == TFM_ERR_INTERRUPTED && train_stop_signal) return 128 + (int)train_stop_signal;
+    cli_error("train", "%s", tfm_last_error());
+    return EXIT_RUNTIME;
+}

@@ -1,0 +1,27 @@
+/* What both modes of `tfm train` share (cli/train_text.c, cli/cmd_train.c): the optimizer and
+ * schedule flags, the signal handlers that set the training loop's stop flag, the exit code of a
+ * stopped run. */
+#ifndef TFM_CLI_TRAIN_COMMON_H
+#define TFM_CLI_TRAIN_COMMON_H
+
+#include "tfm/tfm.h"
+
+#include <signal.h>
+
+/* The stop flag of tfm_loop_config: the number of the signal (SIGINT, SIGTERM) that asked to stop,
+ * 0 while none has. */
+extern volatile sig_atomic_t train_stop_signal;
+
+/* Installs handlers that make SIGINT and SIGTERM set train_stop_signal (the loop then saves and
+ * returns), and resets the flag. */
+void train_catch_signals(void);
+
+/* Sets tc->optimizer and tc->schedule from the flag values; on a bad value prints
+ * "--optimizer must be adam or sgd, got 'x'" (or --schedule's) and returns 0. */
+int train_parse_optim(const char *optimizer, const char *schedule, tfm_train_config *tc);
+
+/* The process exit code of a finished tfm_train_loop: 0; 128 + the signal when stopped by one
+ * (130 for SIGINT, 143 for SIGTERM); 1 for an error (printed here). */
+int train_exit_code(tfm_status st);
+
+#endif

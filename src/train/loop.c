@@ -1,0 +1,280 @@
+/* The training loop (include/tfm/train_loop.h): steps, validation, best model, checkpoints, limits,
+ * the stop flag and progress events, over the public trainer, batcher and scoring calls.
+ *
+ * The order of work in one iteration is fixed, because exact resume depends on it: check *stop and
+ * the time limit; take the next batch; step; report; validate (every eval_every steps and after the
+ * last); save (every save_every steps but the last). The final save records the batcher position of
+ * the next batch, so a resumed run takes exactly the batches (and, through the trainer's RNG, the
+ * dropout masks) the uninterrupted run would have taken. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, stat */
+#include "core_internal.h"
+#include "data_internal.h"
+#include "tfm/score.h"
+#include "tfm/train_loop.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* The window over which tokens per second are measured, in seconds. */
+#define TOKENS_WINDOW_S 2.0
+
+tfm_loop_config tfm_loop_config_default(void) {
+    tfm_loop_config c;
+    memset(&c, 0, sizeof c);
+    c.max_steps = 1;
+    c.save_resumable = 1;
+    return c;
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* TFM_ERR_IO unless the folder `path` would be written into exists ("" folder: the current one). */
+static tfm_status check_folder(const char *what, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return TFM_OK;
+    char dir[4096];
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    RETURN_IF(n >= sizeof dir, TFM_ERR_IO, "%s %s: the folder name is too long", what, path);
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    struct stat sb;
+    RETURN_IF(stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode), TFM_ERR_IO,
+              "cannot save the %s to %s: %s is not an existing folder", what, path, dir);
+    return TFM_OK;
+}
+
+static tfm_status check_config(const tfm_loop_config *c) {
+    RETURN_IF(c->max_steps < 1, TFM_ERR_INVALID_ARG, "training loop: max_steps must be >= 1, got %lld",
+              (long long)c->max_steps);
+    RETURN_IF(!(c->time_limit_s >= 0.0), TFM_ERR_INVALID_ARG,
+              "training loop: time_limit_s must be >= 0 (0: none), got %g", c->time_limit_s);
+    RETURN_IF(c->eval_every < 0 || c->save_every < 0, TFM_ERR_INVALID_ARG,
+              "training loop: eval_every and save_every must be >= 0 (0: only at the end), got %lld and %lld",
+              (long long)c->eval_every, (long long)c->save_every);
+    RETURN_IF(c->save_resumable != 0 && c->save_resumable != 1, TFM_ERR_INVALID_ARG,
+              "training loop: save_resumable must be 0 or 1, got %d", c->save_resumable);
+    if (c->save_path) TRY(check_folder("checkpoint", c->save_path));
+    if (c->best_path) TRY(check_folder("best model", c->best_path));
+    return TFM_OK;
+}
+
+/* Everything one run keeps between steps. */
+typedef struct {
+    tfm_trainer *tr;
+    tfm_batcher *train, *valid;
+    const tfm_loop_config *cfg;
+    double *logprob; /* [max_B of valid] validation scores of one batch */
+    int *ntok;       /* [max_B of valid] */
+    double t0;       /* start of the call, seconds */
+    int64_t step0;   /* the trainer's step count at the start */
+    double best;     /* lowest validation loss so far */
+    double last;     /* the last validation loss of this call */
+} loop_state;
+
+static void emit(const loop_state *s, tfm_loop_event *ev) {
+    ev->step = tfm_trainer_steps(s->tr);
+    ev->run_steps = ev->step - s->step0;
+    ev->elapsed_s = now_seconds() - s->t0;
+    if (s->cfg->on_event) s->cfg->on_event(ev, s->cfg->user);
+}
+
+/* Prefixes the current error message with `where` (the message is copied first: it lives in the
+ * buffer tfm_set_error writes). */
+static tfm_status prefix_error(tfm_status st, const char *where) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tfm_last_error());
+    return tfm_set_error(st, "%s: %s", where, msg);
+}
+
+/* Mean negative log-likelihood per target token over one pass of the validation batcher, nats. */
+static tfm_status validation_loss(loop_state *s, double *loss) {
+    tfm_model *m = tfm_trainer_model(s->tr);
+    TRY(tfm_batcher_seek(s->valid, 0, 0));
+    double sum = 0.0;
+    long long n = 0;
+    const size_t nb = tfm_batcher_batches_per_epoch(s->valid);
+    for (size_t k = 0; k < nb; k++) {
+        tfm_batch b;
+        tfm_status st = tfm_batcher_next(s->valid, &b);
+        if (st == TFM_OK) st = tfm_model_score(m, b.B, b.S, b.T, b.src, b.tgt, s->logprob, s->ntok, NULL);
+        if (st != TFM_OK) return prefix_error(st, "validation");
+        for (int r = 0; r < b.B; r++) {
+            sum += s->logprob[r];
+            n += s->ntok[r];
+        }
+    }
+    *loss = n > 0 ? -sum / (double)n : 0.0;
+    return TFM_OK;
+}
+
+/* Validates, keeps the best model, reports. */
+static tfm_status validate(loop_state *s) {
+    double vl = 0.0;
+    TRY(validation_loss(s, &vl));
+    tfm_loop_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = TFM_LOOP_EVENT_VALIDATION;
+    ev.valid_loss = vl;
+    ev.valid_perplexity = exp(vl);
+    ev.improved = vl < s->best;
+    s->last = vl;
+    if (ev.improved) {
+        s->best = vl;
+        if (s->cfg->best_path) {
+            TRY(tfm_model_save(tfm_trainer_model(s->tr), s->cfg->best_path));
+            ev.path = s->cfg->best_path;
+        }
+    }
+    emit(s, &ev);
+    return TFM_OK;
+}
+
+/* Records the position of the next batch and the best loss in the trainer, then writes save_path. */
+static tfm_status save(loop_state *s) {
+    tfm_train_progress p = tfm_trainer_progress(s->tr);
+    tfm_batcher_position(s->train, &p.epoch, &p.index);
+    p.best_valid_loss = s->best;
+    p.batch_tokens = tfm_batcher_batching(s->train);
+    tfm_trainer_set_progress(s->tr, &p);
+    if (!s->cfg->save_path) return TFM_OK;
+    if (s->cfg->save_resumable) TRY(tfm_trainer_save(s->tr, s->cfg->save_path));
+    else TRY(tfm_model_save(tfm_trainer_model(s->tr), s->cfg->save_path));
+    tfm_loop_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = TFM_LOOP_EVENT_SAVE;
+    ev.path = s->cfg->save_path;
+    emit(s, &ev);
+    return TFM_OK;
+}
+
+/* Seeks to the trainer's recorded position and reserves memory for every batch shape. */
+static tfm_status prepare(loop_state *s) {
+    tfm_train_progress p = tfm_trainer_progress(s->tr);
+    const int64_t batching = tfm_batcher_batching(s->train);
+    RETURN_IF(p.batch_tokens != 0 && p.batch_tokens != batching, TFM_ERR_INVALID_ARG,
+              "training loop: the trainer's data position (epoch %llu, batch %llu) refers to batches of %lld %s "
+              "but the batcher makes batches of %lld %s: an exact resume needs the same batches",
+              (unsigned long long)p.epoch, (unsigned long long)p.index,
+              (long long)(p.batch_tokens > 0 ? p.batch_tokens : -p.batch_tokens),
+              p.batch_tokens > 0 ? "tokens" : "lines", (long long)(batching > 0 ? batching : -batching),
+              batching > 0 ? "tokens" : "lines");
+    TRY(tfm_batcher_seek(s->train, p.epoch, p.index));
+    p.batch_tokens = batching;
+    tfm_trainer_set_progress(s->tr, &p);
+    s->best = p.best_valid_loss;
+    for (size_t k = 0; k < batcher_shape_count(s->train); k++) {
+        int B, S, T;
+        batcher_shape(s->train, k, &B, &S, &T);
+        TRY(tfm_trainer_reserve(s->tr, B, S, T));
+    }
+    if (s->valid) {
+        int max_B;
+        tfm_batcher_max_dims(s->valid, &max_B, NULL, NULL);
+        s->logprob = malloc((size_t)max_B * sizeof *s->logprob);
+        s->ntok = malloc((size_t)max_B * sizeof *s->ntok);
+        RETURN_IF(!s->logprob || !s->ntok, TFM_ERR_NOMEM, "out of memory for %d validation scores", max_B);
+    }
+    return TFM_OK;
+}
+
+/* The steps: returns how the run ended, or an error. */
+static tfm_status run(loop_state *s, tfm_loop_end *end) {
+    const tfm_loop_config *c = s->cfg;
+    const double limit = c->time_limit_s;
+    double window_tok = 0.0, window_t = s->t0, tok_s = 0.0;
+    int64_t step = tfm_trainer_steps(s->tr), validated = step;
+    *end = TFM_LOOP_END_STEPS;
+    while (step < c->max_steps) {
+        if (c->stop && *c->stop) {
+            *end = TFM_LOOP_END_STOPPED;
+            break;
+        }
+        if (limit > 0 && now_seconds() - s->t0 >= limit) {
+            *end = TFM_LOOP_END_TIME;
+            break;
+        }
+        uint64_t epoch, index;
+        tfm_batcher_position(s->train, &epoch, &index);
+        tfm_batch b;
+        tfm_loop_event ev;
+        memset(&ev, 0, sizeof ev);
+        tfm_status st = tfm_batcher_next(s->train, &b);
+        if (st == TFM_OK) st = tfm_trainer_step(s->tr, b.B, b.S, b.T, b.src, b.tgt, &ev.stats);
+        if (st != TFM_OK) {
+            char where[96];
+            snprintf(where, sizeof where, "training step %lld (epoch %llu, batch %llu)", (long long)step + 1,
+                     (unsigned long long)epoch, (unsigned long long)index);
+            return prefix_error(st, where);
+        }
+        step++;
+        const double now = now_seconds();
+        window_tok += (double)ev.stats.n_tokens;
+        if (now - window_t >= TOKENS_WINDOW_S) {
+            tok_s = window_tok / (now - window_t);
+            window_tok = 0.0;
+            window_t = now;
+        }
+        ev.kind = TFM_LOOP_EVENT_STEP;
+        ev.tokens_per_s = tok_s;
+        emit(s, &ev);
+        const int time_up = limit > 0 && now_seconds() - s->t0 >= limit;
+        const int last = step == c->max_steps || time_up;
+        if (time_up) *end = TFM_LOOP_END_TIME;
+        if (s->valid && ((c->eval_every > 0 && step % c->eval_every == 0) || last)) {
+            TRY(validate(s));
+            validated = step;
+        }
+        if (c->save_every > 0 && step % c->save_every == 0 && !last) TRY(save(s));
+        if (time_up) break;
+    }
+    /* stopped by the time limit between validations: validate the last model too */
+    if (s->valid && validated != step && *end != TFM_LOOP_END_STOPPED) TRY(validate(s));
+    return TFM_OK;
+}
+
+tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *valid, const tfm_loop_config *cfg,
+                          tfm_loop_result *result) {
+    RETURN_IF(!tr || !train || !cfg, TFM_ERR_INVALID_ARG, "training loop: NULL trainer, batcher or configuration");
+    TRY(check_config(cfg));
+    loop_state s;
+    memset(&s, 0, sizeof s);
+    s.tr = tr;
+    s.train = train;
+    s.valid = valid;
+    s.cfg = cfg;
+    s.last = NAN;
+    s.step0 = tfm_trainer_steps(tr);
+    tfm_loop_end end = TFM_LOOP_END_STEPS;
+    tfm_status st = prepare(&s);
+    s.t0 = now_seconds(); /* the time limit counts training, not the reservation before it */
+    if (st == TFM_OK) st = run(&s, &end);
+    if (st == TFM_OK && end == TFM_LOOP_END_STOPPED) {
+        tfm_loop_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = TFM_LOOP_EVENT_STOP;
+        emit(&s, &ev);
+    }
+    if (st == TFM_OK) st = save(&s);
+    free(s.logprob);
+    free(s.ntok);
+    if (result) {
+        result->end = end;
+        result->steps = tfm_trainer_steps(tr);
+        result->run_steps = result->steps - s.step0;
+        result->elapsed_s = now_seconds() - s.t0;
+        result->best_valid_loss = s.best;
+        result->last_valid_loss = s.last;
+    }
+    TRY(st);
+    RETURN_IF(end == TFM_LOOP_END_STOPPED, TFM_ERR_INTERRUPTED, "training stopped at step %lld%s%s",
+              (long long)tfm_trainer_steps(tr), cfg->save_path ? "; saved " : "",
+              cfg->save_path ? cfg->save_path : "");
+    return TFM_OK;
+}
