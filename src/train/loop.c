@@ -72,6 +72,7 @@ typedef struct {
     const tfm_loop_config *cfg;
     double *logprob; /* [max_B of valid] validation scores of one batch */
     int *ntok;       /* [max_B of valid] */
+    tfm_context *vctx; /* the validation pass's own workspace (the trainer's stays laid out for steps) */
     double t0;       /* start of the call, seconds */
     int64_t step0;   /* the trainer's step count at the start */
     double best;     /* lowest validation loss so far */
@@ -95,7 +96,6 @@ static tfm_status prefix_error(tfm_status st, const char *where) {
 
 /* Mean negative log-likelihood per target token over one pass of the validation batcher, nats. */
 static tfm_status validation_loss(loop_state *s, double *loss) {
-    tfm_model *m = tfm_trainer_model(s->tr);
     TRY(tfm_batcher_seek(s->valid, 0, 0));
     double sum = 0.0;
     long long n = 0;
@@ -103,7 +103,7 @@ static tfm_status validation_loss(loop_state *s, double *loss) {
     for (size_t k = 0; k < nb; k++) {
         tfm_batch b;
         tfm_status st = tfm_batcher_next(s->valid, &b);
-        if (st == TFM_OK) st = tfm_model_score(m, b.B, b.S, b.T, b.src, b.tgt, s->logprob, s->ntok, NULL);
+        if (st == TFM_OK) st = tfm_model_score(s->vctx, b.B, b.S, b.T, b.src, b.tgt, s->logprob, s->ntok, NULL);
         if (st != TFM_OK) return prefix_error(st, "validation");
         for (int r = 0; r < b.B; r++) {
             sum += s->logprob[r];
@@ -180,6 +180,7 @@ static tfm_status prepare(loop_state *s) {
         s->logprob = malloc((size_t)max_B * sizeof *s->logprob);
         s->ntok = malloc((size_t)max_B * sizeof *s->ntok);
         RETURN_IF(!s->logprob || !s->ntok, TFM_ERR_NOMEM, "out of memory for %d validation scores", max_B);
+        TRY(tfm_context_create(tfm_trainer_model(s->tr), &s->vctx));
     }
     return TFM_OK;
 }
@@ -264,6 +265,7 @@ tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *vali
     if (st == TFM_OK) st = save(&s);
     free(s.logprob);
     free(s.ntok);
+    tfm_context_free(s.vctx);
     if (result) {
         result->end = end;
         result->steps = tfm_trainer_steps(tr);

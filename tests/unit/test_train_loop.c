@@ -171,19 +171,22 @@ static int same_file(const char *a, const char *b) {
 /* Mean negative log-likelihood per target of the validation set under the model in `path`. */
 static double valid_loss_of(const char *path) {
     tfm_model *m = NULL;
+    tfm_context *ctx = NULL;
     tfm_batcher *vb = NULL;
     double sum = 0.0, lp[64];
     long n = 0;
     int nt[64];
-    if (tfm_model_load(path, &m) != TFM_OK || tfm_batcher_create(g_valid, 40, 0, 0, 0, &vb) != TFM_OK) {
+    if (tfm_model_load(path, &m) != TFM_OK || tfm_context_create(m, &ctx) != TFM_OK ||
+        tfm_batcher_create(g_valid, 40, 0, 0, 0, &vb) != TFM_OK) {
         CHECK(0, "scoring %s: %s", path, tfm_last_error());
+        tfm_context_free(ctx);
         tfm_model_free(m);
         return NAN;
     }
     for (size_t k = 0; k < tfm_batcher_batches_per_epoch(vb); k++) {
         tfm_batch b;
         tfm_batcher_next(vb, &b);
-        if (b.B > 64 || tfm_model_score(m, b.B, b.S, b.T, b.src, b.tgt, lp, nt, NULL) != TFM_OK) {
+        if (b.B > 64 || tfm_model_score(ctx, b.B, b.S, b.T, b.src, b.tgt, lp, nt, NULL) != TFM_OK) {
             CHECK(0, "scoring %s: %s", path, tfm_last_error());
             break;
         }
@@ -193,6 +196,7 @@ static double valid_loss_of(const char *path) {
         }
     }
     tfm_batcher_free(vb);
+    tfm_context_free(ctx);
     tfm_model_free(m);
     return n ? sum / (double)n : NAN;
 }
