@@ -7,9 +7,9 @@
  *   tfm_schedule    constant, noam
  * For each enum E: tfm_E_name(value) gives the name (NULL for a value outside the enum), and
  * tfm_E_from_name(name, &value) the value. A name that is not in the table gives
- * TFM_ERR_INVALID_ARG with the message "KIND 'NAME' is not one of A, B, C" (KIND: "arch",
+ * TFM_ERR_INVALID_ARG with the message "KIND 'NAME' must be A, B or C" (KIND: "arch",
  * "activation", "position encoding", "optimizer", "schedule"); *value is then unchanged.
- * tfm_E_names() lists the names, ", "-separated, for help texts. */
+ * tfm_E_names() lists the names as that English list ("relu or gelu"), for help and messages. */
 #ifndef TFM_NAMES_H
 #define TFM_NAMES_H
 

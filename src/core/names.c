@@ -13,7 +13,7 @@ typedef struct {
     const char *kind;        /* what the names name, for messages */
     const name_entry *table; /* [n] */
     size_t n;
-    const char *list; /* the names, ", "-separated */
+    const char *list; /* the names as an English list: "a, b or c" */
 } name_table;
 
 #define TABLE(kind, t, list) {kind, t, sizeof t / sizeof t[0], list}
@@ -28,11 +28,11 @@ static const name_entry k_pe[] = {{TFM_PE_SINUSOIDAL, "sinusoidal"}};
 static const name_entry k_optimizer[] = {{TFM_OPTIMIZER_ADAM, "adam"}, {TFM_OPTIMIZER_SGD, "sgd"}};
 static const name_entry k_schedule[] = {{TFM_SCHEDULE_CONSTANT, "constant"}, {TFM_SCHEDULE_NOAM, "noam"}};
 
-static const name_table t_arch = TABLE("arch", k_arch, "encoder-decoder, decoder-only, encoder-only");
-static const name_table t_activation = TABLE("activation", k_activation, "relu, gelu");
+static const name_table t_arch = TABLE("arch", k_arch, "encoder-decoder, decoder-only or encoder-only");
+static const name_table t_activation = TABLE("activation", k_activation, "relu or gelu");
 static const name_table t_pe = TABLE("position encoding", k_pe, "sinusoidal");
-static const name_table t_optimizer = TABLE("optimizer", k_optimizer, "adam, sgd");
-static const name_table t_schedule = TABLE("schedule", k_schedule, "constant, noam");
+static const name_table t_optimizer = TABLE("optimizer", k_optimizer, "adam or sgd");
+static const name_table t_schedule = TABLE("schedule", k_schedule, "constant or noam");
 
 static const char *name_of(const name_table *t, int value) {
     for (size_t i = 0; i < t->n; i++)
@@ -41,14 +41,14 @@ static const char *name_of(const name_table *t, int value) {
 }
 
 static tfm_status value_of(const name_table *t, const char *name, int *value) {
-    RETURN_IF(!name, TFM_ERR_INVALID_ARG, "%s: no name given (one of %s)", t->kind, t->list);
+    RETURN_IF(!name, TFM_ERR_INVALID_ARG, "%s: no name given (must be %s)", t->kind, t->list);
     for (size_t i = 0; i < t->n; i++) {
         if (strcmp(t->table[i].name, name) == 0) {
             *value = t->table[i].value;
             return TFM_OK;
         }
     }
-    return tfm_set_error(TFM_ERR_INVALID_ARG, "%s '%.60s' is not one of %s", t->kind, name, t->list);
+    return tfm_set_error(TFM_ERR_INVALID_ARG, "%s '%.60s' must be %s", t->kind, name, t->list);
 }
 
 const char *tfm_arch_name(tfm_arch arch) { return name_of(&t_arch, (int)arch); }
