@@ -6,6 +6,7 @@
 #include "args.h"
 #include "commands.h"
 
+#include "tfm/fileio.h"
 #include "tfm/tokenizer.h"
 
 #include <errno.h>
@@ -14,80 +15,66 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define CMD "tokenize"
 
-/* The output stream: stdout, or a temporary file renamed over --output when everything worked,
+/* The output stream: stdout, or a tfm_atomic_file renamed over --output when everything worked,
  * so a failed run never leaves a partial file under the final name. */
 typedef struct {
     FILE *f;
-    const char *path; /* NULL for stdout */
-    char tmp[4096];
+    tfm_atomic_file *af; /* NULL for stdout */
 } out_stream;
 
 static int out_open(out_stream *o, const char *path) {
-    o->path = path;
-    if (!path) {
-        o->f = stdout;
-        return 1;
-    }
-    int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof o->tmp) {
-        cli_error(CMD, "%s: path too long", path);
+    o->af = NULL;
+    o->f = stdout;
+    if (!path) return 1;
+    if (tfm_atomic_file_open(path, &o->af) != TFM_OK) {
+        cli_error(CMD, "%s", tfm_last_error());
         return 0;
     }
-    o->f = fopen(o->tmp, "wb");
-    if (!o->f) {
-        cli_error(CMD, "cannot create %s: %s", o->tmp, strerror(errno));
-        return 0;
-    }
+    o->f = tfm_atomic_file_stream(o->af);
     return 1;
 }
 
 /* Finishes the output: on success flushes (and renames into place); on failure removes the
  * temporary file. Returns 1 if the output is complete. */
 static int out_close(out_stream *o, int ok) {
-    if (!o->path) {
+    if (!o->af) {
         if (fflush(stdout) != 0 || ferror(stdout)) {
             if (ok) cli_error(CMD, "writing to standard output failed: %s", strerror(errno));
             return 0;
         }
         return ok;
     }
-    int wrote = !ferror(o->f);
-    wrote = fclose(o->f) == 0 && wrote;
-    if (ok && !wrote) cli_error(CMD, "writing %s failed: %s", o->tmp, strerror(errno));
-    if (ok && wrote && rename(o->tmp, o->path) != 0) {
-        cli_error(CMD, "cannot rename %s to %s: %s", o->tmp, o->path, strerror(errno));
-        wrote = 0;
+    if (!ok) {
+        tfm_atomic_file_abort(o->af);
+        return 0;
     }
-    if (!(ok && wrote)) remove(o->tmp);
-    return ok && wrote;
+    if (tfm_atomic_file_commit(o->af) != TFM_OK) {
+        cli_error(CMD, "%s", tfm_last_error());
+        return 0;
+    }
+    return 1;
 }
 
-/* Reads one line without its "\n" or "\r\n" into *buf; returns its length, or -1 at the end. */
-static long read_line(FILE *f, char **buf, size_t *cap) {
-    ssize_t got = getline(buf, cap, f);
-    if (got < 0) return -1;
-    size_t n = (size_t)got;
-    if (n > 0 && (*buf)[n - 1] == '\n') n--;
-    if (n > 0 && (*buf)[n - 1] == '\r') n--;
-    (*buf)[n] = '\0';
-    return (long)n;
+/* The next input line into *line (NULL at the end); prints the reader's error and returns 0 on
+ * failure (a read error, a NUL byte). */
+static int next_line(tfm_line_reader *in, const char **line, size_t *len) {
+    if (tfm_line_reader_next(in, line, len) == TFM_OK) return 1;
+    cli_error(CMD, "%s", tfm_last_error());
+    return 0;
 }
 
-static int encode_lines(const tfm_tokenizer *tok, FILE *in, const char *in_name, FILE *out, int add_bos,
-                        int add_eos) {
-    char *buf = NULL;
-    size_t cap = 0, line_no = 0;
-    long n;
+static int encode_lines(const tfm_tokenizer *tok, tfm_line_reader *in, FILE *out, int add_bos, int add_eos) {
+    const char *in_name = tfm_line_reader_name(in), *line = NULL;
+    size_t n = 0;
     int ok = 1;
-    while (ok && (n = read_line(in, &buf, &cap)) >= 0) {
-        line_no++;
+    while ((ok = next_line(in, &line, &n)) && line) {
+        const size_t line_no = tfm_line_reader_line_number(in);
         int32_t *ids = NULL;
         size_t n_ids = 0;
-        if (tfm_tokenizer_encode(tok, buf, (size_t)n, &ids, &n_ids) != TFM_OK) {
+        if (tfm_tokenizer_encode(tok, line, n, &ids, &n_ids) != TFM_OK) {
             cli_error(CMD, "%s:%zu: %s", in_name, line_no, tfm_last_error());
             ok = 0;
             break;
@@ -102,11 +89,6 @@ static int encode_lines(const tfm_tokenizer *tok, FILE *in, const char *in_name,
         fputc('\n', out);
         free(ids);
     }
-    if (ok && ferror(in)) {
-        cli_error(CMD, "%s: read error: %s", in_name, strerror(errno));
-        ok = 0;
-    }
-    free(buf);
     return ok;
 }
 
@@ -152,15 +134,15 @@ static int parse_ids(const char *line, const char *in_name, size_t line_no, int 
     }
 }
 
-static int decode_lines(const tfm_tokenizer *tok, FILE *in, const char *in_name, FILE *out) {
+static int decode_lines(const tfm_tokenizer *tok, tfm_line_reader *in, FILE *out) {
     const int vocab = tfm_tokenizer_vocab_size(tok);
-    char *buf = NULL;
-    size_t cap = 0, line_no = 0, ids_cap = 0, n_ids = 0;
+    const char *in_name = tfm_line_reader_name(in), *line = NULL;
+    size_t line_len = 0, ids_cap = 0, n_ids = 0;
     int32_t *ids = NULL;
     int ok = 1;
-    while (ok && read_line(in, &buf, &cap) >= 0) {
-        line_no++;
-        if (!parse_ids(buf, in_name, line_no, vocab, &ids, &ids_cap, &n_ids)) {
+    while ((ok = next_line(in, &line, &line_len)) && line) {
+        const size_t line_no = tfm_line_reader_line_number(in);
+        if (!parse_ids(line, in_name, line_no, vocab, &ids, &ids_cap, &n_ids)) {
             ok = 0;
             break;
         }
@@ -178,12 +160,7 @@ static int decode_lines(const tfm_tokenizer *tok, FILE *in, const char *in_name,
         fputc('\n', out);
         free(text);
     }
-    if (ok && ferror(in)) {
-        cli_error(CMD, "%s: read error: %s", in_name, strerror(errno));
-        ok = 0;
-    }
     free(ids);
-    free(buf);
     return ok;
 }
 
@@ -277,24 +254,20 @@ static int run_tokenize(int argc, char **argv) {
         cli_error(CMD, "%s", tfm_last_error());
         return EXIT_RUNTIME;
     }
-    FILE *in = stdin;
-    const char *in_name = "<stdin>";
-    if (input) {
-        in = fopen(input, "rb");
-        if (!in) {
-            cli_error(CMD, "cannot open %s: %s", input, strerror(errno));
-            tfm_tokenizer_free(tok);
-            return EXIT_RUNTIME;
-        }
-        in_name = input;
+    tfm_line_reader *in = NULL;
+    if ((input ? tfm_line_reader_open(input, 0, &in) : tfm_line_reader_from_stream(stdin, "<stdin>", 0, &in)) !=
+        TFM_OK) {
+        cli_error(CMD, "%s", tfm_last_error());
+        tfm_tokenizer_free(tok);
+        return EXIT_RUNTIME;
     }
     out_stream out;
     int ok = out_open(&out, output);
     if (ok) {
-        ok = encode ? encode_lines(tok, in, in_name, out.f, add_bos, add_eos) : decode_lines(tok, in, in_name, out.f);
+        ok = encode ? encode_lines(tok, in, out.f, add_bos, add_eos) : decode_lines(tok, in, out.f);
         ok = out_close(&out, ok);
     }
-    if (in != stdin) fclose(in);
+    tfm_line_reader_free(in);
     tfm_tokenizer_free(tok);
     return ok ? 0 : EXIT_RUNTIME;
 }

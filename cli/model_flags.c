@@ -1,30 +1,25 @@
 #include "model_flags.h"
 
-#include <string.h>
-
 model_flags model_flags_default(void) {
     model_flags f;
     f.c = tfm_config_default();
-    f.arch = "encoder-decoder";
-    f.activation = "relu";
-    f.pe = "sinusoidal";
+    f.arch = tfm_arch_name(f.c.arch);
+    f.activation = tfm_activation_name(f.c.activation);
+    f.pe = tfm_pe_name(f.c.pe);
     return f;
 }
 
 int model_flags_resolve(const char *cmd, model_flags *f) {
-    if (strcmp(f->arch, "encoder-decoder") != 0) {
-        cli_error(cmd, "--arch '%s': this build supports encoder-decoder", f->arch);
+    if (tfm_arch_from_name(f->arch, &f->c.arch) != TFM_OK) {
+        cli_error(cmd, "--arch must be %s, got '%s'", tfm_arch_names(), f->arch);
         return 0;
     }
-    f->c.arch = TFM_ARCH_ENCODER_DECODER;
-    if (strcmp(f->activation, "relu") == 0) f->c.activation = TFM_ACT_RELU;
-    else if (strcmp(f->activation, "gelu") == 0) f->c.activation = TFM_ACT_GELU;
-    else {
-        cli_error(cmd, "--activation must be relu or gelu, got '%s'", f->activation);
+    if (tfm_activation_from_name(f->activation, &f->c.activation) != TFM_OK) {
+        cli_error(cmd, "--activation must be %s, got '%s'", tfm_activation_names(), f->activation);
         return 0;
     }
-    if (strcmp(f->pe, "sinusoidal") != 0) {
-        cli_error(cmd, "--pe must be sinusoidal, got '%s'", f->pe);
+    if (tfm_pe_from_name(f->pe, &f->c.pe) != TFM_OK) {
+        cli_error(cmd, "--pe must be %s, got '%s'", tfm_pe_names(), f->pe);
         return 0;
     }
     if (tfm_config_validate(&f->c) != TFM_OK) {

@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* getline */
+#define _POSIX_C_SOURCE 200809L /* stat */
 #include "text_io.h"
 
 #include "args.h"
@@ -11,55 +11,35 @@
 
 int read_lines(const char *cmd, const char *path, char ***lines, size_t *n) {
     const int use_stdin = path == NULL || strcmp(path, "-") == 0;
-    const char *name = use_stdin ? "<stdin>" : path;
-    FILE *f = use_stdin ? stdin : fopen(path, "rb");
     *lines = NULL;
     *n = 0;
-    if (!f) {
-        cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
-        return 0;
-    }
+    tfm_line_reader *r = NULL;
+    tfm_status st = use_stdin ? tfm_line_reader_from_stream(stdin, "<stdin>", 0, &r) : tfm_line_reader_open(path, 0, &r);
     size_t cap = 0;
-    char *buf = NULL;
-    size_t bufcap = 0;
-    ssize_t len;
-    int ok = 1;
-    while ((len = getline(&buf, &bufcap, f)) >= 0) {
-        if (memchr(buf, '\0', (size_t)len)) {
-            cli_error(cmd, "%s:%zu: NUL byte (is this a text file?)", name, *n + 1);
-            ok = 0;
-            break;
-        }
-        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) buf[--len] = '\0';
+    const char *line = NULL;
+    size_t len = 0;
+    while (st == TFM_OK && (st = tfm_line_reader_next(r, &line, &len)) == TFM_OK && line) {
         if (*n == cap) {
             cap = cap ? 2 * cap : 1024;
             char **p = realloc(*lines, cap * sizeof *p);
-            if (!p) {
-                ok = 0;
-                break;
-            }
+            if (!p) break;
             *lines = p;
         }
-        (*lines)[*n] = malloc((size_t)len + 1);
-        if (!(*lines)[*n]) {
-            ok = 0;
-            break;
-        }
-        memcpy((*lines)[*n], buf, (size_t)len + 1);
-        (*n)++;
+        char *copy = malloc(len + 1);
+        if (!copy) break;
+        memcpy(copy, line, len + 1);
+        (*lines)[(*n)++] = copy;
     }
-    if (ok && ferror(f)) {
-        cli_error(cmd, "error reading %s: %s", name, strerror(errno));
-        ok = 0;
-    }
-    free(buf);
-    if (!use_stdin) fclose(f);
-    if (!ok) {
+    tfm_line_reader_free(r);
+    if (st != TFM_OK || line) { /* line != NULL: the loop stopped early, out of memory */
+        if (st != TFM_OK) cli_error(cmd, "%s", tfm_last_error());
+        else cli_error(cmd, "out of memory reading %s (line %zu)", use_stdin ? "<stdin>" : path, *n + 1);
         free_lines(*lines, *n);
         *lines = NULL;
         *n = 0;
+        return 0;
     }
-    return ok;
+    return 1;
 }
 
 void free_lines(char **lines, size_t n) {
@@ -116,29 +96,31 @@ int output_dir_ok(const char *cmd, const char *path) {
 }
 
 int write_lines(const char *cmd, const char *path, char *const *lines, size_t n) {
-    const int use_stdout = path == NULL || strcmp(path, "-") == 0;
-    char *tmp = NULL;
-    FILE *f = stdout;
-    if (!use_stdout) {
-        tmp = malloc(strlen(path) + 8);
-        if (!tmp) return 0;
-        sprintf(tmp, "%s.tmp", path);
-        f = fopen(tmp, "wb");
-        if (!f) {
-            cli_error(cmd, "cannot create %s: %s", tmp, strerror(errno));
-            free(tmp);
+    if (path == NULL || strcmp(path, "-") == 0) {
+        int ok = 1;
+        for (size_t i = 0; ok && i < n; i++) ok = fputs(lines[i], stdout) >= 0 && fputc('\n', stdout) != EOF;
+        if (!(fflush(stdout) == 0 && ok)) {
+            cli_error(cmd, "cannot write <stdout>: %s", strerror(errno));
+            return 0;
+        }
+        return 1;
+    }
+    tfm_atomic_file *af = NULL;
+    if (tfm_atomic_file_open(path, &af) != TFM_OK) {
+        cli_error(cmd, "%s", tfm_last_error());
+        return 0;
+    }
+    FILE *f = tfm_atomic_file_stream(af);
+    for (size_t i = 0; i < n; i++) {
+        if (fputs(lines[i], f) < 0 || fputc('\n', f) == EOF) {
+            cli_error(cmd, "cannot write %s: %s", path, strerror(errno));
+            tfm_atomic_file_abort(af);
             return 0;
         }
     }
-    int ok = 1;
-    for (size_t i = 0; ok && i < n; i++) ok = fputs(lines[i], f) >= 0 && fputc('\n', f) != EOF;
-    ok = fflush(f) == 0 && ok;
-    if (!use_stdout) {
-        ok = fclose(f) == 0 && ok;
-        if (ok && rename(tmp, path) != 0) ok = 0;
-        if (!ok) remove(tmp);
+    if (tfm_atomic_file_commit(af) != TFM_OK) {
+        cli_error(cmd, "%s", tfm_last_error());
+        return 0;
     }
-    if (!ok) cli_error(cmd, "cannot write %s: %s", use_stdout ? "<stdout>" : path, strerror(errno));
-    free(tmp);
-    return ok;
+    return 1;
 }

@@ -6,8 +6,9 @@
 
 #include <stddef.h>
 
-/* Reads every line of `path` (stdin if NULL or "-"), without "\n" / "\r\n". Returns 0 and prints
- * "tfm <cmd>: error: ..." on failure (unreadable file, NUL byte naming the line). */
+/* Reads every line of `path` (stdin if NULL or "-") with tfm_line_reader (include/tfm/fileio.h):
+ * without "\n" / "\r\n". Returns 0 and prints "tfm <cmd>: error: ..." on failure (unreadable
+ * file, NUL byte naming the line). */
 int read_lines(const char *cmd, const char *path, char ***lines, size_t *n);
 void free_lines(char **lines, size_t n);
 
@@ -19,8 +20,8 @@ int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, t
  * Prints "cannot save to PATH: DIR is not an existing folder" and returns 0 if not. */
 int output_dir_ok(const char *cmd, const char *path);
 
-/* Writes lines (each followed by "\n") to `path` atomically (temp file + rename), or to stdout if
- * path is NULL or "-". Returns 0 and prints an error on failure. */
+/* Writes lines (each followed by "\n") to `path` atomically (tfm_atomic_file: temporary file,
+ * fsync, rename), or to stdout if path is NULL or "-". Returns 0 and prints an error on failure. */
 int write_lines(const char *cmd, const char *path, char *const *lines, size_t n);
 
 #endif

@@ -13,5 +13,7 @@
 #include "tfm/bleu.h"
 #include "tfm/tokenizer.h"
 #include "tfm/data.h"
+#include "tfm/fileio.h"
+#include "tfm/names.h"
 
 #endif

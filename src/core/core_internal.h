@@ -17,6 +17,10 @@
 /* Records a formatted message for tfm_last_error() and returns `status` (for `return tfm_set_error(...)`). */
 tfm_status tfm_set_error(tfm_status status, const char *fmt, ...) TFM_PRINTF(2, 3);
 void tfm_clear_error(void);
+/* Puts a formatted prefix in front of the current message and returns `status`, e.g.
+ * `return tfm_error_prefix(st, "%s:%zu: ", path, line);` turns "invalid UTF-8 at byte 3" into
+ * "a.txt:7: invalid UTF-8 at byte 3". The result is cut to the message buffer (1 KiB). */
+tfm_status tfm_error_prefix(tfm_status status, const char *fmt, ...) TFM_PRINTF(2, 3);
 
 /* Return `status` with a message if `cond` holds. */
 #define RETURN_IF(cond, status, ...)                                                               \

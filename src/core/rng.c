@@ -18,6 +18,20 @@ uint32_t rng_u32(tfm_rng *r) {
     return (xorshifted >> rot) | (xorshifted << ((-rot) & 31u));
 }
 
+uint64_t rng_u64(tfm_rng *r) {
+    uint64_t hi = rng_u32(r);
+    uint64_t lo = rng_u32(r);
+    return (hi << 32) | lo;
+}
+
+uint64_t rng_below(tfm_rng *r, uint64_t n) {
+    const uint64_t rem = (UINT64_MAX % n + 1) % n; /* 2^64 mod n: reject the top `rem` values */
+    uint64_t x;
+    do x = rng_u64(r);
+    while (rem != 0 && x > UINT64_MAX - rem);
+    return x % n;
+}
+
 float rng_uniform(tfm_rng *r) { return (float)(rng_u32(r) >> 8) * (1.0f / 16777216.0f); }
 
 float rng_normal(tfm_rng *r) {

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char g_last_error[1024];
 
@@ -28,6 +29,18 @@ tfm_status tfm_set_error(tfm_status status, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(g_last_error, sizeof g_last_error, fmt, ap);
     va_end(ap);
+    return status;
+}
+
+tfm_status tfm_error_prefix(tfm_status status, const char *fmt, ...) {
+    char old[sizeof g_last_error]; /* copied: the message cannot be an argument of its own write */
+    memcpy(old, g_last_error, sizeof old);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(g_last_error, sizeof g_last_error, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof g_last_error)
+        snprintf(g_last_error + n, sizeof g_last_error - (size_t)n, "%s", old);
     return status;
 }
 

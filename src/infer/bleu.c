@@ -137,11 +137,10 @@ static tfm_status pair_stats(const char *ht, size_t hn, const char *rt, size_t r
 
 tfm_status tfm_bleu_add(tfm_bleu_stats *stats, const char *hyp, const char *ref) {
     RETURN_IF(!stats || !hyp || !ref, TFM_ERR_INVALID_ARG, "tfm_bleu_add: NULL argument");
-    size_t hl = strlen(hyp), rl = strlen(ref), bad;
-    RETURN_IF(!bleu_utf8_valid(hyp, hl, &bad), TFM_ERR_FORMAT,
-              "BLEU: hypothesis is not valid UTF-8 at byte %zu", bad);
-    RETURN_IF(!bleu_utf8_valid(ref, rl, &bad), TFM_ERR_FORMAT,
-              "BLEU: reference is not valid UTF-8 at byte %zu", bad);
+    const size_t hl = strlen(hyp), rl = strlen(ref), hbad = utf8_first_invalid(hyp, hl),
+                 rbad = utf8_first_invalid(ref, rl);
+    RETURN_IF(hbad < hl, TFM_ERR_FORMAT, "BLEU: hypothesis is not valid UTF-8 at byte %zu", hbad);
+    RETURN_IF(rbad < rl, TFM_ERR_FORMAT, "BLEU: reference is not valid UTF-8 at byte %zu", rbad);
 
     char *ht = NULL, *rt = NULL;
     size_t hn = 0, rn = 0;

@@ -1,7 +1,7 @@
-/* Reading a hypothesis file and a reference file line by line for BLEU / chrF, the way sacreBLEU's
- * command line reads them (Python text mode with newline="\n": only "\n" ends a line, so a "\r"
- * before it stays in the line and is then ignored as trailing whitespace). */
+/* Reading a hypothesis file and a reference file line by line for BLEU / chrF, as sacreBLEU's
+ * command line reads them (Python text mode with newline="\n": only "\n" ends a line). */
 #include "tfm/bleu.h"
+#include "tfm/fileio.h"
 
 #include "bleu_internal.h"
 #include "core_internal.h"
@@ -11,10 +11,10 @@
 #include <string.h>
 
 typedef struct {
-    char *data;     /* the whole file, each "\n" replaced by NUL; NUL-terminated */
-    size_t size;
-    size_t *starts; /* byte offset of each line */
-    size_t n_lines;
+    char *data; /* the lines, each NUL-terminated, one after the other */
+    size_t size, cap;
+    size_t *starts; /* byte offset of each line in data */
+    size_t n_lines, cap_lines;
 } text_lines;
 
 static void text_lines_free(text_lines *t) {
@@ -23,83 +23,56 @@ static void text_lines_free(text_lines *t) {
     memset(t, 0, sizeof *t);
 }
 
-static tfm_status read_all(const char *path, const char *what, char **out, size_t *out_size) {
-    FILE *f = fopen(path, "rb");
-    RETURN_IF(!f, TFM_ERR_IO, "cannot open %s file '%s': %s", what, path, strerror(errno));
-    size_t cap = 1 << 16, size = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        return tfm_set_error(TFM_ERR_NOMEM, "out of memory reading '%s'", path);
+static int text_lines_push(text_lines *t, const char *line, size_t len) {
+    if (t->n_lines == t->cap_lines) {
+        size_t cap = t->cap_lines ? 2 * t->cap_lines : 1024;
+        size_t *p = cap > SIZE_MAX / sizeof *p ? NULL : realloc(t->starts, cap * sizeof *p);
+        if (!p) return 0;
+        t->starts = p;
+        t->cap_lines = cap;
     }
-    for (;;) {
-        if (cap - size < 2) {
-            char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return tfm_set_error(TFM_ERR_NOMEM, "out of memory reading '%s' (%zu bytes so far)",
-                                     path, size);
-            }
-            buf = nb;
+    if (t->cap - t->size < len + 1) {
+        size_t cap = t->cap ? t->cap : 1 << 16;
+        while (cap - t->size < len + 1) {
+            if (cap > SIZE_MAX / 2) return 0;
             cap *= 2;
         }
-        size_t got = fread(buf + size, 1, cap - size - 1, f);
-        size += got;
-        if (got == 0) break;
+        char *p = realloc(t->data, cap);
+        if (!p) return 0;
+        t->data = p;
+        t->cap = cap;
     }
-    int err = ferror(f), saved = errno;
-    fclose(f);
-    if (err) {
-        free(buf);
-        return tfm_set_error(TFM_ERR_IO, "cannot read %s file '%s': %s", what, path, strerror(saved));
-    }
-    buf[size] = '\0';
-    *out = buf;
-    *out_size = size;
-    return TFM_OK;
+    memcpy(t->data + t->size, line, len + 1);
+    t->starts[t->n_lines++] = t->size;
+    t->size += len + 1;
+    return 1;
 }
 
-/* Reads `path` and splits it into NUL-terminated lines, checking each is UTF-8 without NUL. */
+/* Reads the lines of `path` (the `what` file: "hypothesis" or "reference"), checking that each is
+ * UTF-8 without NUL bytes. The line reader strips "\n" and "\r\n"; sacreBLEU keeps the "\r" but
+ * then ignores it as trailing whitespace (BLEU's rstrip(), chrF's removal of whitespace). */
 static tfm_status text_lines_read(const char *path, const char *what, text_lines *t) {
     memset(t, 0, sizeof *t);
-    TRY(read_all(path, what, &t->data, &t->size));
-    size_t n = 0;
-    for (size_t i = 0; i < t->size; i++) n += t->data[i] == '\n';
-    if (t->size > 0 && t->data[t->size - 1] != '\n') n++; /* a last line without "\n" */
-    t->starts = malloc((n + 1) * sizeof *t->starts);
-    if (!t->starts) {
-        text_lines_free(t);
-        return tfm_set_error(TFM_ERR_NOMEM, "out of memory splitting '%s' into %zu lines", path, n);
-    }
-    size_t start = 0, line = 0;
-    while (start < t->size) {
-        char *nl = memchr(t->data + start, '\n', t->size - start);
-        size_t end = nl ? (size_t)(nl - t->data) : t->size;
-        const char *s = t->data + start;
-        size_t len = end - start, bad;
-        const char *nul = memchr(s, '\0', len);
-        if (nul) {
-            tfm_status st = tfm_set_error(TFM_ERR_FORMAT,
-                                          "%s:%zu: NUL byte at byte column %zu in the %s file (not text)",
-                                          path, line + 1, (size_t)(nul - s) + 1, what);
-            text_lines_free(t);
-            return st;
+    FILE *f = fopen(path, "rb");
+    RETURN_IF(!f, TFM_ERR_IO, "cannot open %s file '%s': %s", what, path, strerror(errno));
+    tfm_line_reader *r = NULL;
+    tfm_status st = tfm_line_reader_from_stream(f, path, 0, &r);
+    const char *line = NULL;
+    size_t len = 0;
+    while (st == TFM_OK && (st = tfm_line_reader_next(r, &line, &len)) == TFM_OK && line) {
+        const size_t bad = utf8_first_invalid(line, len);
+        if (bad < len) {
+            st = tfm_set_error(TFM_ERR_FORMAT, "%s:%zu: invalid UTF-8 at byte column %zu (byte 0x%02X) in the %s file",
+                               path, tfm_line_reader_line_number(r), bad + 1, (unsigned)(unsigned char)line[bad], what);
+        } else if (!text_lines_push(t, line, len)) {
+            st = tfm_set_error(TFM_ERR_NOMEM, "out of memory reading the %s file '%s' (line %zu)", what, path,
+                               tfm_line_reader_line_number(r));
         }
-        if (!bleu_utf8_valid(s, len, &bad)) {
-            tfm_status st = tfm_set_error(TFM_ERR_FORMAT,
-                                          "%s:%zu: invalid UTF-8 at byte column %zu (byte 0x%02X) in the %s file",
-                                          path, line + 1, bad + 1, (unsigned)(unsigned char)s[bad], what);
-            text_lines_free(t);
-            return st;
-        }
-        t->data[end] = '\0'; /* the "\n", or the terminator past the end */
-        t->starts[line++] = start;
-        start = end + 1;
     }
-    TFM_ASSERT(line == n);
-    t->n_lines = n;
-    return TFM_OK;
+    tfm_line_reader_free(r);
+    fclose(f);
+    if (st != TFM_OK) text_lines_free(t);
+    return st;
 }
 
 tfm_status tfm_bleu_chrf_files(const char *hyp_path, const char *ref_path, tfm_bleu_stats *bleu,
@@ -126,9 +99,7 @@ tfm_status tfm_bleu_chrf_files(const char *hyp_path, const char *ref_path, tfm_b
         if (bleu) st = tfm_bleu_add(&b, hs, rs);
         if (st == TFM_OK && chrf) st = tfm_chrf_add(&c, hs, rs);
         if (st != TFM_OK) {
-            char msg[512]; /* copied: the message buffer cannot be an argument of its own write */
-            snprintf(msg, sizeof msg, "%s", tfm_last_error());
-            st = tfm_set_error(st, "%s:%zu / %s:%zu: %s", hyp_path, i + 1, ref_path, i + 1, msg);
+            st = tfm_error_prefix(st, "%s:%zu / %s:%zu: ", hyp_path, i + 1, ref_path, i + 1);
         }
     }
     if (st == TFM_OK) {

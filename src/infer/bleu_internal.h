@@ -1,21 +1,13 @@
-/* Internals shared by the BLEU / chrF files: UTF-8 decoding with Python's rules, Python's
- * whitespace set, and the mteval-v13a tokeniser. */
+/* Internals shared by the BLEU / chrF files: Python's whitespace set and the mteval-v13a
+ * tokeniser. UTF-8 is decoded and checked by src/core/utf8.h (Python's strict rules). */
 #ifndef TFM_BLEU_INTERNAL_H
 #define TFM_BLEU_INTERNAL_H
 
 #include "tfm/status.h"
+#include "utf8.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Decodes one code point of strict UTF-8 (as Python's "utf-8" codec: no overlong forms, no
- * surrogates, nothing above U+10FFFF) from s[0..n). Returns the number of bytes used (1..4), or
- * 0 if the bytes there are not valid UTF-8. n must be > 0. */
-size_t bleu_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
-
-/* Checks that s[0..n) is valid UTF-8. Returns 1 if so; otherwise 0 and the byte offset of the
- * first invalid sequence in *bad_offset. */
-int bleu_utf8_valid(const char *s, size_t n, size_t *bad_offset);
 
 /* Whether code point c is whitespace for Python's str.split() / str.rstrip() / str.isspace():
  * \t \n \v \f \r, U+001C..U+001F, space, U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029,

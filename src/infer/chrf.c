@@ -31,7 +31,7 @@ static size_t decode_no_space(const char *s, size_t n, uint32_t *cps) {
     size_t i = 0, m = 0;
     while (i < n) {
         uint32_t cp;
-        size_t k = bleu_utf8_decode(u + i, n - i, &cp);
+        size_t k = utf8_decode(u + i, n - i, &cp);
         TFM_ASSERT(k > 0); /* validated by the caller */
         if (!bleu_is_py_space(cp)) cps[m++] = cp;
         i += k;
@@ -70,11 +70,10 @@ static uint64_t clipped_char_matches(const char_key *h, size_t nh, const char_ke
 
 tfm_status tfm_chrf_add(tfm_chrf_stats *stats, const char *hyp, const char *ref) {
     RETURN_IF(!stats || !hyp || !ref, TFM_ERR_INVALID_ARG, "tfm_chrf_add: NULL argument");
-    size_t hl = strlen(hyp), rl = strlen(ref), bad;
-    RETURN_IF(!bleu_utf8_valid(hyp, hl, &bad), TFM_ERR_FORMAT,
-              "chrF: hypothesis is not valid UTF-8 at byte %zu", bad);
-    RETURN_IF(!bleu_utf8_valid(ref, rl, &bad), TFM_ERR_FORMAT,
-              "chrF: reference is not valid UTF-8 at byte %zu", bad);
+    const size_t hl = strlen(hyp), rl = strlen(ref), hbad = utf8_first_invalid(hyp, hl),
+                 rbad = utf8_first_invalid(ref, rl);
+    RETURN_IF(hbad < hl, TFM_ERR_FORMAT, "chrF: hypothesis is not valid UTF-8 at byte %zu", hbad);
+    RETURN_IF(rbad < rl, TFM_ERR_FORMAT, "chrF: reference is not valid UTF-8 at byte %zu", rbad);
 
     /* A string of b bytes has at most b code points. */
     size_t cap = hl + rl + 1, bytes;

@@ -104,7 +104,7 @@ static size_t rstrip_len(const char *s, size_t n) {
     size_t i = 0, keep = 0;
     while (i < n) {
         uint32_t cp;
-        size_t k = bleu_utf8_decode(u + i, n - i, &cp);
+        size_t k = utf8_decode(u + i, n - i, &cp);
         if (k == 0) k = 1; /* callers validate first; never loop forever */
         i += k;
         if (!bleu_is_py_space(cp)) keep = i;
@@ -120,7 +120,7 @@ static void split_join(sbuf *out, const char *s, size_t n) {
     sb_reserve(out, n);
     while (i < n) {
         uint32_t cp;
-        size_t k = bleu_utf8_decode(u + i, n - i, &cp);
+        size_t k = utf8_decode(u + i, n - i, &cp);
         if (k == 0) k = 1, cp = u[i];
         if (bleu_is_py_space(cp)) {
             in_word = 0;

@@ -1,15 +1,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "safetensors.h"
+#include "tfm/fileio.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <unistd.h>
 
 static const struct {
     const char *name;
@@ -321,65 +318,28 @@ static char *build_header(const char *const *meta_kv, size_t n_meta, const st_ou
     return out;
 }
 
-/* fsync of the folder holding `path`, so a rename survives a power loss (best effort). */
-static void sync_parent_dir(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char dir[4096] = ".";
-    if (slash) {
-        size_t n = slash == path ? 1 : (size_t)(slash - path);
-        if (n >= sizeof dir) return;
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    }
-    int fd = open(dir, O_RDONLY);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-}
-
 tfm_status st_write(const char *path, const char *const *meta_kv, size_t n_meta, const st_out_tensor *t,
                     size_t n) {
     size_t hlen = 0;
     char *header = build_header(meta_kv, n_meta, t, n, &hlen);
     RETURN_IF(!header, TFM_ERR_NOMEM, "out of memory building the header of %s", path);
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) {
+    tfm_atomic_file *af = NULL;
+    tfm_status st = tfm_atomic_file_open(path, &af);
+    if (st != TFM_OK) {
         free(header);
-        return tfm_set_error(TFM_ERR_NOMEM, "out of memory");
-    }
-    snprintf(tmp, plen + 16, "%s.tmp.", path);
-    memset(tmp + plen + 5, 'X', 6); /* mkstemp's template: six X replaced by a unique suffix */
-    tmp[plen + 11] = '\0';
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        tfm_status st = tfm_set_error(TFM_ERR_IO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
-        free(header);
-        free(tmp);
         return st;
     }
-    /* mkstemp creates the file for its owner only; a checkpoint gets the usual 0666 & ~umask */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "wb");
-    int ok = f != NULL;
+    FILE *f = tfm_atomic_file_stream(af);
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
-    ok = ok && fwrite(len8, 1, 8, f) == 8 && fwrite(header, 1, hlen, f) == hlen;
+    int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(header, 1, hlen, f) == hlen;
     for (size_t i = 0; ok && i < n; i++)
         ok = t[i].nbytes == 0 || fwrite(t[i].data, 1, (size_t)t[i].nbytes, f) == (size_t)t[i].nbytes;
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int saved_errno = errno;
-    if (f) ok = (fclose(f) == 0) && ok;
-    else close(fd);
-    tfm_status st = TFM_OK;
-    if (!ok) st = tfm_set_error(TFM_ERR_IO, "cannot write %s: %s", tmp, strerror(saved_errno));
-    else if (rename(tmp, path) != 0) st = tfm_set_error(TFM_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (st != TFM_OK) unlink(tmp);
-    else sync_parent_dir(path); /* make the new name itself durable */
     free(header);
-    free(tmp);
-    return st;
+    if (!ok) {
+        int e = errno;
+        tfm_atomic_file_abort(af);
+        return tfm_set_error(TFM_ERR_IO, "cannot write %s: %s", path, strerror(e));
+    }
+    return tfm_atomic_file_commit(af);
 }

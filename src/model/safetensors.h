@@ -60,8 +60,9 @@ typedef struct {
     uint64_t nbytes;
 } st_out_tensor;
 
-/** Writes a safetensors file atomically: a temporary file beside `path`, fsync, rename, so an
- * interrupted write leaves any previous file intact. meta_kv holds n_meta (key, value) pairs.
+/** Writes a safetensors file atomically (tfm_atomic_file, include/tfm/fileio.h: a temporary file
+ * beside `path` with mode 0666 & ~umask, fsync, rename, folder fsync), so an interrupted write
+ * leaves any previous file intact. meta_kv holds n_meta (key, value) pairs.
  * Errors: TFM_ERR_IO naming the path, TFM_ERR_NOMEM. */
 tfm_status st_write(const char *path, const char *const *meta_kv, size_t n_meta, const st_out_tensor *t,
                     size_t n);

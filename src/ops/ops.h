@@ -7,6 +7,8 @@
 #ifndef TFM_OPS_H
 #define TFM_OPS_H
 
+#include "hash.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -150,14 +152,11 @@ void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
 /* ---- dropout.c --------------------------------------------------------------------------- */
 
 /** The keep decision of inverted dropout for element i of a call seeded with `seed`: a
- * counter-based hash (splitmix64's finaliser, Steele et al. 2014, of seed + golden-ratio·(i+1)),
+ * counter-based hash (hash_stream: splitmix64, Steele et al. 2014, of seed + golden-gamma·(i+1)),
  * so masks are reproducible and independent of the thread count. Keeps with probability 1 − p.
- * Derive a fresh seed per call from the training tfm_rng, e.g. (rng_u32 << 32) | rng_u32. */
+ * Derive a fresh seed per call from the training tfm_rng (rng_u64) or with hash_site_seed. */
 static inline int dropout_keep(uint64_t seed, uint64_t i, float p) {
-    uint64_t z = seed + (i + 1u) * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
+    const uint64_t z = hash_stream(seed, i + 1u);
     return (float)(z >> 40) * (1.0f / 16777216.0f) >= p; /* uniform in [0, 1), 24 bits */
 }
 

@@ -1,5 +1,6 @@
 /* Token-id files (DESIGN.md §4): strict parsing with file:line:column errors. */
 #include "core_internal.h"
+#include "tfm/fileio.h"
 #include "tfm/ids.h"
 
 #include <errno.h>
@@ -71,41 +72,20 @@ tfm_status tfm_id_lines_read(const char *path, tfm_id_lines *out) {
     FILE *f = fopen(path, "rb");
     RETURN_IF(!f, TFM_ERR_IO, "cannot open id file %s: %s", path, strerror(errno));
     id_builder b = {0};
-    char *line = malloc(TFM_IDS_MAX_LINE_BYTES + 2);
-    tfm_status st = TFM_OK;
-    if (!line || !push_line_end(&b)) st = tfm_set_error(TFM_ERR_NOMEM, "%s: out of memory reading ids", path);
+    tfm_line_reader *r = NULL;
+    tfm_status st = tfm_line_reader_from_stream(f, path, TFM_IDS_MAX_LINE_BYTES, &r);
+    if (st == TFM_OK && !push_line_end(&b)) st = tfm_set_error(TFM_ERR_NOMEM, "%s: out of memory reading ids", path);
     if (st == TFM_OK) { /* start over with offsets[0] = 0 and no lines */
         b.offsets[0] = 0;
         b.n_lines = 0;
     }
-    size_t lineno = 0;
-    while (st == TFM_OK) {
-        size_t len = 0;
-        int c = 0, too_long = 0;
-        while ((c = fgetc(f)) != EOF && c != '\n') {
-            if (c == '\0') {
-                st = tfm_set_error(TFM_ERR_FORMAT, "%s:%zu: NUL byte in an id file (is it binary?)", path, lineno + 1);
-                break;
-            }
-            if (len < TFM_IDS_MAX_LINE_BYTES + 1) line[len++] = (char)c;
-            else too_long = 1;
-        }
-        if (st != TFM_OK) break;
-        if (c == EOF && len == 0) break; /* end of file (a final line without newline is kept) */
-        lineno++;
-        if (len > 0 && line[len - 1] == '\r') len--;
-        if (too_long || len > TFM_IDS_MAX_LINE_BYTES) {
-            st = tfm_set_error(TFM_ERR_FORMAT, "%s:%zu: line longer than the limit of %d bytes", path, lineno,
-                               TFM_IDS_MAX_LINE_BYTES);
-            break;
-        }
-        st = parse_line(&b, line, len, path, lineno);
-        if (c == EOF) break;
-    }
-    if (st == TFM_OK && ferror(f)) st = tfm_set_error(TFM_ERR_IO, "error reading %s", path);
+    const char *line = NULL;
+    size_t len = 0;
+    while (st == TFM_OK && (st = tfm_line_reader_next(r, &line, &len)) == TFM_OK && line)
+        st = parse_line(&b, line, len, path, tfm_line_reader_line_number(r));
     if (st == TFM_OK && b.n_lines == 0) st = tfm_set_error(TFM_ERR_FORMAT, "%s: the id file is empty (no lines)", path);
+    tfm_line_reader_free(r);
     fclose(f);
-    free(line);
     if (st != TFM_OK) {
         free(b.ids);
         free(b.offsets);

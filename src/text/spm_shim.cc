@@ -22,8 +22,9 @@
 extern "C" {
 #include "core_internal.h"
 }
+#include "tfm/fileio.h"
 #include "tfm/tokenizer.h"
-#include "tokenizer_internal.h"
+#include "utf8.h"
 
 struct tfm_tokenizer {
     sentencepiece::SentencePieceProcessor sp;
@@ -51,10 +52,7 @@ template <class F> tfm_status guarded(const char *what, F &&body) {
 class FileLines : public sentencepiece::SentenceIterator {
   public:
     FileLines(const char *const *paths, size_t n_paths) : paths_(paths, paths + n_paths) { Next(); }
-    ~FileLines() override {
-        if (f_) std::fclose(f_);
-        std::free(buf_);
-    }
+    ~FileLines() override { close(); }
     FileLines(const FileLines &) = delete;
     FileLines &operator=(const FileLines &) = delete;
 
@@ -77,35 +75,33 @@ class FileLines : public sentencepiece::SentenceIterator {
                     fail(TFM_ERR_IO, std::string(paths_[file_]) + ": cannot open: " + std::strerror(errno));
                     return;
                 }
-                line_no_ = 0;
-            }
-            errno = 0;
-            ssize_t got = getline(&buf_, &cap_, f_);
-            if (got < 0) {
-                bool bad = std::ferror(f_) != 0;
-                int e = errno;
-                std::fclose(f_);
-                f_ = nullptr;
-                if (bad) {
-                    fail(TFM_ERR_IO, std::string(paths_[file_]) + ": read error: " + std::strerror(e));
+                tfm_status st = tfm_line_reader_from_stream(f_, paths_[file_], 0, &reader_);
+                if (st != TFM_OK) {
+                    fail(st, tfm_last_error());
                     return;
                 }
+            }
+            const char *line = nullptr;
+            size_t n = 0;
+            tfm_status st = tfm_line_reader_next(reader_, &line, &n);
+            if (st != TFM_OK) { // a read error or a NUL byte, named with file and line
+                fail(st, tfm_last_error());
+                return;
+            }
+            if (!line) {
+                close();
                 file_++;
                 continue;
             }
-            line_no_++;
-            size_t n = static_cast<size_t>(got);
-            if (n > 0 && buf_[n - 1] == '\n') n--;
-            if (n > 0 && buf_[n - 1] == '\r') n--;
-            size_t bad = tok_utf8_first_invalid(buf_, n);
+            size_t bad = utf8_first_invalid(line, n);
             if (bad < n) {
-                fail(TFM_ERR_FORMAT, std::string(paths_[file_]) + ":" + std::to_string(line_no_) +
-                                         ": " + (buf_[bad] == 0 ? "NUL byte" : "invalid UTF-8") +
-                                         " at byte " + std::to_string(bad + 1) + " of the line");
+                fail(TFM_ERR_FORMAT, std::string(paths_[file_]) + ":" +
+                                         std::to_string(tfm_line_reader_line_number(reader_)) +
+                                         ": invalid UTF-8 at byte " + std::to_string(bad + 1) + " of the line");
                 return;
             }
             if (n == 0) continue;
-            line_.assign(buf_, n);
+            line_.assign(line, n);
             n_sentences++;
             return;
         }
@@ -116,6 +112,13 @@ class FileLines : public sentencepiece::SentenceIterator {
     size_t n_sentences = 0;
 
   private:
+    void close() {
+        tfm_line_reader_free(reader_);
+        reader_ = nullptr;
+        if (f_) std::fclose(f_);
+        f_ = nullptr;
+    }
+
     void fail(tfm_status st, std::string m) {
         err = st;
         msg = std::move(m);
@@ -125,9 +128,7 @@ class FileLines : public sentencepiece::SentenceIterator {
     std::vector<const char *> paths_;
     size_t file_ = 0;
     std::FILE *f_ = nullptr;
-    char *buf_ = nullptr;
-    size_t cap_ = 0;
-    size_t line_no_ = 0;
+    tfm_line_reader *reader_ = nullptr; // over f_
     std::string line_;
     bool done_ = false;
 };
@@ -285,7 +286,7 @@ tfm_status tfm_tokenizer_encode(const tfm_tokenizer *tok, const char *text, size
     *ids = nullptr;
     *n_ids = 0;
     RETURN_IF(!text && len > 0, TFM_ERR_INVALID_ARG, "tokenizer encode: NULL text");
-    size_t bad = tok_utf8_first_invalid(text, len);
+    size_t bad = utf8_first_invalid(text, len);
     RETURN_IF(bad < len, TFM_ERR_FORMAT, "tokenizer encode: %s at byte %zu of %zu",
               text[bad] == 0 ? "NUL byte" : "invalid UTF-8", bad + 1, len);
     if (len == 0) return TFM_OK;

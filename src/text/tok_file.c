@@ -1,13 +1,11 @@
-/* Tokenizer models as files: whole-file read, atomic write (temporary file + rename). */
-#define _POSIX_C_SOURCE 200809L
-
+/* Tokenizer models as files: whole-file read, atomic write (include/tfm/fileio.h). */
 #include "core_internal.h"
+#include "tfm/fileio.h"
 #include "tfm/tokenizer.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Models are a few hundred KB to a few MB; anything past this is not one. */
 #define TOK_MODEL_MAX_BYTES ((size_t)1 << 30)
@@ -48,44 +46,14 @@ tfm_status tfm_tokenizer_load_file(const char *path, tfm_tokenizer **out) {
     }
     tfm_status st = tfm_tokenizer_load_bytes(buf, len, out);
     free(buf);
-    if (st != TFM_OK) {
-        char msg[768];
-        snprintf(msg, sizeof msg, "%s", tfm_last_error());
-        return tfm_set_error(st, "%s: %s", path, msg);
-    }
-    return TFM_OK;
+    return st == TFM_OK ? TFM_OK : tfm_error_prefix(st, "%s: ", path);
 }
 
 tfm_status tfm_tokenizer_save_file(const tfm_tokenizer *tok, const char *path) {
     uint8_t *bytes = NULL;
     size_t len = 0;
     TRY(tfm_tokenizer_serialize(tok, &bytes, &len));
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof tmp) {
-        free(bytes);
-        return tfm_set_error(TFM_ERR_INVALID_ARG, "%s: path too long", path);
-    }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int e = errno;
-        free(bytes);
-        return tfm_set_error(TFM_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(e));
-    }
-    int ok = fwrite(bytes, 1, len, f) == len;
-    ok = fflush(f) == 0 && ok;
-    ok = fsync(fileno(f)) == 0 && ok;
-    int e = errno;
-    ok = fclose(f) == 0 && ok;
+    tfm_status st = tfm_atomic_file_write(path, bytes, len);
     free(bytes);
-    if (!ok) {
-        remove(tmp);
-        return tfm_set_error(TFM_ERR_IO, "%s: write failed: %s", tmp, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        e = errno;
-        remove(tmp);
-        return tfm_set_error(TFM_ERR_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(e));
-    }
-    return TFM_OK;
+    return st;
 }

@@ -2,10 +2,10 @@
  * files, held in memory as two flat id arrays with per-pair offsets. */
 #include "core_internal.h"
 #include "data_internal.h"
+#include "tfm/fileio.h"
 #include "tfm/ids.h"
-#include "tokenizer_internal.h"
+#include "utf8.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,114 +48,31 @@ static int size_push(size_vec *a, size_t x) {
     return 1;
 }
 
-/* ---- a line reader with a length limit ---------------------------------------------------- */
-
-#define READ_CHUNK (1 << 16)
+/* ---- one side of a text corpus: a line reader (include/tfm/fileio.h) and its current line ---- */
 
 typedef struct {
-    FILE *f;
+    tfm_line_reader *r;
     const char *path;
-    char *buf;     /* [READ_CHUNK] bytes read ahead, buf[pos..len) not consumed yet */
-    size_t pos, len;
-    int eof;       /* fread reported end of file */
-    char *line;    /* the current line, NUL-terminated, at most TFM_DATA_MAX_LINE_BYTES + 1 bytes + NUL */
-    size_t cap;
-    size_t lineno; /* lines returned so far */
+    const char *line; /* the current line, NUL-terminated */
+    size_t lineno;    /* lines returned so far */
 } line_reader;
 
 static tfm_status reader_open(line_reader *r, const char *path) {
     memset(r, 0, sizeof *r);
     r->path = path;
-    r->f = fopen(path, "rb");
-    RETURN_IF(!r->f, TFM_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    r->buf = malloc(READ_CHUNK);
-    r->cap = 4096;
-    r->line = malloc(r->cap);
-    RETURN_IF(!r->buf || !r->line, TFM_ERR_NOMEM, "%s: out of memory reading lines", path);
-    return TFM_OK;
+    return tfm_line_reader_open(path, TFM_DATA_MAX_LINE_BYTES, &r->r);
 }
 
 static void reader_close(line_reader *r) {
-    if (r->f) fclose(r->f);
-    free(r->buf);
-    free(r->line);
+    tfm_line_reader_free(r->r);
     memset(r, 0, sizeof *r);
-}
-
-/* Refills buf when it is used up; *more = 0 at end of file. */
-static tfm_status reader_fill(line_reader *r, int *more) {
-    *more = 1;
-    if (r->pos < r->len) return TFM_OK;
-    r->pos = r->len = 0;
-    if (!r->eof) {
-        r->len = fread(r->buf, 1, READ_CHUNK, r->f);
-        if (r->len < READ_CHUNK) {
-            RETURN_IF(ferror(r->f), TFM_ERR_IO, "error reading %s: %s", r->path, strerror(errno));
-            r->eof = 1;
-        }
-    }
-    *more = r->len > 0;
-    return TFM_OK;
 }
 
 /* The next line into r->line / *len, without its "\n" or "\r\n"; *got = 0 at end of file. */
 static tfm_status reader_next(line_reader *r, int *got, size_t *len) {
-    const size_t limit = (size_t)TFM_DATA_MAX_LINE_BYTES + 1; /* + 1: a '\r' before the '\n' */
-    size_t n = 0;
-    int any = 0, more = 1;
-    *got = 0;
-    *len = 0;
-    for (;;) {
-        TRY(reader_fill(r, &more));
-        if (!more) break;
-        any = 1;
-        const char *start = r->buf + r->pos;
-        const char *nl = memchr(start, '\n', r->len - r->pos);
-        size_t seg = nl ? (size_t)(nl - start) : r->len - r->pos;
-        RETURN_IF(n + seg > limit, TFM_ERR_FORMAT, "%s:%zu: line longer than the limit of %d bytes", r->path,
-                  r->lineno + 1, TFM_DATA_MAX_LINE_BYTES);
-        if (n + seg + 1 > r->cap) {
-            size_t cap = r->cap;
-            while (cap < n + seg + 1) cap *= 2;
-            char *p = realloc(r->line, cap);
-            RETURN_IF(!p, TFM_ERR_NOMEM, "%s:%zu: out of memory reading a line", r->path, r->lineno + 1);
-            r->line = p;
-            r->cap = cap;
-        }
-        memcpy(r->line + n, start, seg);
-        n += seg;
-        r->pos += seg + (nl ? 1 : 0);
-        if (nl) break;
-    }
-    if (!any) return TFM_OK; /* end of file: no more lines */
-    if (n > 0 && r->line[n - 1] == '\r') n--;
-    RETURN_IF(n > (size_t)TFM_DATA_MAX_LINE_BYTES, TFM_ERR_FORMAT, "%s:%zu: line longer than the limit of %d bytes",
-              r->path, r->lineno + 1, TFM_DATA_MAX_LINE_BYTES);
-    r->line[n] = '\0';
-    r->lineno++;
-    *got = 1;
-    *len = n;
-    return TFM_OK;
-}
-
-/* Lines left in the file (for the message about different line counts); no length limit. */
-static tfm_status reader_count_rest(line_reader *r, size_t *count) {
-    size_t c = 0;
-    int partial = 0, more = 1;
-    for (;;) {
-        TRY(reader_fill(r, &more));
-        if (!more) break;
-        for (size_t i = r->pos; i < r->len; i++) {
-            if (r->buf[i] == '\n') {
-                c++;
-                partial = 0;
-            } else {
-                partial = 1;
-            }
-        }
-        r->pos = r->len;
-    }
-    *count = c + (size_t)partial;
+    TRY(tfm_line_reader_next(r->r, &r->line, len));
+    r->lineno = tfm_line_reader_line_number(r->r);
+    *got = r->line != NULL;
     return TFM_OK;
 }
 
@@ -203,21 +120,16 @@ static int is_blank(const char *s, size_t len) {
 }
 
 static tfm_status check_utf8(const line_reader *r, size_t len) {
-    size_t bad = tok_utf8_first_invalid(r->line, len);
-    RETURN_IF(bad < len, TFM_ERR_FORMAT, "%s:%zu: invalid UTF-8 or a NUL byte at byte offset %zu of the line",
-              r->path, r->lineno, bad);
+    size_t bad = utf8_first_invalid(r->line, len); /* NUL bytes were refused by the reader */
+    RETURN_IF(bad < len, TFM_ERR_FORMAT, "%s:%zu: invalid UTF-8 at byte offset %zu of the line", r->path, r->lineno,
+              bad);
     return TFM_OK;
 }
 
 static tfm_status encode_line(const tfm_tokenizer *tok, const line_reader *r, size_t len, int32_t **ids,
                               size_t *n) {
     tfm_status st = tfm_tokenizer_encode(tok, r->line, len, ids, n);
-    if (st != TFM_OK) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", tfm_last_error());
-        return tfm_set_error(st, "%s:%zu: %s", r->path, r->lineno, msg);
-    }
-    return TFM_OK;
+    return st == TFM_OK ? TFM_OK : tfm_error_prefix(st, "%s:%zu: ", r->path, r->lineno);
 }
 
 /* Everything from_text builds before it becomes a dataset. */
@@ -251,7 +163,7 @@ static tfm_status read_pairs(const tfm_tokenizer *tok, line_reader *rs, line_rea
             line_reader *longer = got_s ? rs : rt, *shorter = got_s ? rt : rs;
             RETURN_IF(shorter->lineno == 0, TFM_ERR_FORMAT, "%s: the file is empty (no lines)", shorter->path);
             size_t rest = 0;
-            TRY(reader_count_rest(longer, &rest));
+            TRY(tfm_line_reader_count_rest(longer->r, &rest));
             size_t nl = longer->lineno + rest, ns = rs == longer ? nl : rs->lineno, nt = rt == longer ? nl : rt->lineno;
             return tfm_set_error(TFM_ERR_FORMAT, "%s has %zu lines but %s has %zu: the files must be aligned, line by line",
                                  sp, ns, tp, nt);

@@ -310,10 +310,8 @@ static void test_utf8_and_spaces(void) {
         {"\xc3", 0},  {"\xc0\x80", 0}, {"\xe0\x80\x80", 0}, {"\xed\xa0\x80", 0},     {"\xf4\x90\x80\x80", 0},
         {"\xf8\x88\x80\x80\x80", 0},   {"\x80", 0},         {"\xe2\x80", 0},
     };
-    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
-        size_t bad = 0;
-        CHECK(bleu_utf8_valid(u[i].s, strlen(u[i].s), &bad) == u[i].valid, "utf8 case %zu", i);
-    }
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
+        CHECK((utf8_first_invalid(u[i].s, strlen(u[i].s)) == strlen(u[i].s)) == u[i].valid, "utf8 case %zu", i);
     static const uint32_t spaces[] = {0x9,    0xA,    0xB,    0xC,    0xD,    0x1C,   0x1F,   0x20,
                                       0x85,   0xA0,   0x1680, 0x2000, 0x200A, 0x2028, 0x2029, 0x202F,
                                       0x205F, 0x3000};

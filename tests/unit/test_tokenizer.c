@@ -5,7 +5,7 @@
 
 #include "test_util.h"
 #include "tfm/tokenizer.h"
-#include "tokenizer_internal.h"
+#include "utf8.h"
 
 #include <stdint.h>
 #include <unistd.h>
@@ -262,8 +262,8 @@ static void test_invalid_utf8(const tfm_tokenizer *tok) {
         {"Latin-1 text", "ni\xf1o", 4, 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        CHECK(tok_utf8_first_invalid(cases[i].s, cases[i].len) == cases[i].bad_byte - 1, "validator on %s: %zu",
-              cases[i].name, tok_utf8_first_invalid(cases[i].s, cases[i].len));
+        CHECK(utf8_first_invalid(cases[i].s, cases[i].len) == cases[i].bad_byte - 1, "validator on %s: %zu",
+              cases[i].name, utf8_first_invalid(cases[i].s, cases[i].len));
         int32_t *ids = (int32_t *)1;
         size_t n = 99;
         tfm_status st = tfm_tokenizer_encode(tok, cases[i].s, cases[i].len, &ids, &n);
@@ -275,7 +275,7 @@ static void test_invalid_utf8(const tfm_tokenizer *tok) {
     static const char *valid[] = {"", "plain", "\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80", "\xef\xbf\xbf",
                                   "\xed\x9f\xbf", "\xee\x80\x80", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf"};
     for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++)
-        CHECK(tok_utf8_first_invalid(valid[i], strlen(valid[i])) == strlen(valid[i]), "valid UTF-8 case %zu", i);
+        CHECK(utf8_first_invalid(valid[i], strlen(valid[i])) == strlen(valid[i]), "valid UTF-8 case %zu", i);
 }
 
 static void test_serialize_and_files(const tfm_tokenizer *tok) {

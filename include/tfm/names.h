@@ -1,0 +1,47 @@
+/* transformer.c — the one table of names for each enum: what checkpoint metadata (DESIGN.md §3)
+ * stores and what the `tfm` flags accept. Names are lowercase ASCII:
+ *   tfm_arch        encoder-decoder, decoder-only, encoder-only
+ *   tfm_activation  relu, gelu
+ *   tfm_pe          sinusoidal
+ *   tfm_optimizer   adam, sgd
+ *   tfm_schedule    constant, noam
+ * For each enum E: tfm_E_name(value) gives the name (NULL for a value outside the enum), and
+ * tfm_E_from_name(name, &value) the value. A name that is not in the table gives
+ * TFM_ERR_INVALID_ARG with the message "KIND 'NAME' must be A, B or C" (KIND: "arch",
+ * "activation", "position encoding", "optimizer", "schedule"); *value is then unchanged.
+ * tfm_E_names() lists the names as that English list ("relu or gelu"), for help and messages. */
+#ifndef TFM_NAMES_H
+#define TFM_NAMES_H
+
+#include "tfm/model.h"
+#include "tfm/status.h"
+#include "tfm/train.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+const char *tfm_arch_name(tfm_arch arch);
+tfm_status tfm_arch_from_name(const char *name, tfm_arch *arch);
+const char *tfm_arch_names(void);
+
+const char *tfm_activation_name(tfm_activation activation);
+tfm_status tfm_activation_from_name(const char *name, tfm_activation *activation);
+const char *tfm_activation_names(void);
+
+const char *tfm_pe_name(tfm_pe pe);
+tfm_status tfm_pe_from_name(const char *name, tfm_pe *pe);
+const char *tfm_pe_names(void);
+
+const char *tfm_optimizer_name(tfm_optimizer optimizer);
+tfm_status tfm_optimizer_from_name(const char *name, tfm_optimizer *optimizer);
+const char *tfm_optimizer_names(void);
+
+const char *tfm_schedule_name(tfm_schedule schedule);
+tfm_status tfm_schedule_from_name(const char *name, tfm_schedule *schedule);
+const char *tfm_schedule_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
