@@ -182,7 +182,12 @@ static void save_load_same_translations(tfm_model *m) {
     int l1[B], l2[B];
     tfm_decode_config dc = tfm_decode_config_default();
     dc.beam = 3;
-    const char *path = "/tmp/tfm_test_decode_model.safetensors";
+    char dir[4096], path[4200];
+    if (!test_make_tmpdir(dir, sizeof dir, "decode")) {
+        CHECK(0, "no temporary folder for the checkpoint");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
     tfm_model *r = NULL;
     CHECK(tfm_model_translate(m, &dc, B, S, src, o1, MAXO, l1) == TFM_OK, "translate: %s", tfm_last_error());
     CHECK(tfm_model_save(m, path) == TFM_OK && tfm_model_load(path, &r) == TFM_OK, "save/load: %s", tfm_last_error());
@@ -194,6 +199,7 @@ static void save_load_same_translations(tfm_model *m) {
     }
     tfm_model_free(r);
     remove(path);
+    rmdir(dir);
 }
 
 int main(void) {
