@@ -31,30 +31,20 @@ no_crash() {
 }
 
 # expect_fail LABEL EXIT_CODE NEEDLE CMD...: CMD must exit with EXIT_CODE and print NEEDLE on stderr.
-expect_fail() {
-  local label=$1 want=$2 needle=$3
-  shift 3
-  local err rc
-  err=$("$@" 2>&1 >/dev/null)
-  rc=$?
-  if [ "$rc" -ne "$want" ]; then bad "$label: exit $rc, want $want (stderr: $err)"; return; fi
-  case "$err" in
-    *"$needle"*) ok ;;
-    *) bad "$label: stderr lacks '$needle': $err" ;;
-  esac
-  no_crash "$label" "$err"
-}
+expect_fail() { expect_fail_with_ has_text_ "$@"; }
+# expect_fail_re LABEL EXIT_CODE REGEX CMD...: the same with an extended regular expression (grep -E).
+expect_fail_re() { expect_fail_with_ matches_re_ "$@"; }
 
-# expect_fail_re LABEL EXIT_CODE REGEX CMD...: as expect_fail, with an extended regular expression
-# (grep -E) that stderr must match.
-expect_fail_re() {
-  local label=$1 want=$2 pat=$3
-  shift 3
+has_text_() { case "$2" in *"$1"*) return 0 ;; esac; return 1; }
+matches_re_() { grep -Eq -- "$1" <<< "$2"; }
+expect_fail_with_() {
+  local match=$1 label=$2 want=$3 pattern=$4
+  shift 4
   local err rc
   err=$("$@" 2>&1 >/dev/null)
   rc=$?
-  if [ "$rc" -ne "$want" ]; then bad "$label: exit $rc, want $want; stderr: ${err:0:400}"; return; fi
-  if grep -Eq -- "$pat" <<< "$err"; then ok; else bad "$label: stderr lacks /$pat/: ${err:0:400}"; fi
+  if [ "$rc" -ne "$want" ]; then bad "$label: exit $rc, want $want (stderr: ${err:0:400})"; return; fi
+  if "$match" "$pattern" "$err"; then ok; else bad "$label: stderr lacks '$pattern': ${err:0:400}"; fi
   no_crash "$label" "$err"
 }
 
