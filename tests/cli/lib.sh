@@ -1,28 +1,51 @@
-# Shared helpers for the CLI tests (sourced). Each check prints FAIL with its label; finish prints
-# "N passed, N failed" and exits non-zero if anything failed.
+# Shared helpers for the CLI tests (sourced; docs/TESTING.md). Each check prints FAIL with its
+# label; finish prints "NAME: N passed, N failed" and exits non-zero if anything failed; skip exits
+# 77, which ctest reports as skipped (never as passed). $WORK is a fresh private folder (mktemp -d
+# under $TMPDIR, which ctest sets per test inside the build tree), removed on exit.
 : "${TFM:?TFM must point to the tfm binary}"
+ROOT=${TFM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 PASS=0
 FAILS=0
-WORK=$(mktemp -d)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tfm-cli.XXXXXX") || { echo "FAIL: mktemp -d" >&2; exit 1; }
 trap 'rm -rf "$WORK"' EXIT
 
 ok() { PASS=$((PASS + 1)); }
 bad() { FAILS=$((FAILS + 1)); echo "FAIL: $*" >&2; }
 
+# skip REASON: this test cannot run here; say why and exit 77 (ctest: skipped).
+skip() { echo "SKIP: $*"; echo "SKIP: $*" >&2; exit 77; }
+
+# need_corpus: sets CORPUS to the English-Spanish corpus (data/bible-en-es, made by `make corpus`
+# or scripts/get-corpus; TFM_CORPUS overrides), or skips the test when it is missing.
+need_corpus() {
+  CORPUS=${TFM_CORPUS:-$ROOT/data/bible-en-es}
+  local f
+  for f in train.en train.es valid.en valid.es test.en test.es; do
+    [ -s "$CORPUS/$f" ] || skip "the corpus is missing ($CORPUS/$f); run 'make corpus' (make test does)"
+  done
+}
+
+# no_crash LABEL TEXT: TEXT holds no sanitizer report or crash signature.
+no_crash() {
+  case "$2" in *AddressSanitizer*|*"runtime error"*|*Segmentation*) bad "$1: crashed: $2" ;; esac
+}
+
 # expect_fail LABEL EXIT_CODE NEEDLE CMD...: CMD must exit with EXIT_CODE and print NEEDLE on stderr.
-expect_fail() {
-  local label=$1 want=$2 needle=$3
-  shift 3
+expect_fail() { expect_fail_with_ has_text_ "$@"; }
+# expect_fail_re LABEL EXIT_CODE REGEX CMD...: the same with an extended regular expression (grep -E).
+expect_fail_re() { expect_fail_with_ matches_re_ "$@"; }
+
+has_text_() { case "$2" in *"$1"*) return 0 ;; esac; return 1; }
+matches_re_() { grep -Eq -- "$1" <<< "$2"; }
+expect_fail_with_() {
+  local match=$1 label=$2 want=$3 pattern=$4
+  shift 4
   local err rc
   err=$("$@" 2>&1 >/dev/null)
   rc=$?
-  if [ "$rc" -ne "$want" ]; then bad "$label: exit $rc, want $want (stderr: $err)"; return; fi
-  case "$err" in
-    *"$needle"*) ok ;;
-    *) bad "$label: stderr lacks '$needle': $err" ;;
-  esac
-  # never a sanitizer report or a crash signature
-  case "$err" in *AddressSanitizer*|*"runtime error"*|*Segmentation*) bad "$label: crashed: $err" ;; esac
+  if [ "$rc" -ne "$want" ]; then bad "$label: exit $rc, want $want (stderr: ${err:0:400})"; return; fi
+  if "$match" "$pattern" "$err"; then ok; else bad "$label: stderr lacks '$pattern': ${err:0:400}"; fi
+  no_crash "$label" "$err"
 }
 
 # expect_ok LABEL CMD...: CMD must exit 0.
@@ -31,6 +54,13 @@ expect_ok() {
   shift
   local err
   if err=$("$@" 2>&1 >/dev/null); then ok; else bad "$label: exit $? ($err)"; fi
+}
+
+# check LABEL CMD...: CMD (a test, cmp, grep...) must succeed; its output is not captured.
+check() {
+  local label=$1
+  shift
+  if "$@"; then ok; else bad "$label"; fi
 }
 
 finish() {

@@ -4,24 +4,9 @@
 # its signatures; CRLF input and stdin give the same result; every bad input gives a message that
 # names the problem, plus the right exit code.
 set -u
-: "${TFM:?set TFM to the tfm binary}"
-ROOT="${TFM_SOURCE_DIR:-.}"
+source "$(dirname "$0")/lib.sh"
 FIX="$ROOT/tests/fixtures/bleu"
-D="$(mktemp -d /tmp/tfm_test_bleu.XXXXXX)"
-trap 'rm -rf "$D"' EXIT
-
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# expect_fail NAME CODE PATTERN CMD...: exits with CODE and stderr matches PATTERN (grep -E)
-expect_fail() {
-    local name="$1" code="$2" pat="$3"; shift 3
-    "$@" >"$D/out" 2>"$D/err"
-    local rc=$?
-    if [ "$rc" -ne "$code" ]; then bad "$name: exit $rc, want $code; stderr: $(head -c 400 "$D/err")"; return; fi
-    if ! grep -Eq -- "$pat" "$D/err"; then bad "$name: stderr lacks /$pat/: $(head -c 400 "$D/err")"; return; fi
-    ok
-}
+D=$WORK
 
 bleu_sig="$(sed -n 's/^# \(BLEU|.*\)$/\1/p' "$FIX/expected.tsv")"
 chrf_sig="$(sed -n 's/^# \(chrF2|.*\)$/\1/p' "$FIX/expected.tsv")"
@@ -55,25 +40,24 @@ cmp -s "$D/lf" "$D/noeol" && ok || bad "a missing final newline changes the scor
 
 # 3. Bad input: a message naming the problem and exit 1; bad usage exits 2.
 E="$FIX/errors"
-expect_fail "line counts differ" 1 "three_lines.txt' has 3 lines.*two_lines_no_eol.txt' has 2 lines" \
+expect_fail_re "line counts differ" 1 "three_lines.txt' has 3 lines.*two_lines_no_eol.txt' has 2 lines" \
     "$TFM" bleu --hyp "$E/three_lines.txt" --ref "$E/two_lines_no_eol.txt"
-expect_fail "missing file" 1 "cannot open hypothesis file '[^']*no_such.hyp'" \
+expect_fail_re "missing file" 1 "cannot open hypothesis file '[^']*no_such.hyp'" \
     "$TFM" bleu --hyp "$FIX/no_such.hyp" --ref "$FIX/realistic.ref"
-expect_fail "missing ref file" 1 "cannot open reference file '[^']*no_such.ref'" \
+expect_fail_re "missing ref file" 1 "cannot open reference file '[^']*no_such.ref'" \
     "$TFM" bleu --hyp "$FIX/realistic.hyp" --ref "$FIX/no_such.ref"
-expect_fail "invalid UTF-8" 1 "bad_utf8.txt:3: invalid UTF-8 at byte column 5.*reference" \
+expect_fail_re "invalid UTF-8" 1 "bad_utf8.txt:3: invalid UTF-8 at byte column 5.*reference" \
     "$TFM" bleu --hyp "$E/three_lines.txt" --ref "$E/bad_utf8.txt"
-expect_fail "surrogate" 1 "surrogate.txt:1: invalid UTF-8" \
+expect_fail_re "surrogate" 1 "surrogate.txt:1: invalid UTF-8" \
     "$TFM" bleu --hyp "$E/surrogate.txt" --ref "$E/surrogate.txt"
-expect_fail "NUL byte" 1 "nul.txt:2: NUL byte" "$TFM" bleu --hyp "$E/nul.txt" --ref "$E/nul.txt"
-expect_fail "empty files" 1 "no lines: nothing to score" "$TFM" bleu --hyp "$E/empty.txt" --ref "$E/empty.txt"
-expect_fail "empty hyp, non-empty ref" 1 "has 0 lines.*has 3 lines" \
+expect_fail_re "NUL byte" 1 "nul.txt:2: NUL byte" "$TFM" bleu --hyp "$E/nul.txt" --ref "$E/nul.txt"
+expect_fail_re "empty files" 1 "no lines: nothing to score" "$TFM" bleu --hyp "$E/empty.txt" --ref "$E/empty.txt"
+expect_fail_re "empty hyp, non-empty ref" 1 "has 0 lines.*has 3 lines" \
     "$TFM" bleu --hyp "$E/empty.txt" --ref "$E/three_lines.txt"
-expect_fail "unknown flag" 2 "unknown option '--smooth'" \
+expect_fail_re "unknown flag" 2 "unknown option '--smooth'" \
     "$TFM" bleu --hyp "$FIX/realistic.hyp" --ref "$FIX/realistic.ref" --smooth none
-expect_fail "missing --ref" 2 "missing required option --ref" "$TFM" bleu --hyp "$FIX/realistic.hyp"
+expect_fail_re "missing --ref" 2 "missing required option --ref" "$TFM" bleu --hyp "$FIX/realistic.hyp"
 if "$TFM" bleu --help >"$D/help" 2>&1 && grep -q -- '--hyp' "$D/help" && grep -q -- '--ref' "$D/help"; then ok; else
     bad "--help: $(cat "$D/help")"; fi
 
-echo "test_bleu.sh: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish test_bleu.sh

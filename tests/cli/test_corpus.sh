@@ -3,20 +3,21 @@
 # the split counts of the standard extraction (DESIGN.md section 7), alignment, known verses in
 # both languages, clean text (no markup, Strong's numbers, headings or broken spacing), the split
 # rule on every line, and that a second run (from the cache) gives the same files.
+# tfm-test: slow (about 20 s: diatheke reads both Bibles)
 set -uo pipefail
-
-src=${TFM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+source "$(dirname "$0")/lib.sh"
+src=$ROOT
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tfm-corpus.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+# get-corpus would install these itself (apt-get, as root); a test does not: `make corpus` does.
+for p in diatheke sword-text-web sword-text-sparv python3; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    skip "package $p is not installed; run 'make corpus' (make test does)"
+done
+tmp=$WORK
 out="$tmp/bible-en-es"
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-finish() { echo "corpus: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
+fail() { bad "$@"; }
+stop() { finish corpus; exit; }
 
 # --- build -------------------------------------------------------------------------------------
 if "$src/scripts/get-corpus" "$out" > "$tmp/run1.log" 2>&1; then
@@ -24,7 +25,7 @@ if "$src/scripts/get-corpus" "$out" > "$tmp/run1.log" 2>&1; then
 else
   cat "$tmp/run1.log"
   fail "build: scripts/get-corpus $out exited non-zero"
-  finish
+  stop
 fi
 
 # --- counts and alignment ------------------------------------------------------------------------
@@ -172,4 +173,4 @@ sums2=$(cd "$out" && sha1sum ./*.en ./*.es ./*.ref)
 leftover=$(find "$out" -name '*.tmp.*' | head -n 1)
 [ -z "$leftover" ] && ok || fail "rerun: temporary file left behind: $leftover"
 
-finish
+stop

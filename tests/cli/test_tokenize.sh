@@ -3,28 +3,9 @@
 # with line alignment kept, pinned ids, interop with Debian's spm_encode, and every bad input
 # giving a message that names the problem plus the right exit code.
 set -u
-: "${TFM:?set TFM to the tfm binary}"
-ROOT="${TFM_SOURCE_DIR:-.}"
+source "$(dirname "$0")/lib.sh"
 FIX="$ROOT/tests/fixtures/tok_train.txt"
-D="$(mktemp -d /tmp/tfm_test_tokenize.XXXXXX)"
-trap 'rm -rf "$D"' EXIT
-
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { # check NAME CMD... : the command succeeds
-    local name="$1"; shift
-    if "$@"; then ok; else bad "$name"; fi
-}
-# expect_fail NAME CODE PATTERN CMD...: exits with CODE and stderr matches PATTERN (grep -E)
-expect_fail() {
-    local name="$1" code="$2" pat="$3"; shift 3
-    "$@" >"$D/out" 2>"$D/err"
-    local rc=$?
-    if [ "$rc" -ne "$code" ]; then bad "$name: exit $rc, want $code; stderr: $(head -c 400 "$D/err")"; return; fi
-    if ! grep -Eq -- "$pat" "$D/err"; then bad "$name: stderr lacks /$pat/: $(head -c 400 "$D/err")"; return; fi
-    ok
-}
+D=$WORK
 
 M="$D/t.model"
 
@@ -32,12 +13,12 @@ M="$D/t.model"
 "$TFM" tokenize --help >"$D/help" 2>&1
 check "--help exits 0" test $? -eq 0
 check "--help lists the modes" grep -q -- "--decode" "$D/help"
-expect_fail "unknown flag" 2 "unknown option '--bogus'" "$TFM" tokenize --bogus
-expect_fail "no mode" 2 "exactly one of" "$TFM" tokenize --tokenizer "$M"
-expect_fail "two modes" 2 "exactly one of" "$TFM" tokenize --encode --decode --tokenizer "$M"
-expect_fail "encode without model" 2 "needs --tokenizer" "$TFM" tokenize --encode
-expect_fail "train without output" 2 "needs --input" "$TFM" tokenize --train --input "$FIX"
-expect_fail "non-integer vocab" 2 "expects an integer" "$TFM" tokenize --train --vocab-size many
+expect_fail_re "unknown flag" 2 "unknown option '--bogus'" "$TFM" tokenize --bogus
+expect_fail_re "no mode" 2 "exactly one of" "$TFM" tokenize --tokenizer "$M"
+expect_fail_re "two modes" 2 "exactly one of" "$TFM" tokenize --encode --decode --tokenizer "$M"
+expect_fail_re "encode without model" 2 "needs --tokenizer" "$TFM" tokenize --encode
+expect_fail_re "train without output" 2 "needs --input" "$TFM" tokenize --train --input "$FIX"
+expect_fail_re "non-integer vocab" 2 "expects an integer" "$TFM" tokenize --train --vocab-size many
 
 # --- training ------------------------------------------------------------------------------------
 "$TFM" tokenize --train --input "$FIX" --vocab-size 500 --save-model "$M" 2>"$D/err"
@@ -53,13 +34,13 @@ tail -n +"$split_at" "$FIX" >"$D/es.txt"
 "$TFM" tokenize --train --input "$D/en.txt,$D/es.txt" --vocab-size 500 --save-model "$D/t3.model" 2>/dev/null
 check "two input files train the same model" cmp -s "$M" "$D/t3.model"
 
-expect_fail "missing training file" 1 "nope\.txt: cannot open" \
+expect_fail_re "missing training file" 1 "nope\.txt: cannot open" \
     "$TFM" tokenize --train --input "$FIX,$D/nope.txt" --vocab-size 500 --save-model "$D/x.model"
 check "failed training writes no model" test ! -e "$D/x.model"
-expect_fail "vocab too large" 1 "Vocabulary size too high" \
+expect_fail_re "vocab too large" 1 "Vocabulary size too high" \
     "$TFM" tokenize --train --input "$FIX" --vocab-size 8000 --save-model "$D/x.model"
 printf 'fine\nalso fine\nno \xe9 here\n' >"$D/latin1.txt"
-expect_fail "invalid UTF-8 in training text" 1 "latin1\.txt:3: invalid UTF-8 at byte 4" \
+expect_fail_re "invalid UTF-8 in training text" 1 "latin1\.txt:3: invalid UTF-8 at byte 4" \
     "$TFM" tokenize --train --input "$D/latin1.txt" --vocab-size 300 --save-model "$D/x.model"
 
 # --- encode / decode ------------------------------------------------------------------------------
@@ -119,29 +100,28 @@ if command -v spm_encode >/dev/null 2>&1; then
 fi
 
 # --- bad inputs -----------------------------------------------------------------------------------
-expect_fail "missing model" 1 "nope\.model: cannot open" "$TFM" tokenize --encode --tokenizer "$D/nope.model"
+expect_fail_re "missing model" 1 "nope\.model: cannot open" "$TFM" tokenize --encode --tokenizer "$D/nope.model"
 echo "not a model" >"$D/garbage.model"
-expect_fail "garbage model" 1 "garbage\.model: .*not a SentencePiece model" \
+expect_fail_re "garbage model" 1 "garbage\.model: .*not a SentencePiece model" \
     "$TFM" tokenize --decode --tokenizer "$D/garbage.model"
-expect_fail "missing input file" 1 "cannot open .*nope\.txt" \
+expect_fail_re "missing input file" 1 "cannot open .*nope\.txt" \
     "$TFM" tokenize --encode --tokenizer "$M" --input "$D/nope.txt"
 
 printf 'good\nalso good\nbad \xc3( here\n' >"$D/bad_utf8.txt"
-expect_fail "invalid UTF-8 line" 1 "bad_utf8\.txt:3: .*invalid UTF-8 at byte 5" \
+expect_fail_re "invalid UTF-8 line" 1 "bad_utf8\.txt:3: .*invalid UTF-8 at byte 5" \
     "$TFM" tokenize --encode --tokenizer "$M" --input "$D/bad_utf8.txt" --output "$D/bad_out.txt"
 check "no partial output file" test ! -e "$D/bad_out.txt"
 check "no temporary output left" test "$(ls "$D" | grep -c 'bad_out')" -eq 0
 
 printf '5 6 7\n8 nine 10\n' >"$D/bad_ids.txt"
-expect_fail "non-number id" 1 "bad_ids\.txt:2: token 2 'nine' is not a token id" \
+expect_fail_re "non-number id" 1 "bad_ids\.txt:2: token 2 'nine' is not a token id" \
     "$TFM" tokenize --decode --tokenizer "$M" --input "$D/bad_ids.txt"
 printf '5\n\n6\n7 500\n' >"$D/oov_ids.txt"
-expect_fail "id out of vocab" 1 "oov_ids\.txt:4: token 2: id 500 is outside the vocabulary \[0, 500\)" \
+expect_fail_re "id out of vocab" 1 "oov_ids\.txt:4: token 2: id 500 is outside the vocabulary \[0, 500\)" \
     "$TFM" tokenize --decode --tokenizer "$M" --input "$D/oov_ids.txt"
-expect_fail "negative id" 1 "<stdin>:1: token 1 '-5' is not a token id" \
+expect_fail_re "negative id" 1 "<stdin>:1: token 1 '-5' is not a token id" \
     sh -c "echo '-5 6' | \"\$0\" tokenize --decode --tokenizer \"\$1\"" "$TFM" "$M"
-expect_fail "huge id" 1 "id 99999999999999999999 is outside" \
+expect_fail_re "huge id" 1 "id 99999999999999999999 is outside" \
     sh -c "echo '99999999999999999999' | \"\$0\" tokenize --decode --tokenizer \"\$1\"" "$TFM" "$M"
 
-echo "test_tokenize: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish test_tokenize

@@ -231,8 +231,7 @@ static void fresh_models(void) {
 }
 
 int main(void) {
-    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/tfm_ckpt_XXXXXX");
-    if (!mkdtemp(g_tmpdir)) return 2;
+    if (!test_make_tmpdir(g_tmpdir, sizeof g_tmpdir, "ckpt")) return 2;
     malformed();
     round_trip();
     fresh_models();

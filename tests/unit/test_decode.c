@@ -145,7 +145,12 @@ static void save_load_same_translations(tfm_context *ctx) {
     int l1[B], l2[B];
     tfm_decode_config dc = tfm_decode_config_default();
     dc.beam = 3;
-    const char *path = "/tmp/tfm_test_decode_model.safetensors";
+    char dir[4096], path[4200];
+    if (!test_make_tmpdir(dir, sizeof dir, "decode")) {
+        CHECK(0, "no temporary folder for the checkpoint");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
     tfm_model *r = NULL;
     tfm_context *rc = NULL;
     CHECK(tfm_model_translate(ctx, &dc, B, S, src, o1, MAXO, l1) == TFM_OK, "translate: %s", tfm_last_error());
@@ -161,6 +166,7 @@ static void save_load_same_translations(tfm_context *ctx) {
     tfm_context_free(rc);
     tfm_model_free(r);
     remove(path);
+    rmdir(dir);
 }
 
 int main(void) {

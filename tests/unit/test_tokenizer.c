@@ -443,11 +443,7 @@ static void test_training(const tfm_tokenizer *tok) {
 }
 
 int main(void) {
-    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/tfm_test_tokenizer.XXXXXX");
-    if (!mkdtemp(g_tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (!test_make_tmpdir(g_tmpdir, sizeof g_tmpdir, "tokenizer")) return 1;
     char cmd[400];
 
     const char *fixture = test_path(FIXTURE);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* rmdir; mkdtemp comes from <stdlib.h> (tests build with _POSIX_C_SOURCE) */
 
 static int test_passed_ = 0, test_failed_ = 0;
 
@@ -37,6 +38,26 @@ static inline const char *test_path(const char *rel) {
     char *b = buf[slot++ & 3];
     snprintf(b, sizeof buf[0], "%s/%s", root ? root : ".", rel);
     return b;
+}
+
+/* Makes a fresh private folder for a test's files and writes its path into buf[size]: mkdtemp of
+ * "$TMPDIR/tfm-<tag>.XXXXXX" (ctest gives every test its own TMPDIR inside the build tree; /tmp
+ * when unset), so no two runs share a file name. Returns buf, or NULL after printing why. Remove
+ * what you wrote in it, then the folder (rmdir). */
+static inline char *test_make_tmpdir(char *buf, size_t size, const char *tag) {
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    int n = snprintf(buf, size, "%s/tfm-%s.XXXXXX", base, tag);
+    if (n < 0 || (size_t)n >= size) {
+        fprintf(stderr, "test_make_tmpdir: path too long under %s\n", base);
+        return NULL;
+    }
+    if (!mkdtemp(buf)) {
+        fprintf(stderr, "test_make_tmpdir: mkdtemp %s: ", buf);
+        perror(NULL);
+        return NULL;
+    }
+    return buf;
 }
 
 static inline int test_finish(const char *suite) {

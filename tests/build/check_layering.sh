@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The layering of DESIGN.md §1, checked on the include folders the build really gives each layer's
+# target: every internal header of a layer the layer may use must be found, every other layer's
+# internal header must not be. The allowed table below is written from DESIGN.md, apart from
+# CMakeLists.txt, so widening a layer's include folders there fails this test.
+#
+#   check_layering.sh CC SRC_DIR LAYER DIRS [LAYER DIRS]...    (DIRS: include folders joined by ':')
+source "$(dirname "$0")/../cli/lib.sh"
+CC=$1 SRC=$2
+shift 2
+declare -A USES=([core]="core" [ops]="ops core" [model]="model ops core" [train]="train model ops core text"
+                 [infer]="infer model ops core text" [text]="text core")
+[ $# -ge 2 ] || bad "no layers given"
+while [ $# -ge 2 ]; do
+  layer=$1 dirs=$2
+  shift 2
+  [ -n "${USES[$layer]:-}" ] || { bad "$layer: not a layer of DESIGN.md §1"; continue; }
+  flags=()
+  IFS=: read -r -a ds <<< "$dirs"
+  for d in "${ds[@]}"; do flags+=(-I "$d"); done
+  for other in "${!USES[@]}"; do
+    allowed=0
+    for u in ${USES[$layer]}; do [ "$u" = "$other" ] && allowed=1; done
+    for h in "$SRC"/src/"$other"/*.h; do
+      [ -e "$h" ] || continue
+      name=$(basename "$h")
+      err=$(printf '#include "%s"\n' "$name" | "$CC" -E "${flags[@]}" -x c - 2>&1 >/dev/null)
+      found=$?
+      if [ "$allowed" = 1 ]; then
+        [ "$found" -eq 0 ] && ok || bad "$layer may use $other, but cannot include $name: ${err:0:300}"
+      else
+        case "$err" in
+          *"$name: No such file"*) ok ;;
+          *) bad "$layer must not see $other's $name, but it can (or another error: ${err:0:300})" ;;
+        esac
+      fi
+    done
+  done
+done
+finish layering
