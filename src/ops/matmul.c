@@ -29,10 +29,20 @@ void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
 void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
               size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
     if (M == 0 || N == 0) return;
-    const size_t tm = (M + OPS_GEMM_TILE_M - 1) / OPS_GEMM_TILE_M;
-    const size_t tn = (N + OPS_GEMM_TILE_N - 1) / OPS_GEMM_TILE_N;
-    const size_t tiles = tm * tn;
     const size_t macs = M * N * (K > 0 ? K : 1);
+    /* Tile sizes from the sizes alone: start at OPS_GEMM_TILE_M × OPS_GEMM_TILE_N and halve (N
+     * first, down to 64 columns, then M, down to 32 rows) while there are fewer than
+     * OPS_GEMM_MIN_TILES tiles and a tile would keep at least OPS_GEMM_MIN_TILE_MACS. */
+    size_t bm = OPS_GEMM_TILE_M, bn = OPS_GEMM_TILE_N;
+    for (;;) {
+        const size_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+        const size_t tile_macs = (bm < M ? bm : M) * (bn < N ? bn : N) * (K > 0 ? K : 1);
+        if (tiles >= OPS_GEMM_MIN_TILES || tile_macs < 2 * OPS_GEMM_MIN_TILE_MACS) break;
+        if (bn > 64 && bn / 2 < N) bn /= 2;
+        else if (bm > 32 && bm / 2 < M) bm /= 2;
+        else break;
+    }
+    const size_t tm = (M + bm - 1) / bm, tn = (N + bn - 1) / bn, tiles = tm * tn;
     if (tiles == 1 || macs < 32 * OPS_PAR_MIN_WORK) {
         ops_gemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
@@ -40,9 +50,8 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(macs))
     for (size_t t = 0; t < tiles; t++) {
         /* Tiles walk along N first: neighbouring tiles share op(A)'s rows (warm in cache). */
-        const size_t i0 = (t / tn) * OPS_GEMM_TILE_M, j0 = (t % tn) * OPS_GEMM_TILE_N;
-        const size_t mi = M - i0 < OPS_GEMM_TILE_M ? M - i0 : OPS_GEMM_TILE_M;
-        const size_t nj = N - j0 < OPS_GEMM_TILE_N ? N - j0 : OPS_GEMM_TILE_N;
+        const size_t i0 = (t / tn) * bm, j0 = (t % tn) * bn;
+        const size_t mi = M - i0 < bm ? M - i0 : bm, nj = N - j0 < bn ? N - j0 : bn;
         const float *a = trans_a ? A + i0 : A + i0 * lda;  /* op(A) rows i0.. */
         const float *b = trans_b ? B + j0 * ldb : B + j0;  /* op(B) columns j0.. */
         ops_gemm_serial(trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);

@@ -54,13 +54,15 @@ void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
                      const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
                      size_t ldc);
 
-/** ops_gemm_serial's product over tfm_get_threads() threads: C is cut into tiles of
- * OPS_GEMM_TILE_M × OPS_GEMM_TILE_N (fixed by the sizes alone, so every element is summed over K
- * in the same order whatever the thread count), handed out dynamically, each tile one
+/** ops_gemm_serial's product over tfm_get_threads() threads: C is cut into tiles of at most
+ * OPS_GEMM_TILE_M × OPS_GEMM_TILE_N, smaller for small products (fixed by M, N, K alone, so every
+ * element is summed the same way whatever the thread count), handed out dynamically, each tile one
  * single-threaded BLAS call. Below OPS_PAR_MIN_WORK · 32 multiply-adds it runs on the caller. */
 void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
               size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
 #define OPS_GEMM_TILE_M 128
 #define OPS_GEMM_TILE_N 256
+#define OPS_GEMM_MIN_TILES 8                        /* smaller tiles until there are this many, */
+#define OPS_GEMM_MIN_TILE_MACS ((size_t)1 << 18)    /* as long as a tile keeps this much work */
 
 #endif
