@@ -3,6 +3,7 @@
  * pair per OpenMP iteration, each with two CBLAS products on strided views of the packed
  * projections (no copies); and its backward, four CBLAS products per pair. */
 #include "ops.h"
+#include "parallel.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -16,7 +17,7 @@ static void attention_forward_impl(float *out, float *probs, float *probs_drop, 
     const float keep_scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
     const size_t d = H * d_k;
     (void)ops_threads();
-#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_threads())
+#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_team(B * H * T * S * d_k))
         for (size_t b = 0; b < B; b++) {
             for (size_t h = 0; h < H; h++) {
                 const size_t off = ((b * H + h) * T) * S; /* first element of this (b, h) in [B,H,T,S] */
@@ -76,7 +77,7 @@ void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const fl
     const float scale = 1.0f / sqrtf((float)d_k);
     const size_t d = H * d_k;
     (void)ops_threads();
-#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_threads())
+#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_team(B * H * T * S * d_k))
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < H; h++) {
             const size_t off = ((b * H + h) * T) * S;
@@ -121,7 +122,7 @@ void attention_query_forward(float *out, float *scores, const float *q, size_t q
     const float scale = 1.0f / sqrtf((float)d_k);
     const size_t d = H * d_k;
     (void)ops_threads();
-#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_threads())
+#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_team(B * H * L * d_k))
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < H; h++) {
             float *sc = scores + (b * H + h) * L;

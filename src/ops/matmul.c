@@ -8,6 +8,8 @@
 #include "tfm/threads.h"
 
 #include <blis.h>
+#include <omp.h>
+#include <stdatomic.h>
 
 void ops_set_threads(int n) { tfm_set_threads(n); }
 
@@ -47,8 +49,11 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
         ops_gemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(macs))
+    const int team = ops_team(macs);
+    atomic_int helped = 0; /* set when a thread other than the caller took a tile */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (size_t t = 0; t < tiles; t++) {
+        if (omp_get_thread_num() != 0) atomic_store_explicit(&helped, 1, memory_order_relaxed);
         /* Tiles walk along N first: neighbouring tiles share op(A)'s rows (warm in cache). */
         const size_t i0 = (t / tn) * bm, j0 = (t % tn) * bn;
         const size_t mi = M - i0 < bm ? M - i0 : bm, nj = N - j0 < bn ? N - j0 : bn;
@@ -56,6 +61,7 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
         const float *b = trans_b ? B + j0 * ldb : B + j0;  /* op(B) columns j0.. */
         ops_gemm_serial(trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);
     }
+    if (tiles >= 2 * (size_t)team) ops_team_report(team, atomic_load_explicit(&helped, memory_order_relaxed));
 }
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,

@@ -10,6 +10,11 @@
  *   3. Chunk boundaries depend only on the tensor sizes, never on the thread count or on which
  *      thread runs a chunk, and no sum is split across chunks in a way that depends on them: the
  *      results are bit-identical for any thread count and any schedule.
+ *   5. Busy-machine backoff: when a parallel product finds that no other thread of its team took a
+ *      single tile, the other cores are running other programs and every region would wait for a
+ *      thread that has no core. ops_gemm then reports it (ops_team_report) and ops_team returns 1
+ *      for OPS_BACKOFF_MIN_NS, doubling on each repeat up to OPS_BACKOFF_MAX_NS, then probes
+ *      again; a product that was helped ends the backoff. Timing only: no result depends on it.
  *   4. Matrix products go through ops_gemm (matmul.c), which tiles C the same way and runs the
  *      BLAS single-threaded on each tile (the BLAS's own threads wait for each other at spinning
  *      barriers inside every product: one descheduled thread stalls the other).
@@ -23,6 +28,7 @@
 #define TFM_OPS_PARALLEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /** Work (in floats touched, or multiply-adds for products) below which a loop runs on the calling
  * thread: starting a region and joining it costs a few microseconds on an idle machine and up to a
@@ -36,8 +42,15 @@
 /** Elements per chunk of an element-wise loop. */
 #define OPS_ELEM_CHUNK 16384
 
-/** The team size of a region doing `work` units: 1 below OPS_PAR_MIN_WORK, else tfm_get_threads(). */
+/** The team size of a region doing `work` units: 1 below OPS_PAR_MIN_WORK or during a busy-machine
+ * backoff, else tfm_get_threads(). */
 int ops_team(size_t work);
+
+/** After a region of `team` threads with enough chunks for all: helped = 0 when the calling
+ * thread did every chunk itself (starts or doubles the backoff), 1 otherwise (ends it). */
+void ops_team_report(int team, int helped);
+#define OPS_BACKOFF_MIN_NS ((int_least64_t)2000000)   /* 2 ms */
+#define OPS_BACKOFF_MAX_NS ((int_least64_t)128000000) /* 128 ms */
 
 /** Rows per chunk for a loop over rows of `cols` floats: OPS_CHUNK_WORK / cols, at least 1.
  * Returned as int, as schedule(dynamic, chunk) wants. */

@@ -6,7 +6,9 @@
 
 #include <omp.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 static atomic_int g_threads; /* 0: the default (OMP_NUM_THREADS, else the cores we may use) */
@@ -21,9 +23,34 @@ int tfm_get_threads(void) {
     return d > 0 ? d : 1;
 }
 
+/* Busy-machine backoff (parallel.h, point 5): until g_serial_until (CLOCK_MONOTONIC, ns) every
+ * region runs on the calling thread alone; g_backoff is the length of the last backoff (0: none). */
+static _Atomic int_least64_t g_serial_until, g_backoff;
+
+static int_least64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int_least64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int ops_team(size_t work) {
     if (work < OPS_PAR_MIN_WORK) return 1;
-    return tfm_get_threads();
+    const int n = tfm_get_threads();
+    if (n > 1 && atomic_load_explicit(&g_serial_until, memory_order_relaxed) > now_ns()) return 1;
+    return n;
+}
+
+void ops_team_report(int team, int helped) {
+    if (team <= 1) return;
+    /* Up fast (×4) when nobody helped, down slowly (÷2) when someone did: beside a busy program
+     * a helper still gets a core about half the time, and must not end the backoff each time. */
+    int_least64_t b = atomic_load_explicit(&g_backoff, memory_order_relaxed);
+    if (helped)
+        b = b / 2 < OPS_BACKOFF_MIN_NS ? 0 : b / 2;
+    else
+        b = b == 0 ? OPS_BACKOFF_MIN_NS : (4 * b > OPS_BACKOFF_MAX_NS ? OPS_BACKOFF_MAX_NS : 4 * b);
+    atomic_store_explicit(&g_backoff, b, memory_order_relaxed);
+    if (b > 0) atomic_store_explicit(&g_serial_until, now_ns() + b, memory_order_relaxed);
 }
 
 int tfm_reexec_for_shared_cores(char **argv) {
