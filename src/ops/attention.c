@@ -27,8 +27,7 @@ static void attention_forward_impl(float *out, float *probs, float *probs_drop, 
                 const float *Vh = v + b * S * kv_stride + h * d_k;
                 float *O = out + b * T * d + h * d_k;
                 if (S > 0 && T > 0)
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)S, (int)d_k,
-                                scale, Q, (int)q_stride, K, (int)kv_stride, 0.0f, P, (int)S);
+                    ops_gemm_serial(0, 1, T, S, d_k, scale, Q, q_stride, K, kv_stride, 0.0f, P, S);
                 const uint8_t *pad = key_pad ? key_pad + b * S : NULL;
                 for (size_t t = 0; t < T; t++) softmax_row_masked(P + t * S, pad, S, causal ? t + 1 : S);
                 const float *Pv = P; /* the weights that multiply V */
@@ -44,8 +43,7 @@ static void attention_forward_impl(float *out, float *probs, float *probs_drop, 
                 }
                 if (T > 0 && d_k > 0) {
                     if (S > 0)
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S,
-                                    1.0f, Pv, (int)S, Vh, (int)kv_stride, 0.0f, O, (int)d);
+                        ops_gemm_serial(0, 0, T, d_k, S, 1.0f, Pv, S, Vh, kv_stride, 0.0f, O, d);
                     else
                         for (size_t t = 0; t < T; t++)
                             for (size_t c = 0; c < d_k; c++) O[t * d + c] = 0.0f;
@@ -92,10 +90,8 @@ void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const fl
             float *dK = dk + b * S * kv_stride + h * d_k;
             float *dV = dv + b * S * kv_stride + h * d_k;
             /* out = P'·V:  dV += P'ᵀ·dO,  dP' = dO·Vᵀ */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, 1.0f, Pd,
-                        (int)S, dO, (int)d, 1.0f, dV, (int)kv_stride);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)S, (int)d_k, 1.0f, dO,
-                        (int)d, Vh, (int)kv_stride, 0.0f, dS, (int)S);
+            ops_gemm_serial(1, 0, S, d_k, T, 1.0f, Pd, S, dO, d, 1.0f, dV, kv_stride);
+            ops_gemm_serial(0, 1, T, S, d_k, 1.0f, dO, d, Vh, kv_stride, 0.0f, dS, S);
             /* Softmax backward through the dropout P' = P ⊙ M/(1−p): with dP = dP' ⊙ M/(1−p),
              * P ⊙ dP = P' ⊙ dP', so dS = P ⊙ (dP − Σ P ⊙ dP) = P' ⊙ dP' − P · Σ(P' ⊙ dP').
              * Masked keys and fully masked rows have P = P' = 0: zero gradient, never NaN. */
@@ -108,10 +104,8 @@ void attention_backward(float *dq, float *dk, float *dv, float *dprobs, const fl
                 for (size_t s = 0; s < S; s++) ds[s] = pd[s] * ds[s] - pr[s] * fdot;
             }
             /* scores = Q·Kᵀ/√d_k:  dQ += dS·K/√d_k,  dK += dSᵀ·Q/√d_k */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S, scale, dS,
-                        (int)S, K, (int)kv_stride, 1.0f, dQ, (int)q_stride);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, scale, dS,
-                        (int)S, Q, (int)q_stride, 1.0f, dK, (int)kv_stride);
+            ops_gemm_serial(0, 0, T, d_k, S, scale, dS, S, K, kv_stride, 1.0f, dQ, q_stride);
+            ops_gemm_serial(1, 0, S, d_k, T, scale, dS, S, Q, q_stride, 1.0f, dK, kv_stride);
         }
     }
 }
