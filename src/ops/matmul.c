@@ -21,10 +21,12 @@ void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
     if (M == 0 || N == 0) return;
     rntm_t rntm = BLIS_RNTM_INITIALIZER;
     bli_rntm_set_num_threads(1, &rntm);
-    /* Row-major storage: row stride ld, column stride 1; BLIS's m, n, k describe op(A), op(B). */
-    bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-                 trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, (dim_t)M, (dim_t)N, (dim_t)K, &alpha,
-                 (float *)A, (inc_t)lda, 1, (float *)B, (inc_t)ldb, 1, &beta, C, (inc_t)ldc, 1, NULL,
+    /* As BLIS's own CBLAS layer does for row-major data (so the numbers are those of cblas_sgemm):
+     * the row-major C (M × N) is the column-major Cᵀ (N × M) = op(B)ᵀ · op(A)ᵀ, each operand read
+     * column-major (row stride 1, column stride ld) with its own transpose flag. */
+    bli_sgemm_ex(trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                 trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, (dim_t)N, (dim_t)M, (dim_t)K, &alpha,
+                 (float *)B, 1, (inc_t)ldb, (float *)A, 1, (inc_t)lda, &beta, C, 1, (inc_t)ldc, NULL,
                  &rntm);
 }
 
