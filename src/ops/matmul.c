@@ -63,7 +63,10 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
         const float *b = trans_b ? B + j0 * ldb : B + j0;  /* op(B) columns j0.. */
         ops_gemm_serial(trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);
     }
-    if (tiles >= 2 * (size_t)team) ops_team_report(team, atomic_load_explicit(&helped, memory_order_relaxed));
+    /* Only products long enough (~100 µs and up) that a helper woken from its sleep has time to
+     * arrive on an idle machine tell whether the other cores are busy. */
+    if (tiles >= 2 * (size_t)team && macs >= OPS_BACKOFF_MIN_MACS)
+        ops_team_report(team, atomic_load_explicit(&helped, memory_order_relaxed));
 }
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,

@@ -50,6 +50,7 @@ int ops_team(size_t work);
  * thread did every chunk itself (starts or doubles the backoff), 1 otherwise (ends it). */
 void ops_team_report(int team, int helped);
 #define OPS_BACKOFF_MIN_NS ((int_least64_t)2000000)   /* 2 ms */
+#define OPS_BACKOFF_MIN_MACS ((size_t)1 << 23)         /* products that report: >= 8M multiply-adds */
 #define OPS_BACKOFF_MAX_NS ((int_least64_t)128000000) /* 128 ms */
 
 /** Rows per chunk for a loop over rows of `cols` floats: OPS_CHUNK_WORK / cols, at least 1.
