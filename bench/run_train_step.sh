@@ -9,9 +9,10 @@
 #
 # BENCH=path of bench_train_step (default build/bench_train_step); PYTHON=Debian's python3 with
 # python3-torch (default /usr/bin/python3); TORCH_PYPI_PYTHON=a python with PyPI's torch (e.g. a
-# virtualenv's bin/python), also measured when set. PyTorch is tuned as DESIGN.md §6 says
-# (OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx512, 2 threads; 1 thread
-# when pinned), and also run with OpenBLAS on 2 threads and ATen on 1 (the fastest here). tfm runs with its default threads (one per core it may use), also with
+# virtualenv's bin/python), also measured when set. PyTorch is tuned as DESIGN.md §6 says, with
+# the OpenBLAS core type and ATen kernels picked from this CPU by bench/cpu_tuning.sh (AVX-512:
+# SkylakeX/avx512; AVX2: Zen or Haswell/avx2; OPENBLAS_NUM_THREADS=1; 2 threads, 1 thread when
+# pinned), and also run with OpenBLAS on 2 threads and ATen on 1 (the fastest here). tfm runs with its default threads (one per core it may use), also with
 # OMP_NUM_THREADS=1, and pinned with taskset -c 0.
 # Run it on a quiet machine: the load average is printed before and after.
 set -eu
@@ -50,7 +51,7 @@ run "tfm, default threads" "$out/tfm" "$bench" --steps "$steps"
 run "tfm, OMP_NUM_THREADS=1" "$out/tfm_omp1" env OMP_NUM_THREADS=1 "$bench" --steps "$steps"
 [ -n "$pin" ] && run "tfm, one core ($pin)" "$out/tfm_1" $pin "$bench" --steps "$steps"
 
-export OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx512
+. "$here/cpu_tuning.sh" # OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, ATEN_CPU_CAPABILITY from this CPU
 pythons="debian:$py"
 [ -n "${TORCH_PYPI_PYTHON:-}" ] && pythons="$pythons pypi:$TORCH_PYPI_PYTHON"
 for entry in $pythons; do

@@ -20,6 +20,7 @@ cp "$repo/build/tfm" "$out/tfm-bin"
 tfm=$out/tfm-bin
 [ -s "$data/train.en" ] || "$repo/scripts/get-corpus" "$data"
 
+( . "$here/cpu_tuning.sh" ) # prints the CPU and the PyTorch tuning run_twin.sh will pick
 echo "== tfm: $minutes minutes, load:$(uptime | sed 's/.*load average://')"
 "$tfm" train --data "$data" --src en --tgt es --save "$out/tfm/model.safetensors" --time-limit "$minutes" \
     --eval-every 250 --log-every 50 --seed 1 2> "$out/tfm/train.log"

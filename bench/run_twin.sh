@@ -27,10 +27,12 @@ if ! "$py" -c 'import torch, numpy' 2>/dev/null; then
     exit 1
 fi
 mkdir -p "$out"
-# Read when OpenBLAS and ATen load, so set before Python starts (DESIGN.md §6).
-export OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx512
+# Read when OpenBLAS and ATen load, so set before Python starts (DESIGN.md §6), picked from this
+# CPU (AVX-512, AVX2 or neither) by bench/cpu_tuning.sh, which prints its choice.
+. "$here/cpu_tuning.sh"
 load() { uptime | sed 's/.*load average://'; }
 echo "run_twin: $(date -u '+%Y-%m-%dT%H:%M:%SZ'), load:$(load)" | tee "$out/twin.log"
+echo "run_twin: CPU $cpu_tuning_model: $(cpu_tuning_env | tr '\n' ' ')" | tee -a "$out/twin.log"
 # The pipe would hide python's exit status from `set -e`: carry it through a file.
 rc_file="$out/.rc"
 {

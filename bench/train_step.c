@@ -41,6 +41,7 @@ static int int_arg(const char *flag, const char *v) {
 }
 
 int main(int argc, char **argv) {
+    (void)tfm_reexec_for_shared_cores(argv); /* as tfm does: the OpenMP waiting policy, docs/THREADS.md */
     int steps = 10, warmup = 3, B = 32, L = 32;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

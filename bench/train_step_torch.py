@@ -13,15 +13,17 @@ The first --warmup steps are not timed; then --steps steps are timed one by one 
 forward, loss, backward, optimizer step) and the median is reported. The last line is
 machine-readable:  RESULT torch median_s=... min_s=... max_s=... steps=N params=P version=V
 
-Tuning (DESIGN.md §6): OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 ATEN_CPU_CAPABILITY=avx512
-must be set before Python starts (they are read when the libraries load; bench/run_train_step.sh
-sets them), and --threads (default 2) goes to torch.set_num_threads. Run with Debian's python3
+Tuning (DESIGN.md §6): OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS=1 and ATEN_CPU_CAPABILITY, picked
+from this CPU by bench/cpu_tuning.sh (AVX-512: SkylakeX/avx512; AVX2: Zen or Haswell/avx2), must be
+set before Python starts (they are read when the libraries load; bench/run_train_step.sh sources
+the helper), and --threads (default 2) goes to torch.set_num_threads. Run with Debian's python3
 (python3-torch 1.13) or any Python with torch.
 """
 import argparse
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -61,6 +63,14 @@ class Seq2Seq(nn.Module):
         return self.generator(h)
 
 
+def cpu_tuning():
+    """The tuning bench/cpu_tuning.sh picks for this CPU, as {variable: value}."""
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpu_tuning.sh")
+    out = subprocess.run(["sh", "-c", '. "$1" 2>/dev/null; cpu_tuning_env', "sh", helper],
+                         capture_output=True, text=True, check=True).stdout
+    return dict(line.split("=", 1) for line in out.split())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=10)
@@ -69,8 +79,7 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--len", type=int, default=32)
     args = ap.parse_args()
-    for k, v in {"OPENBLAS_CORETYPE": "SkylakeX", "OPENBLAS_NUM_THREADS": "1",
-                 "ATEN_CPU_CAPABILITY": "avx512"}.items():
+    for k, v in cpu_tuning().items():
         if os.environ.get(k) != v:
             print(f"train_step_torch: warning: {k} is not {v}: PyTorch is not tuned (DESIGN.md §6)",
                   file=sys.stderr)

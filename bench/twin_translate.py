@@ -12,10 +12,12 @@ Run with Debian's python3 and python3-torch (1.13), from anywhere:
 
 (or bench/run_twin.sh [MINUTES] [OUTDIR]). Only the standard library, torch and numpy are used.
 
-Tuning (DESIGN.md §6): OpenBLAS is told the CPU (OPENBLAS_CORETYPE=SkylakeX) and runs one thread
-inside ATen's two (OPENBLAS_NUM_THREADS=1, torch.set_num_threads(2)), ATen uses its AVX-512
-kernels (ATEN_CPU_CAPABILITY=avx512). These are read when the libraries load, so the script
-re-executes itself with them set when they are missing, before torch is imported.
+Tuning (DESIGN.md §6): OpenBLAS is told the CPU (OPENBLAS_CORETYPE) and runs one thread inside
+ATen's two (OPENBLAS_NUM_THREADS=1, torch.set_num_threads(2)), ATen uses the widest kernels the CPU
+has (ATEN_CPU_CAPABILITY); bench/cpu_tuning.sh picks the values from /proc/cpuinfo (AVX-512:
+SkylakeX/avx512; AVX2: Zen or Haswell/avx2; neither: OpenBLAS's own detection, default). They are
+read when the libraries load, so the script re-executes itself with them set when they are
+missing, before torch is imported. Values already in the environment are kept.
 
 Recipe: pre-LN nn.Transformer (batch_first), d_model 256, 4 heads, d_ff 1024, 3+3 layers, ReLU,
 dropout 0.1; one joint 8k unigram SentencePiece vocabulary, the embedding shared by source, target
@@ -46,25 +48,31 @@ import subprocess
 import sys
 import time
 
-TUNED_ENV = {
-    "OPENBLAS_CORETYPE": "SkylakeX",
-    "OPENBLAS_NUM_THREADS": "1",
-    "ATEN_CPU_CAPABILITY": "avx512",
-}
+TUNED_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "ATEN_CPU_CAPABILITY")
 PAD, BOS, EOS = 0, 1, 2
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
+def tuned_env():
+    """The tuning bench/cpu_tuning.sh picks for this CPU (keeping values already set)."""
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpu_tuning.sh")
+    out = subprocess.run(["sh", "-c", '. "$1"; cpu_tuning_env', "sh", helper], capture_output=True,
+                         text=True, check=True)
+    print(out.stderr.strip(), file=sys.stderr)  # the CPU and the choice
+    return dict(line.split("=", 1) for line in out.stdout.split())
+
+
 def ensure_tuned_env():
-    """Re-execute this script with TUNED_ENV set (read at library load time, so before torch)."""
+    """Re-execute this script with tuned_env() set (read at library load time, so before torch)."""
     if os.environ.get("TWIN_NO_TUNE") == "1":
         return
-    missing = {k: v for k, v in TUNED_ENV.items() if os.environ.get(k) != v}
+    tuned = tuned_env()
+    missing = {k: v for k, v in tuned.items() if os.environ.get(k) != v}
     if not missing:
         return
     if os.environ.get("TWIN_REEXECED") == "1":
         sys.exit("twin: could not set %s in the environment" % ", ".join(sorted(missing)))
-    env = dict(os.environ, TWIN_REEXECED="1", **TUNED_ENV)
+    env = dict(os.environ, TWIN_REEXECED="1", **tuned)
     os.execve(sys.executable, [sys.executable] + sys.argv, env)  # the same command line
 
 
@@ -390,7 +398,7 @@ def main():
     log("twin: torch %s, numpy %s, python %s, threads %d, %s" % (
         torch.__version__, np.__version__, sys.version.split()[0], torch.get_num_threads(),
         cap[0] if cap else "CPU capability unknown"))
-    log("twin: env " + " ".join("%s=%s" % (k, os.environ.get(k, "(unset)")) for k in TUNED_ENV))
+    log("twin: env " + " ".join("%s=%s" % (k, os.environ.get(k, "(unset)")) for k in TUNED_VARS))
     log("twin: config " + " ".join("%s=%s" % kv for kv in sorted(vars(a).items())))
     try:
         log("twin: load " + open("/proc/loadavg").read().strip())

@@ -1,7 +1,17 @@
-/* tfm — the transformer.c command-line tool. Dispatches to one subcommand per cli/cmd_*.c. */
+/* tfm — the transformer.c command-line tool. Dispatches to one subcommand per cli/cmd_*.c.
+ *
+ *   tfm [--threads N] <command> [options]
+ *
+ * --threads N sets the library's thread count (tfm_set_threads; default OMP_NUM_THREADS, else
+ * every core). Before anything else tfm re-executes itself once with GOMP_SPINCOUNT=10000 unless
+ * OMP_WAIT_POLICY or GOMP_SPINCOUNT is set (tfm_reexec_for_shared_cores, docs/THREADS.md): the
+ * OpenMP waiting policy that keeps tfm fast when other programs share the cores. */
 #include "commands.h"
 
+#include "tfm/threads.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const cli_command *const commands[] = {
@@ -16,12 +26,28 @@ static const cli_command *const commands[] = {
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: tfm <command> [options]   (tfm <command> --help for its options)\n\n"
-               "The Transformer of \"Attention Is All You Need\" in C.\n\ncommands:\n");
+    fprintf(f, "usage: tfm [--threads N] <command> [options]   (tfm <command> --help for its options)\n\n"
+               "The Transformer of \"Attention Is All You Need\" in C.\n\n"
+               "  --threads N  threads of the kernels (default: OMP_NUM_THREADS, else every core)\n\n"
+               "commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 }
 
 int main(int argc, char **argv) {
+    (void)tfm_reexec_for_shared_cores(argv); /* returns only when it did not re-execute */
+    int threads = 0;
+    if (argc >= 2 && strcmp(argv[1], "--threads") == 0) {
+        char *end = NULL;
+        const long n = argc >= 3 ? strtol(argv[2], &end, 10) : 0;
+        if (argc < 3 || *end != '\0' || n < 1 || n > 1024) {
+            fprintf(stderr, "tfm: error: --threads needs an integer in [1, 1024]\n");
+            return EXIT_USAGE;
+        }
+        threads = (int)n;
+        argc -= 2;
+        argv += 2;
+    }
+    tfm_set_threads(threads); /* 0: the default */
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

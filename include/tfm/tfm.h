@@ -4,6 +4,7 @@
 #define TFM_TFM_H
 
 #include "tfm/status.h"
+#include "tfm/threads.h"
 #include "tfm/model.h"
 #include "tfm/ids.h"
 #include "tfm/score.h"

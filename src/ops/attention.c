@@ -5,6 +5,7 @@
  * products on strided views of the packed projections (no copies); and its backward, four CBLAS
  * products per pair. */
 #include "ops.h"
+#include "parallel.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -33,8 +34,7 @@ static void attn_scores(float *P, const float *Q, const float *K, const attn_arg
     if (T == 1)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)S, (int)d_k, scale, K, (int)a->kv_stride, Q, 1, 0.0f, P, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)S, (int)d_k, scale, Q,
-                    (int)a->q_stride, K, (int)a->kv_stride, 0.0f, P, (int)S);
+        ops_gemm_serial(0, 1, T, S, d_k, scale, Q, a->q_stride, K, a->kv_stride, 0.0f, P, S);
     if (a->bias) {
         const float *bb = a->bias + b * a->bias_bstride + h * a->bias_hstride;
         for (size_t t = 0; t < T; t++) {
@@ -54,8 +54,7 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
     const float p = a->dropout_p;
     const int drop = p > 0.0f && probs_drop != NULL;
     const float keep_scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
-    (void)ops_threads();
-#pragma omp parallel for schedule(static) collapse(2)
+#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_team(B * H * T * S * d_k))
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < H; h++) {
             const size_t off = ((b * H + h) * T) * S; /* first element of this (b, h) in [B,H,T,S] */
@@ -82,8 +81,7 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
                 cblas_sgemv(CblasRowMajor, CblasTrans, (int)S, (int)d_k, 1.0f, Vh, (int)a->kv_stride, Pv, 1, 0.0f, O,
                             1);
             else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S, 1.0f, Pv, (int)S,
-                            Vh, (int)a->kv_stride, 0.0f, O, (int)d);
+                ops_gemm_serial(0, 0, T, d_k, S, 1.0f, Pv, S, Vh, a->kv_stride, 0.0f, O, d);
         }
     }
 }
@@ -93,9 +91,8 @@ void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *
     const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
     if (T == 0 || S == 0 || d_k == 0) return; /* no keys: the output was a constant zero */
     const float scale = 1.0f / sqrtf((float)d_k);
-    const int qs = (int)a->q_stride, kvs = (int)a->kv_stride;
-    (void)ops_threads();
-#pragma omp parallel for schedule(static) collapse(2)
+    const size_t qs = a->q_stride, kvs = a->kv_stride;
+#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_team(B * H * T * S * d_k))
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < H; h++) {
             const size_t off = ((b * H + h) * T) * S;
@@ -110,10 +107,8 @@ void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *
             float *dK = dk + b * a->kv_bstride + h * d_k;
             float *dV = dv + b * a->kv_bstride + h * d_k;
             /* out = P'·V:  dV += P'ᵀ·dO,  dP' = dO·Vᵀ */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, 1.0f, Pd, (int)S, dO,
-                        (int)d, 1.0f, dV, kvs);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)S, (int)d_k, 1.0f, dO, (int)d, Vh, kvs,
-                        0.0f, dS, (int)S);
+            ops_gemm_serial(1, 0, S, d_k, T, 1.0f, Pd, S, dO, d, 1.0f, dV, kvs);
+            ops_gemm_serial(0, 1, T, S, d_k, 1.0f, dO, d, Vh, kvs, 0.0f, dS, S);
             /* Softmax backward through the dropout P' = P ⊙ M/(1−p): with dP = dP' ⊙ M/(1−p),
              * P ⊙ dP = P' ⊙ dP', so dS = P ⊙ (dP − Σ P ⊙ dP) = P' ⊙ dP' − P · Σ(P' ⊙ dP').
              * Masked keys and fully masked rows have P = P' = 0: zero gradient, never NaN.
@@ -127,10 +122,8 @@ void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *
                 for (size_t s = 0; s < S; s++) ds[s] = pd[s] * ds[s] - pr[s] * fdot;
             }
             /* scores = Q·Kᵀ/√d_k:  dQ += dS·K/√d_k,  dK += dSᵀ·Q/√d_k */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)d_k, (int)S, scale, dS, (int)S, K,
-                        kvs, 1.0f, dQ, qs);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)S, (int)d_k, (int)T, scale, dS, (int)S, Q, qs,
-                        1.0f, dK, kvs);
+            ops_gemm_serial(0, 0, T, d_k, S, scale, dS, S, K, kvs, 1.0f, dQ, qs);
+            ops_gemm_serial(1, 0, S, d_k, T, scale, dS, S, Q, qs, 1.0f, dK, kvs);
         }
     }
 }

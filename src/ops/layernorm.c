@@ -1,11 +1,12 @@
 /* Layer normalisation (Ba et al. 2016), as nn.LayerNorm: biased variance, eps inside the root. */
 #include "ops.h"
+#include "parallel.h"
 
 #include <math.h>
 
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                        const float *bias, size_t N, size_t C, float eps) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(C)) num_threads(ops_team(N * C))
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * C;
         double m = 0.0;
@@ -30,7 +31,7 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
                         const float *weight, const float *mean, const float *rstd, size_t N, size_t C) {
     if (N == 0 || C == 0) return;
     /* dinp: rows are independent. */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(C)) num_threads(ops_team(N * C))
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * C, *dy = dout + n * C;
         const float mu = mean[n], rs = rstd[n];
@@ -51,7 +52,7 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
     /* dweight, dbias: column sums over the rows; each thread owns a block of 64 columns (no races,
      * independent of the thread count), summing in double. */
     const size_t nblk = (C + 63) / 64;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(N * C))
     for (size_t blk = 0; blk < nblk; blk++) {
         const size_t c0 = blk * 64, c1 = c0 + 64 < C ? c0 + 64 : C;
         double aw[64] = {0}, ab[64] = {0};

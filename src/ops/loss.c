@@ -3,6 +3,7 @@
  * target spreads eps/V over all V classes, pad included; rows whose target is pad are ignored and
  * the mean runs over the others. */
 #include "ops.h"
+#include "parallel.h"
 
 #include <math.h>
 
@@ -18,7 +19,7 @@ static double row_logsumexp(const float *x, size_t V) {
 
 double cross_entropy_forward(float *losses, size_t *n_nonpad, const float *logits,
                              const int32_t *targets, int32_t pad, float eps, size_t N, size_t V) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
     for (size_t n = 0; n < N; n++) {
         if (targets[n] == pad || V == 0) {
             losses[n] = 0.0f;
@@ -48,7 +49,7 @@ void cross_entropy_backward(float *dlogits, const float *logits, const int32_t *
                             float eps, size_t n_nonpad, size_t N, size_t V) {
     const double inv_n = n_nonpad > 0 ? 1.0 / (double)n_nonpad : 0.0;
     const float smooth = V > 0 ? eps / (float)V : 0.0f; /* the eps/V every class gets */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
     for (size_t n = 0; n < N; n++) {
         const float *x = logits + n * V;
         float *dx = dlogits + n * V;

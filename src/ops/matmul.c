@@ -1,54 +1,98 @@
 #define _POSIX_C_SOURCE 200809L /* BLIS headers need pthread barriers */
-/* Matrix products through CBLAS (BLIS), and the thread settings shared by every kernel. */
+/* Matrix products: nn.Linear's forward and backward, and the tiled, dynamically scheduled GEMM
+ * under them (src/ops/parallel.h, docs/THREADS.md). BLIS runs single-threaded inside our own
+ * parallel loops, through its expert interface with a per-call thread count, so the library never
+ * touches BLIS's global settings. */
 #include "ops.h"
+#include "parallel.h"
+#include "tfm/threads.h"
 
 #include <blis.h>
-#include <cblas.h>
 #include <omp.h>
+#include <stdatomic.h>
 
-static int g_threads = 0;
+void ops_set_threads(int n) { tfm_set_threads(n); }
 
-void ops_set_threads(int n) {
-    if (n <= 0) n = omp_get_max_threads(); /* OMP_NUM_THREADS if set, else every core */
-    g_threads = n;
-    omp_set_num_threads(n);
-    /* BLIS threads its own GEMMs; called inside our parallel regions it runs single-threaded
-     * because nested OpenMP parallelism is off, so the cores are never oversubscribed. */
-    bli_thread_set_num_threads(n);
+int ops_threads(void) { return tfm_get_threads(); }
+
+void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                     const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                     size_t ldc) {
+    if (M == 0 || N == 0) return;
+    rntm_t rntm = BLIS_RNTM_INITIALIZER;
+    bli_rntm_set_num_threads(1, &rntm);
+    /* As BLIS's own CBLAS layer does for row-major data (so the numbers are those of cblas_sgemm):
+     * the row-major C (M × N) is the column-major Cᵀ (N × M) = op(B)ᵀ · op(A)ᵀ, each operand read
+     * column-major (row stride 1, column stride ld) with its own transpose flag. */
+    bli_sgemm_ex(trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                 trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, (dim_t)N, (dim_t)M, (dim_t)K, &alpha,
+                 (float *)B, 1, (inc_t)ldb, (float *)A, 1, (inc_t)lda, &beta, C, 1, (inc_t)ldc, NULL,
+                 &rntm);
 }
 
-int ops_threads(void) {
-    if (g_threads == 0) ops_set_threads(0);
-    return g_threads;
+void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+              size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+    if (M == 0 || N == 0) return;
+    const size_t macs = M * N * (K > 0 ? K : 1);
+    /* Tile sizes from the sizes alone: start at OPS_GEMM_TILE_M × OPS_GEMM_TILE_N and halve (N
+     * first, down to 64 columns, then M, down to 32 rows) while there are fewer than
+     * OPS_GEMM_MIN_TILES tiles and a tile would keep at least OPS_GEMM_MIN_TILE_MACS. */
+    size_t bm = OPS_GEMM_TILE_M, bn = OPS_GEMM_TILE_N;
+    for (;;) {
+        const size_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+        const size_t tile_macs = (bm < M ? bm : M) * (bn < N ? bn : N) * (K > 0 ? K : 1);
+        if (tiles >= OPS_GEMM_MIN_TILES || tile_macs < 2 * OPS_GEMM_MIN_TILE_MACS) break;
+        if (bn > 64 && bn / 2 < N) bn /= 2;
+        else if (bm > 32 && bm / 2 < M) bm /= 2;
+        else break;
+    }
+    const size_t tm = (M + bm - 1) / bm, tn = (N + bn - 1) / bn, tiles = tm * tn;
+    if (tiles == 1 || macs < 32 * OPS_PAR_MIN_WORK) {
+        ops_gemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    const int team = ops_team(macs);
+    atomic_int helped = 0; /* set when a thread other than the caller took a tile */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+    for (size_t t = 0; t < tiles; t++) {
+        if (omp_get_thread_num() != 0) atomic_store_explicit(&helped, 1, memory_order_relaxed);
+        /* Tiles walk along N first: neighbouring tiles share op(A)'s rows (warm in cache). */
+        const size_t i0 = (t / tn) * bm, j0 = (t % tn) * bn;
+        const size_t mi = M - i0 < bm ? M - i0 : bm, nj = N - j0 < bn ? N - j0 : bn;
+        const float *a = trans_a ? A + i0 : A + i0 * lda;  /* op(A) rows i0.. */
+        const float *b = trans_b ? B + j0 * ldb : B + j0;  /* op(B) columns j0.. */
+        ops_gemm_serial(trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);
+    }
+    /* Only products long enough (~100 µs and up) that a helper woken from its sleep has time to
+     * arrive on an idle machine tell whether the other cores are busy. */
+    if (tiles >= 2 * (size_t)team && macs >= OPS_BACKOFF_MIN_MACS)
+        ops_team_report(team, atomic_load_explicit(&helped, memory_order_relaxed));
 }
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC) {
     if (N == 0 || OC == 0) return;
-    (void)ops_threads();
     if (bias) {
+#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(OC)) num_threads(ops_team(N * OC))
         for (size_t n = 0; n < N; n++)
             for (size_t o = 0; o < OC; o++) out[n * OC + o] = bias[o];
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)OC, (int)IC, 1.0f, inp, (int)IC,
-                weight, (int)IC, bias ? 1.0f : 0.0f, out, (int)OC);
+    /* out (N, OC) = inp (N, IC) · weight (OC, IC)ᵀ (+ the bias already there) */
+    ops_gemm(0, 1, N, OC, IC, 1.0f, inp, IC, weight, IC, bias ? 1.0f : 0.0f, out, OC);
 }
 
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                      const float *weight, size_t N, size_t IC, size_t OC) {
     if (N == 0 || OC == 0) return;
-    (void)ops_threads();
     if (dinp && IC > 0) /* dinp (N, IC) += dout (N, OC) · weight (OC, IC) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)IC, (int)OC, 1.0f, dout,
-                    (int)OC, weight, (int)IC, 1.0f, dinp, (int)IC);
+        ops_gemm(0, 0, N, IC, OC, 1.0f, dout, OC, weight, IC, 1.0f, dinp, IC);
     if (dweight && IC > 0) /* dweight (OC, IC) += doutᵀ (OC, N) · inp (N, IC) */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)OC, (int)IC, (int)N, 1.0f, dout,
-                    (int)OC, inp, (int)IC, 1.0f, dweight, (int)IC);
+        ops_gemm(1, 0, OC, IC, N, 1.0f, dout, OC, inp, IC, 1.0f, dweight, IC);
     if (dbias) {
-        /* Column sums: each thread owns a block of 64 columns and walks every row, summing in
+        /* Column sums: each chunk owns a block of 64 columns and walks every row, summing in
          * double, so there are no races and the result does not depend on the thread count. */
         const size_t nblk = (OC + 63) / 64;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(N * OC))
         for (size_t blk = 0; blk < nblk; blk++) {
             const size_t c0 = blk * 64, c1 = c0 + 64 < OC ? c0 + 64 : OC;
             double acc[64] = {0};

@@ -14,15 +14,17 @@
 
 /* ---- matmul.c ---------------------------------------------------------------------------- */
 
-/** Sets the thread count of the BLAS and of our OpenMP regions (n <= 0: all cores). */
+/** Internal names of tfm_set_threads / tfm_get_threads (include/tfm/threads.h): the thread count
+ * of every kernel's parallel loops (n <= 0: the default). No OpenMP or BLAS global is changed. */
 void ops_set_threads(int n);
 int ops_threads(void);
 
-/** out[N, OC] = inp[N, IC] · weight[OC, IC]ᵀ + bias[OC] — nn.Linear; bias may be NULL. CBLAS. */
+/** out[N, OC] = inp[N, IC] · weight[OC, IC]ᵀ + bias[OC] — nn.Linear; bias may be NULL. BLIS,
+ * tiled over the threads (ops_gemm, src/ops/parallel.h). */
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC);
 
-/** Backward of linear_forward, all three ACCUMULATED (+=), by CBLAS:
+/** Backward of linear_forward, all three ACCUMULATED (+=), by ops_gemm:
  *   dinp[N, IC]     += dout[N, OC] · weight[OC, IC]
  *   dweight[OC, IC] += doutᵀ · inp[N, IC]
  *   dbias[OC]       += Σ_n dout[n, :]
@@ -210,7 +212,7 @@ void adam_update(float *params, float *m, float *v, const float *grads, size_t n
                  float bc2_sqrt, float eps);
 /** params[i] −= lr · grads[i]. */
 void sgd_update(float *params, const float *grads, size_t n, float lr);
-/** Σ x[i]² in double (deterministic for a given thread count). */
+/** Σ x[i]² in double, over blocks fixed by n (the same for any thread count). */
 double sum_squares(const float *x, size_t n);
 /** x[i] *= s. */
 void scale_inplace(float *x, float s, size_t n);

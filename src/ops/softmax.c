@@ -1,5 +1,6 @@
 /* Softmax and log-softmax over rows, max-subtracted for stability. */
 #include "ops.h"
+#include "parallel.h"
 
 #include <math.h>
 
@@ -24,7 +25,7 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit) {
 }
 
 void log_softmax_forward(float *out, const float *inp, size_t N, size_t V) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * V;
         float *y = out + n * V;
@@ -39,7 +40,7 @@ void log_softmax_forward(float *out, const float *inp, size_t N, size_t V) {
 }
 
 void log_softmax_backward(float *dinp, const float *dout, const float *out, size_t N, size_t V) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
     for (size_t n = 0; n < N; n++) {
         const float *dy = dout + n * V, *y = out + n * V;
         double s = 0.0;

@@ -1,0 +1,82 @@
+/* How src/ops opens its OpenMP regions, so that the kernels keep their speed on a machine whose
+ * cores are shared with other programs (docs/THREADS.md has the measurements behind each number).
+ *
+ *   1. Small loops never open a region: ops_team(work) is 1 below OPS_PAR_MIN_WORK, and a region
+ *      of one thread costs nothing to wait for. Pass it as num_threads(ops_team(work)).
+ *   2. Regions are split into many chunks handed out dynamically (schedule(dynamic, chunk)), never
+ *      into one static half per thread: when another program holds a core, the thread that has
+ *      one takes the next chunk instead of the whole region waiting for the thread that lost its
+ *      core. OPS_CHUNK_WORK is the work of one chunk.
+ *   3. Chunk boundaries depend only on the tensor sizes, never on the thread count or on which
+ *      thread runs a chunk, and no sum is split across chunks in a way that depends on them: the
+ *      results are bit-identical for any thread count and any schedule.
+ *   5. Busy-machine backoff: when a parallel product finds that no other thread of its team took a
+ *      single tile, the other cores are running other programs and every region would wait for a
+ *      thread that has no core. ops_gemm then reports it (ops_team_report) and ops_team returns 1
+ *      for OPS_BACKOFF_MIN_NS, doubling on each repeat up to OPS_BACKOFF_MAX_NS, then probes
+ *      again; a product that was helped ends the backoff. Timing only: no result depends on it.
+ *   4. Matrix products go through ops_gemm (matmul.c), which tiles C the same way and runs the
+ *      BLAS single-threaded on each tile (the BLAS's own threads wait for each other at spinning
+ *      barriers inside every product: one descheduled thread stalls the other).
+ *
+ * Usage, for a loop over n rows of C floats:
+ *   #pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(C)) num_threads(ops_team(n * C))
+ * and for an element-wise loop over n floats:
+ *   #pragma omp parallel for schedule(dynamic, OPS_ELEM_CHUNK) num_threads(ops_team(n))
+ * The team size is read per region from tfm_get_threads() (include/tfm/threads.h). */
+#ifndef TFM_OPS_PARALLEL_H
+#define TFM_OPS_PARALLEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Work (in floats touched, or multiply-adds for products) below which a loop runs on the calling
+ * thread: starting a region and joining it costs a few microseconds on an idle machine and up to a
+ * scheduler time slice (milliseconds) on a busy one. 32768 floats take ~5–20 µs. */
+#define OPS_PAR_MIN_WORK ((size_t)32768)
+
+/** The work of one dynamically scheduled chunk (same unit): large enough that the shared chunk
+ * counter costs nothing, small enough that a loop has many chunks to share. */
+#define OPS_CHUNK_WORK ((size_t)16384)
+
+/** Elements per chunk of an element-wise loop. */
+#define OPS_ELEM_CHUNK 16384
+
+/** The team size of a region doing `work` units: 1 below OPS_PAR_MIN_WORK or during a busy-machine
+ * backoff, else tfm_get_threads(). */
+int ops_team(size_t work);
+
+/** After a region of `team` threads with enough chunks for all: helped = 0 when the calling
+ * thread did every chunk itself (starts or doubles the backoff), 1 otherwise (ends it). */
+void ops_team_report(int team, int helped);
+#define OPS_BACKOFF_MIN_NS ((int_least64_t)2000000)   /* 2 ms */
+#define OPS_BACKOFF_MIN_MACS ((size_t)1 << 23)         /* products that report: >= 8M multiply-adds */
+#define OPS_BACKOFF_MAX_NS ((int_least64_t)128000000) /* 128 ms */
+
+/** Rows per chunk for a loop over rows of `cols` floats: OPS_CHUNK_WORK / cols, at least 1.
+ * Returned as int, as schedule(dynamic, chunk) wants. */
+static inline int ops_rows_per_chunk(size_t cols) {
+    const size_t r = cols > 0 ? OPS_CHUNK_WORK / cols : OPS_CHUNK_WORK;
+    return r > 0 ? (int)r : 1;
+}
+
+/** Row-major C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C, the BLAS run single-threaded
+ * on the calling thread whatever OMP_NUM_THREADS or BLIS_NUM_THREADS say. op(A) = A (stored M × K,
+ * leading dimension lda) or, with trans_a, Aᵀ (A stored K × M); likewise op(B) (K × N, or N × K
+ * with trans_b). For products inside a caller's own parallel loop (attention's per-head GEMMs). */
+void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                     const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
+                     size_t ldc);
+
+/** ops_gemm_serial's product over tfm_get_threads() threads: C is cut into tiles of at most
+ * OPS_GEMM_TILE_M × OPS_GEMM_TILE_N, smaller for small products (fixed by M, N, K alone, so every
+ * element is summed the same way whatever the thread count), handed out dynamically, each tile one
+ * single-threaded BLAS call. Below OPS_PAR_MIN_WORK · 32 multiply-adds it runs on the caller. */
+void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+              size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
+#define OPS_GEMM_TILE_M 128
+#define OPS_GEMM_TILE_N 256
+#define OPS_GEMM_MIN_TILES 8                        /* smaller tiles until there are this many, */
+#define OPS_GEMM_MIN_TILE_MACS ((size_t)1 << 18)    /* as long as a tile keeps this much work */
+
+#endif

@@ -1,0 +1,66 @@
+#define _POSIX_C_SOURCE 200809L /* setenv, execv */
+/* The process-wide thread setting of include/tfm/threads.h, and the team size of src/ops's
+ * parallel loops (src/ops/parallel.h). */
+#include "parallel.h"
+#include "tfm/threads.h"
+
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int g_threads; /* 0: the default (OMP_NUM_THREADS, else the cores we may use) */
+
+void tfm_set_threads(int n) { atomic_store_explicit(&g_threads, n > 0 ? n : 0, memory_order_relaxed); }
+
+int tfm_get_threads(void) {
+    const int n = atomic_load_explicit(&g_threads, memory_order_relaxed);
+    if (n > 0) return n;
+    /* The nthreads ICV: OMP_NUM_THREADS if set, else the CPUs in this process's affinity mask. */
+    const int d = omp_get_max_threads();
+    return d > 0 ? d : 1;
+}
+
+/* Busy-machine backoff (parallel.h, point 5): until g_serial_until (CLOCK_MONOTONIC, ns) every
+ * region runs on the calling thread alone; g_backoff is the length of the last backoff (0: none). */
+static _Atomic int_least64_t g_serial_until, g_backoff;
+
+static int_least64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int_least64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int ops_team(size_t work) {
+    if (work < OPS_PAR_MIN_WORK) return 1;
+    const int n = tfm_get_threads();
+    if (n > 1 && atomic_load_explicit(&g_serial_until, memory_order_relaxed) > now_ns()) return 1;
+    return n;
+}
+
+void ops_team_report(int team, int helped) {
+    if (team <= 1) return;
+    /* Up fast (×4) when nobody helped, down slowly (÷2) when someone did: beside a busy program
+     * a helper still gets a core about half the time, and must not end the backoff each time. */
+    int_least64_t b = atomic_load_explicit(&g_backoff, memory_order_relaxed);
+    if (helped)
+        b = b / 2 < OPS_BACKOFF_MIN_NS ? 0 : b / 2;
+    else
+        b = b == 0 ? OPS_BACKOFF_MIN_NS : (4 * b > OPS_BACKOFF_MAX_NS ? OPS_BACKOFF_MAX_NS : 4 * b);
+    atomic_store_explicit(&g_backoff, b, memory_order_relaxed);
+    if (b > 0) atomic_store_explicit(&g_serial_until, now_ns() + b, memory_order_relaxed);
+}
+
+int tfm_reexec_for_shared_cores(char **argv) {
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || getenv("TFM_NO_REEXEC")) return 0;
+    if (!argv || !argv[0]) return -1;
+    /* libgomp's spin count: 10,000 rounds of its pause loop, then the thread sleeps on a futex
+     * (docs/THREADS.md has the measured alternatives: 1,000 and OMP_WAIT_POLICY=passive cost
+     * 5-10 % on an idle machine, the default 300,000 costs 5x beside a second OpenMP program). */
+    if (setenv("GOMP_SPINCOUNT", "10000", 1) != 0) return -1;
+    execv("/proc/self/exe", argv);
+    unsetenv("GOMP_SPINCOUNT"); /* exec failed: nothing changed, go on with the default */
+    return -1;
+}
