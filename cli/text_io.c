@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* stat */
+#define _POSIX_C_SOURCE 200809L
 #include "text_io.h"
 
 #include "args.h"
@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 int read_lines(const char *cmd, const char *path, char ***lines, size_t *n) {
     const int use_stdin = path == NULL || strcmp(path, "-") == 0;
@@ -80,19 +79,9 @@ int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, t
 }
 
 int output_dir_ok(const char *cmd, const char *path) {
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash) return 1;
-    size_t n = slash == path ? 1 : (size_t)(slash - path);
-    if (n >= sizeof dir) n = sizeof dir - 1;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        cli_error(cmd, "cannot save to %s: %s is not an existing folder", path, dir);
-        return 0;
-    }
-    return 1;
+    if (tfm_atomic_file_check_folder(path) == TFM_OK) return 1;
+    cli_error(cmd, "%s", tfm_last_error());
+    return 0;
 }
 
 int write_lines(const char *cmd, const char *path, char *const *lines, size_t n) {

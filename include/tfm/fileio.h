@@ -68,7 +68,7 @@ typedef struct tfm_atomic_file tfm_atomic_file;
 /** Starts writing `path` atomically: creates "PATH.tmp.XXXXXX" beside it with mode
  * 0666 & ~umask. Write through tfm_atomic_file_stream(), then tfm_atomic_file_commit() (or
  * tfm_atomic_file_abort() to give up). Errors: TFM_ERR_IO naming the path ("cannot save to PATH:
- * the folder DIR does not exist", or the system's reason), TFM_ERR_NOMEM. */
+ * DIR is not an existing folder", or the system's reason), TFM_ERR_NOMEM. */
 tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out);
 
 /** The stdio stream of the temporary file. Do not fclose() it. */
@@ -84,6 +84,12 @@ tfm_status tfm_atomic_file_commit(tfm_atomic_file *af);
 /** Gives up: closes and removes the temporary file, leaves the target untouched, frees `af`.
  * NULL is allowed. */
 void tfm_atomic_file_abort(tfm_atomic_file *af);
+
+/** Checks, before any work, that a file could be saved at `path`: its folder exists and is a
+ * folder (nothing is created). For commands and training runs that must fail before hours of work,
+ * not at the end. Errors: TFM_ERR_IO with the message tfm_atomic_file_open() would give ("cannot
+ * save to PATH: DIR is not an existing folder", "... the folder name is too long"). */
+tfm_status tfm_atomic_file_check_folder(const char *path);
 
 /** Writes `len` bytes of `data` to `path` atomically (open, one write, commit). Errors: those of
  * tfm_atomic_file_open() and tfm_atomic_file_commit(). */

@@ -64,16 +64,19 @@ static void af_free(tfm_atomic_file *af) {
     free(af);
 }
 
-/* The message for a failed mkstemp: name the missing folder when that is the reason. */
-static tfm_status open_error(const char *path, int err) {
+tfm_status tfm_atomic_file_check_folder(const char *path) {
     char dir[4096];
     struct stat sb;
-    if (parent_dir(path, dir, sizeof dir)) {
-        if (stat(dir, &sb) != 0)
-            return tfm_set_error(TFM_ERR_IO, "cannot save to %s: the folder %s does not exist", path, dir);
-        if (!S_ISDIR(sb.st_mode))
-            return tfm_set_error(TFM_ERR_IO, "cannot save to %s: %s is not a folder", path, dir);
-    }
+    if (!parent_dir(path, dir, sizeof dir))
+        return tfm_set_error(TFM_ERR_IO, "cannot save to %s: the folder name is too long", path);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return tfm_set_error(TFM_ERR_IO, "cannot save to %s: %s is not an existing folder", path, dir);
+    return TFM_OK;
+}
+
+/* The message for a failed mkstemp: name the missing folder when that is the reason. */
+static tfm_status open_error(const char *path, int err) {
+    if (tfm_atomic_file_check_folder(path) != TFM_OK) return TFM_ERR_IO;
     return tfm_set_error(TFM_ERR_IO, "cannot save to %s: cannot create a temporary file beside it: %s", path,
                          strerror(err));
 }

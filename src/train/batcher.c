@@ -13,6 +13,7 @@
  * Either way an epoch's plan is a pure function of (seed, epoch), which makes seek exact. */
 #include "core_internal.h"
 #include "data_internal.h"
+#include "hash.h"
 #include "rng.h"
 
 #include <stdlib.h>
@@ -66,13 +67,6 @@ static int same_lengths(const tfm_dataset *ds, size_t i, size_t j) {
     return dataset_tgt_len(ds, i) == dataset_tgt_len(ds, j) && dataset_src_len(ds, i) == dataset_src_len(ds, j);
 }
 
-static uint64_t splitmix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-
 /* Uniform in [0, n), n >= 1, without modulo bias. */
 static size_t rand_below(tfm_rng *r, size_t n) {
     const uint64_t m = (uint64_t)n;
@@ -101,11 +95,11 @@ static void plan(tfm_batcher *b, uint64_t e) {
     for (size_t k = 0; k < b->nb; k++) b->bperm[k] = k;
     if (b->shuffle && b->batch_lines > 0) {
         tfm_rng r;
-        rng_seed(&r, splitmix64(b->seed ^ splitmix64(e)), 0x6c696e65ULL /* "line" */);
+        rng_seed(&r, hash_derive_seed(b->seed, e), 0x6c696e65ULL /* "line" */);
         if ((size_t)b->batch_lines < b->n) shuffle(b->order, b->n, &r);
     } else if (b->shuffle) {
         tfm_rng r;
-        rng_seed(&r, splitmix64(b->seed ^ splitmix64(e)), 0x64617461ULL /* "data" */);
+        rng_seed(&r, hash_derive_seed(b->seed, e), 0x64617461ULL /* "data" */);
         for (size_t g = 0; g < b->n;) {
             size_t h = g + 1;
             while (h < b->n && same_lengths(b->ds, b->order[h], b->order[g])) h++;

@@ -6,16 +6,16 @@
  * last); save (every save_every steps but the last). The final save records the batcher position of
  * the next batch, so a resumed run takes exactly the batches (and, through the trainer's RNG, the
  * dropout masks) the uninterrupted run would have taken. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, stat */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "core_internal.h"
 #include "data_internal.h"
+#include "tfm/fileio.h"
 #include "tfm/score.h"
 #include "tfm/train_loop.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 /* The window over which tokens per second are measured, in seconds. */
@@ -35,19 +35,10 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* TFM_ERR_IO unless the folder `path` would be written into exists ("" folder: the current one). */
+/* TFM_ERR_IO unless a file could be saved at `path` (its folder exists), naming `what`. */
 static tfm_status check_folder(const char *what, const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (!slash) return TFM_OK;
-    char dir[4096];
-    size_t n = slash == path ? 1 : (size_t)(slash - path);
-    RETURN_IF(n >= sizeof dir, TFM_ERR_IO, "%s %s: the folder name is too long", what, path);
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    struct stat sb;
-    RETURN_IF(stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode), TFM_ERR_IO,
-              "cannot save the %s to %s: %s is not an existing folder", what, path, dir);
-    return TFM_OK;
+    if (tfm_atomic_file_check_folder(path) == TFM_OK) return TFM_OK;
+    return tfm_error_prefix(TFM_ERR_IO, "%s: ", what);
 }
 
 static tfm_status check_config(const tfm_loop_config *c) {
@@ -86,14 +77,6 @@ static void emit(const loop_state *s, tfm_loop_event *ev) {
     if (s->cfg->on_event) s->cfg->on_event(ev, s->cfg->user);
 }
 
-/* Prefixes the current error message with `where` (the message is copied first: it lives in the
- * buffer tfm_set_error writes). */
-static tfm_status prefix_error(tfm_status st, const char *where) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", tfm_last_error());
-    return tfm_set_error(st, "%s: %s", where, msg);
-}
-
 /* Mean negative log-likelihood per target token over one pass of the validation batcher, nats. */
 static tfm_status validation_loss(loop_state *s, double *loss) {
     TRY(tfm_batcher_seek(s->valid, 0, 0));
@@ -104,7 +87,7 @@ static tfm_status validation_loss(loop_state *s, double *loss) {
         tfm_batch b;
         tfm_status st = tfm_batcher_next(s->valid, &b);
         if (st == TFM_OK) st = tfm_model_score(s->vctx, b.B, b.S, b.T, b.src, b.tgt, s->logprob, s->ntok, NULL);
-        if (st != TFM_OK) return prefix_error(st, "validation");
+        if (st != TFM_OK) return tfm_error_prefix(st, "validation: ");
         for (int r = 0; r < b.B; r++) {
             sum += s->logprob[r];
             n += s->ntok[r];
@@ -212,7 +195,7 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
             char where[96];
             snprintf(where, sizeof where, "training step %lld (epoch %llu, batch %llu)", (long long)step + 1,
                      (unsigned long long)epoch, (unsigned long long)index);
-            return prefix_error(st, where);
+            return tfm_error_prefix(st, "%s: ", where);
         }
         step++;
         const double now = now_seconds();
