@@ -2,10 +2,11 @@
  * on the committed fixture) and from id files — ids, BOS/EOS placement, skip counts, every error
  * naming its file and line — and the batcher: each pair once per epoch, the token budget, low
  * padding, exact max_dims, seeded determinism, exact seek, fixed validation order; line-count
- * batches; then, if the
- * corpus is present, the real Bible corpus (numbers printed). */
+ * batches. The real Bible corpus is
+ * test_data_corpus.c (slow). */
 #define _POSIX_C_SOURCE 200809L
 
+#include "batch_check.h"
 #include "test_util.h"
 #include "tfm/data.h"
 #include "tfm/ids.h"
@@ -451,118 +452,6 @@ static tfm_dataset *synthetic_dataset(size_t n, uint64_t seed, int with_empty_so
 
 /* ---- the batcher ---------------------------------------------------------------------------- */
 
-typedef struct {
-    size_t batches;
-    double src_slots, tgt_slots, src_tokens, tgt_tokens; /* B·S, B·T, non-pad */
-} pad_tally;
-
-static double pad_fraction(const pad_tally *p) {
-    return 1.0 - (p->src_tokens + p->tgt_tokens) / (p->src_slots + p->tgt_slots);
-}
-
-/* Checks one batch against the dataset: rows are the named pairs, padded with pad, dims within
- * max_dims, the budget kept (or a singleton). Returns 1 if all is well. */
-static int check_batch(const tfm_dataset *ds, const tfm_batcher *bt, const tfm_batch *x, int budget, int pad,
-                       const char *ctx, pad_tally *tally) {
-    int mB = 0, mS = 0, mT = 0;
-    size_t mst = 0, mtt = 0;
-    tfm_batcher_max_dims(bt, &mB, &mS, &mT);
-    tfm_batcher_max_tokens(bt, &mst, &mtt);
-    int ok = x->B >= 1 && x->S >= 1 && x->T >= 2 && x->B <= mB && x->S <= mS && x->T <= mT &&
-             (size_t)x->B * (size_t)x->S <= mst && (size_t)x->B * (size_t)x->T <= mtt;
-    CHECK(ok, "%s: batch dims %d x (%d, %d) outside max_dims %d x (%d, %d)", ctx, x->B, x->S, x->T, mB, mS, mT);
-    long cost = (long)x->B * (x->S > x->T ? x->S : x->T);
-    int over = x->B > 1 && cost > budget;
-    CHECK(!over, "%s: batch of %d rows costs %ld tokens > budget %d", ctx, x->B, cost, budget);
-    ok = ok && !over;
-    size_t st = 0, tt = 0, need_s = 1, need_t = 2;
-    for (int r = 0; r < x->B && ok; r++) {
-        const int32_t *src = NULL, *tgt = NULL;
-        size_t ls = 0, lt = 0;
-        tfm_dataset_pair(ds, x->pairs[r], &src, &ls, &tgt, &lt);
-        const int32_t *rs = x->src + (size_t)r * (size_t)x->S, *rt = x->tgt + (size_t)r * (size_t)x->T;
-        int row_ok = ls <= (size_t)x->S && lt <= (size_t)x->T && memcmp(rs, src, ls * sizeof *src) == 0 &&
-                     memcmp(rt, tgt, lt * sizeof *tgt) == 0;
-        for (size_t j = ls; j < (size_t)x->S; j++) row_ok = row_ok && rs[j] == pad;
-        for (size_t j = lt; j < (size_t)x->T; j++) row_ok = row_ok && rt[j] == pad;
-        CHECK(row_ok, "%s: row %d is not pair %zu padded with %d", ctx, r, x->pairs[r], pad);
-        ok = ok && row_ok;
-        st += ls;
-        tt += lt;
-        if (ls > need_s) need_s = ls;
-        if (lt > need_t) need_t = lt;
-    }
-    if (ok) {
-        CHECK(st == x->src_tokens && tt == x->tgt_tokens, "%s: token counts %zu/%zu, want %zu/%zu", ctx,
-              x->src_tokens, x->tgt_tokens, st, tt);
-        CHECK(need_s == (size_t)x->S && need_t == (size_t)x->T, "%s: batch wider than its rows (%d, %d) vs (%zu, %zu)",
-              ctx, x->S, x->T, need_s, need_t);
-    }
-    if (tally) {
-        tally->batches++;
-        tally->src_slots += (double)x->B * x->S;
-        tally->tgt_slots += (double)x->B * x->T;
-        tally->src_tokens += (double)x->src_tokens;
-        tally->tgt_tokens += (double)x->tgt_tokens;
-    }
-    return ok;
-}
-
-/* Runs `epochs` epochs: each pair exactly once per epoch, every batch checked, the max dims
- * reached (they are exact), the position advancing as documented. Fills *tally for epoch 0. */
-static void check_epochs(const tfm_dataset *ds, int budget, int pad, int shuffle, uint64_t seed, int epochs,
-                         const char *name, pad_tally *tally) {
-    tfm_batcher *bt = NULL;
-    tfm_status s = tfm_batcher_create(ds, budget, pad, shuffle, seed, &bt);
-    CHECK(s == TFM_OK && bt, "%s: create: %s", name, tfm_last_error());
-    if (!bt) return;
-    const size_t n = tfm_dataset_size(ds), nb = tfm_batcher_batches_per_epoch(bt);
-    unsigned char *seen = malloc(n);
-    int mB = 0, mS = 0, mT = 0, gotB = 0, gotS = 0, gotT = 0;
-    tfm_batcher_max_dims(bt, &mB, &mS, &mT);
-    uint64_t e = 99, i = 99;
-    tfm_batcher_position(bt, &e, &i);
-    CHECK(e == 0 && i == 0, "%s: a fresh batcher is at (%llu, %llu)", name, (unsigned long long)e,
-          (unsigned long long)i);
-    char ctx[160];
-    uint64_t shapes0 = 0; /* an order-free fingerprint of the epoch's batch shapes: the same every epoch */
-    for (int ep = 0; ep < epochs; ep++) {
-        uint64_t shapes = 0;
-        memset(seen, 0, n);
-        size_t dup = 0, bad = 0;
-        for (size_t k = 0; k < nb; k++) {
-            tfm_batch x;
-            tfm_batcher_position(bt, &e, &i);
-            if (e != (uint64_t)ep || i != k) bad++;
-            CHECK(tfm_batcher_next(bt, &x) == TFM_OK, "%s: next", name);
-            snprintf(ctx, sizeof ctx, "%s epoch %d batch %zu", name, ep, k);
-            if (!check_batch(ds, bt, &x, budget, pad, ctx, ep == 0 ? tally : NULL)) bad++;
-            for (int r = 0; r < x.B; r++) {
-                if (x.pairs[r] >= n || seen[x.pairs[r]]) dup++;
-                else seen[x.pairs[r]] = 1;
-            }
-            shapes += ((uint64_t)x.B * 1000003u + (uint64_t)x.S) * 0x9E3779B97F4A7C15ULL * (uint64_t)(x.T + 17) +
-                      ((uint64_t)x.S << 40) + ((uint64_t)x.T << 20);
-            if (x.B > gotB) gotB = x.B;
-            if (x.S > gotS) gotS = x.S;
-            if (x.T > gotT) gotT = x.T;
-        }
-        size_t missing = 0;
-        for (size_t k = 0; k < n; k++) missing += !seen[k];
-        if (ep == 0) shapes0 = shapes;
-        CHECK(shapes == shapes0, "%s epoch %d: the batch shapes differ from epoch 0's", name, ep);
-        CHECK(dup == 0 && missing == 0 && bad == 0, "%s epoch %d: %zu repeated, %zu missing pairs, %zu bad batches",
-              name, ep, dup, missing, bad);
-    }
-    tfm_batcher_position(bt, &e, &i);
-    CHECK(e == (uint64_t)epochs && i == 0, "%s: after %d epochs at (%llu, %llu)", name, epochs, (unsigned long long)e,
-          (unsigned long long)i);
-    CHECK(gotB == mB && gotS == mS && gotT == mT, "%s: max_dims %d/%d/%d are not reached (%d/%d/%d)", name, mB, mS,
-          mT, gotB, gotS, gotT);
-    free(seen);
-    tfm_batcher_free(bt);
-}
-
 /* A fingerprint of the next k batches (FNV-1a over dims, ids and pair indices). */
 static uint64_t batches_hash(tfm_batcher *bt, size_t k) {
     uint64_t h = 1469598103934665603ULL;
@@ -808,53 +697,6 @@ static void test_batcher(const tfm_dataset *fixture_ds) {
     }
 }
 
-/* ---- the real corpus ---------------------------------------------------------------------------- */
-
-static void test_real_corpus(void) {
-    const char *src = test_path("data/bible-en-es/train.en"), *tgt = test_path("data/bible-en-es/train.es");
-    if (access(src, R_OK) != 0 || access(tgt, R_OK) != 0) {
-        printf("note: data/bible-en-es not found (scripts/get-corpus makes it): real-corpus check skipped\n");
-        return;
-    }
-    const char *paths[2] = {src, tgt};
-    tfm_tokenizer_train_opts o;
-    tfm_tokenizer_train_opts_default(&o);
-    o.vocab_size = 8000;
-    o.input_sentence_size = 10000; /* a sample keeps this test quick; the lengths are close to a full model's */
-    tfm_tokenizer *tok = NULL;
-    double t0 = now_s();
-    tfm_status s = tfm_tokenizer_train(paths, 2, &o, &tok);
-    CHECK(s == TFM_OK, "tokenizer on the corpus: %s", tfm_last_error());
-    if (s != TFM_OK) return;
-    double t1 = now_s();
-    tfm_dataset *ds = NULL;
-    tfm_dataset_stats st;
-    s = tfm_dataset_from_text(tok, src, tgt, 256, TFM_TOK_BOS_ID, TFM_TOK_EOS_ID, &ds, &st);
-    double t2 = now_s();
-    CHECK(s == TFM_OK, "corpus dataset: %s", tfm_last_error());
-    if (s == TFM_OK) {
-        printf("corpus: tokenizer (8k, 10k-line sample) %.1f s; encoded %zu + %zu lines in %.2f s (%.0f lines/s); "
-               "%zu pairs, %zu skipped empty, %zu too long; %zu source + %zu target tokens; longest %d / %d\n",
-               t1 - t0, st.n_lines, st.n_lines, t2 - t1, 2.0 * (double)st.n_lines / (t2 - t1), st.n_pairs,
-               st.n_skipped_empty, st.n_skipped_long, st.src_tokens, st.tgt_tokens, st.max_src_len, st.max_tgt_len);
-        CHECK(st.n_lines > 30000 && st.n_pairs > 30000, "corpus: %zu lines, %zu pairs", st.n_lines, st.n_pairs);
-        pad_tally tally = {0};
-        check_epochs(ds, 3000, 0, 1, 1, 2, "corpus, budget 3000", &tally);
-        tfm_batcher *bt = make_batcher(ds, 3000, 1, 1);
-        int mB = 0, mS = 0, mT = 0;
-        tfm_batcher_max_dims(bt, &mB, &mS, &mT);
-        double pf = pad_fraction(&tally);
-        printf("corpus, budget 3000: %zu batches/epoch, padding %.2f%% (source %.2f%%, target %.2f%%), "
-               "%.0f target tokens per batch; max dims B %d S %d T %d\n",
-               tally.batches, 100 * pf, 100 * (1 - tally.src_tokens / tally.src_slots),
-               100 * (1 - tally.tgt_tokens / tally.tgt_slots), tally.tgt_tokens / (double)tally.batches, mB, mS, mT);
-        CHECK(pf < 0.08, "corpus padding %.2f%% >= 8%%", 100 * pf);
-        tfm_batcher_free(bt);
-        tfm_dataset_free(ds);
-    }
-    tfm_tokenizer_free(tok);
-}
-
 int main(void) {
     snprintf(g_tmpdir, sizeof g_tmpdir, "%s/tfm-data-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(g_tmpdir)) {
@@ -885,7 +727,6 @@ int main(void) {
     tfm_dataset_free(ds);
     tfm_tokenizer_free(tok);
 
-    test_real_corpus();
 
     /* clean up the temp dir */
     const char *names[] = {"c.en", "c.es", "e_a.txt", "e_b.txt", "empty.txt", "i.src", "i.tgt", "syn.src", "syn.tgt",
