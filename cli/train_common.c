@@ -20,16 +20,12 @@ void train_catch_signals(void) {
 }
 
 int train_parse_optim(const char *optimizer, const char *schedule, tfm_train_config *tc) {
-    if (strcmp(optimizer, "adam") == 0) tc->optimizer = TFM_OPTIMIZER_ADAM;
-    else if (strcmp(optimizer, "sgd") == 0) tc->optimizer = TFM_OPTIMIZER_SGD;
-    else {
-        cli_error("train", "--optimizer must be adam or sgd, got '%s'", optimizer);
+    if (tfm_optimizer_from_name(optimizer, &tc->optimizer) != TFM_OK) {
+        cli_error("train", "--optimizer must be %s, got '%s'", tfm_optimizer_names(), optimizer);
         return 0;
     }
-    if (strcmp(schedule, "constant") == 0) tc->schedule = TFM_SCHEDULE_CONSTANT;
-    else if (strcmp(schedule, "noam") == 0) tc->schedule = TFM_SCHEDULE_NOAM;
-    else {
-        cli_error("train", "--schedule must be constant or noam, got '%s'", schedule);
+    if (tfm_schedule_from_name(schedule, &tc->schedule) != TFM_OK) {
+        cli_error("train", "--schedule must be %s, got '%s'", tfm_schedule_names(), schedule);
         return 0;
     }
     return 1;

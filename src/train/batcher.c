@@ -67,23 +67,10 @@ static int same_lengths(const tfm_dataset *ds, size_t i, size_t j) {
     return dataset_tgt_len(ds, i) == dataset_tgt_len(ds, j) && dataset_src_len(ds, i) == dataset_src_len(ds, j);
 }
 
-/* Uniform in [0, n), n >= 1, without modulo bias. */
-static size_t rand_below(tfm_rng *r, size_t n) {
-    const uint64_t m = (uint64_t)n;
-    const uint64_t rem = (UINT64_MAX % m + 1) % m; /* 2^64 mod m: reject the top `rem` values */
-    uint64_t x;
-    do {
-        uint64_t hi = rng_u32(r);
-        uint64_t lo = rng_u32(r);
-        x = (hi << 32) | lo;
-    } while (rem != 0 && x > UINT64_MAX - rem);
-    return (size_t)(x % m);
-}
-
 /* Fisher–Yates. */
 static void shuffle(size_t *a, size_t n, tfm_rng *r) {
     for (size_t k = n; k > 1; k--) {
-        size_t j = rand_below(r, k), tmp = a[k - 1];
+        size_t j = (size_t)rng_below(r, (uint64_t)k), tmp = a[k - 1];
         a[k - 1] = a[j];
         a[j] = tmp;
     }

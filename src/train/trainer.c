@@ -134,7 +134,9 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     tfm_arena ws = t->ws_arena;
     ws.used = 0;
     grad_workspace_layout(c, B, S, Td, &ws, &t->ws);
-    dropout_cfg drop = {t->cfg.dropout, ((uint64_t)rng_u32(&t->rng) << 32) | rng_u32(&t->rng)};
+    /* the step's dropout seed: two draws, high half first (rng_u64 fixes the order, which an
+     * expression with two rng_u32 calls would leave to the compiler) */
+    dropout_cfg drop = {t->cfg.dropout, rng_u64(&t->rng)};
 
     model_forward(t->ctx, B, S, Td, src, tgt, (size_t)T, &drop);
     float *logits = t->ctx->acts.logits;
