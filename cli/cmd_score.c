@@ -77,8 +77,8 @@ static int run(int argc, char **argv) {
     double *lp = NULL;
     int *nt = NULL;
     float *logits = NULL, *zero_row = NULL;
+    tfm_atomic_file *af = NULL; /* --dump-logits, written atomically */
     FILE *df = NULL;
-    char *tmp = NULL;
     int rc = EXIT_RUNTIME;
     if (tfm_model_load(model_path, &m) != TFM_OK || tfm_context_create(m, &ctx) != TFM_OK ||
         tfm_id_lines_read(src_path, &src) != TFM_OK || tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
@@ -92,14 +92,11 @@ static int run(int argc, char **argv) {
         if (tfm_id_lines_len(&tgt, i) > T_file) T_file = tfm_id_lines_len(&tgt, i);
     const size_t V = (size_t)c->tgt_vocab;
     if (dump) {
-        tmp = malloc(strlen(dump) + 8);
-        if (!tmp) goto oom;
-        sprintf(tmp, "%s.tmp", dump);
-        df = fopen(tmp, "wb");
-        if (!df) {
-            cli_error("score", "cannot create %s: %s", tmp, strerror(errno));
+        if (tfm_atomic_file_open(dump, &af) != TFM_OK) {
+            cli_error("score", "%s", tfm_last_error());
             goto done;
         }
+        df = tfm_atomic_file_stream(af);
     }
     sbuf = malloc((size_t)batch * (size_t)c->max_len * sizeof *sbuf + sizeof *sbuf);
     tbuf = malloc((size_t)batch * ((size_t)c->max_len + 1) * sizeof *tbuf);
@@ -130,17 +127,18 @@ static int run(int argc, char **argv) {
                 int ok = fwrite(logits + (size_t)b * row, sizeof(float), row, df) == row;
                 for (size_t t = (size_t)(T - 1); ok && t < T_file - 1; t++) ok = fwrite(zero_row, sizeof(float), V, df) == V;
                 if (!ok) {
-                    cli_error("score", "cannot write %s: %s", tmp, strerror(errno));
+                    cli_error("score", "cannot write %s: %s", dump, strerror(errno));
                     goto done;
                 }
             }
         }
     }
-    if (df) {
-        int bad = fclose(df) != 0;
+    if (af) {
+        tfm_status st = tfm_atomic_file_commit(af);
+        af = NULL;
         df = NULL;
-        if (bad || rename(tmp, dump) != 0) {
-            cli_error("score", "cannot write %s: %s", dump, strerror(errno));
+        if (st != TFM_OK) {
+            cli_error("score", "%s", tfm_last_error());
             goto done;
         }
     }
@@ -153,11 +151,7 @@ static int run(int argc, char **argv) {
 oom:
     cli_error("score", "out of memory");
 done:
-    if (df) {
-        fclose(df);
-        remove(tmp);
-    }
-    free(tmp);
+    tfm_atomic_file_abort(af);
     free(sbuf);
     free(tbuf);
     free(lp);

@@ -57,9 +57,7 @@ tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const 
         if (is_blank(src[i])) continue; /* nothing to translate: an empty line out */
         st = tfm_tokenizer_encode(tok, src[i], strlen(src[i]), &enc[i].ids, &enc[i].len);
         if (st != TFM_OK) {
-            char msg[512];
-            snprintf(msg, sizeof msg, "%s", tfm_last_error());
-            st = tfm_set_error(st, "line %zu: %s", i + 1, msg);
+            st = tfm_error_prefix(st, "line %zu: ", i + 1);
             break;
         }
         stats->src_tokens += enc[i].len;

@@ -2,6 +2,7 @@
  * header's __metadata__, reserved prefixes tokenizer. and train_state.). */
 #include "model_internal.h"
 #include "safetensors.h"
+#include "tfm/names.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +10,6 @@
 
 #define TOKENIZER_TENSOR "tokenizer.model"
 
-static const char *const k_arch_names[] = {"encoder-decoder", "decoder-only", "encoder-only"};
 
 static tfm_status meta_int(const st_file *f, const char *key, int required, int *out) {
     const char *v = st_meta_get(f, key);
@@ -40,14 +40,8 @@ static tfm_status config_from_meta(const st_file *f, tfm_config *c) {
     *c = tfm_config_default();
     const char *arch = st_meta_get(f, "arch");
     RETURN_IF(!arch, TFM_ERR_FORMAT, "%s: metadata key 'arch' is missing (is this a transformer.c checkpoint?)", f->path);
-    int found = 0;
-    for (int i = 0; i < 3; i++)
-        if (strcmp(arch, k_arch_names[i]) == 0) {
-            c->arch = (tfm_arch)i;
-            found = 1;
-        }
-    RETURN_IF(!found, TFM_ERR_FORMAT, "%s: metadata arch='%.40s' is not one of encoder-decoder, decoder-only, encoder-only",
-              f->path, arch);
+    if (tfm_arch_from_name(arch, &c->arch) != TFM_OK)
+        return tfm_error_prefix(TFM_ERR_FORMAT, "%s: metadata: ", f->path);
     TRY(meta_int(f, "d_model", 1, &c->d_model));
     TRY(meta_int(f, "n_heads", 1, &c->n_heads));
     TRY(meta_int(f, "n_enc_layers", 1, &c->n_enc_layers));
@@ -64,14 +58,11 @@ static tfm_status config_from_meta(const st_file *f, tfm_config *c) {
     TRY(meta_bool(f, "tie_embeddings", &c->tie_embeddings));
     const char *act = st_meta_get(f, "activation");
     RETURN_IF(!act, TFM_ERR_FORMAT, "%s: metadata key 'activation' is missing", f->path);
-    if (strcmp(act, "relu") == 0) c->activation = TFM_ACT_RELU;
-    else if (strcmp(act, "gelu") == 0) c->activation = TFM_ACT_GELU;
-    else return tfm_set_error(TFM_ERR_FORMAT, "%s: metadata activation='%.40s' must be relu or gelu", f->path, act);
+    if (tfm_activation_from_name(act, &c->activation) != TFM_OK)
+        return tfm_error_prefix(TFM_ERR_FORMAT, "%s: metadata: ", f->path);
     const char *pe = st_meta_get(f, "pe");
     RETURN_IF(!pe, TFM_ERR_FORMAT, "%s: metadata key 'pe' is missing", f->path);
-    RETURN_IF(strcmp(pe, "sinusoidal") != 0, TFM_ERR_UNSUPPORTED, "%s: position encoding pe='%.40s' is not available",
-              f->path, pe);
-    c->pe = TFM_PE_SINUSOIDAL;
+    if (tfm_pe_from_name(pe, &c->pe) != TFM_OK) return tfm_error_prefix(TFM_ERR_UNSUPPORTED, "%s: metadata: ", f->path);
     const char *eps = st_meta_get(f, "layer_norm_eps");
     RETURN_IF(!eps, TFM_ERR_FORMAT, "%s: metadata key 'layer_norm_eps' is missing", f->path);
     char *end;
@@ -80,12 +71,7 @@ static tfm_status config_from_meta(const st_file *f, tfm_config *c) {
     RETURN_IF(errno || end == eps || *end, TFM_ERR_FORMAT, "%s: metadata layer_norm_eps='%.40s' is not a number",
               f->path, eps);
     tfm_status st = tfm_config_validate(c);
-    if (st != TFM_OK) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", tfm_last_error());
-        return tfm_set_error(st, "%s: metadata makes no sense: %s", f->path, msg);
-    }
-    return TFM_OK;
+    return st == TFM_OK ? TFM_OK : tfm_error_prefix(st, "%s: metadata makes no sense: ", f->path);
 }
 
 static int is_reserved(const char *name) {
@@ -120,7 +106,7 @@ static tfm_status load_tensors(tfm_model *m, const st_file *f) {
         while (k < m->n_entries && strcmp(m->entries[k].name, t->name) != 0) k++;
         RETURN_IF(k == m->n_entries, TFM_ERR_FORMAT,
                   "%s: unknown tensor '%s' (not a tensor of this %s model, nor under tokenizer. or train_state.)",
-                  f->path, t->name, k_arch_names[m->cfg.arch]);
+                  f->path, t->name, tfm_arch_name(m->cfg.arch));
     }
     float *scratch = NULL;
     tfm_status st = TFM_OK;
@@ -191,7 +177,7 @@ tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_t
 #define META_STR(key, val) (kv[2 * nm] = (key), kv[2 * nm + 1] = (val), nm++)
 #define META_INT(key, val) (snprintf(vals[nm], sizeof vals[nm], "%d", (val)), META_STR(key, vals[nm]))
     META_STR("format", "tfm/1");
-    META_STR("arch", k_arch_names[c->arch]);
+    META_STR("arch", tfm_arch_name(c->arch));
     META_INT("d_model", c->d_model);
     META_INT("n_heads", c->n_heads);
     META_INT("n_enc_layers", c->n_enc_layers);
@@ -201,8 +187,8 @@ tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_t
     META_INT("tgt_vocab", c->tgt_vocab);
     META_INT("max_len", c->max_len);
     META_INT("norm_first", c->norm_first);
-    META_STR("activation", c->activation == TFM_ACT_GELU ? "gelu" : "relu");
-    META_STR("pe", "sinusoidal");
+    META_STR("activation", tfm_activation_name(c->activation));
+    META_STR("pe", tfm_pe_name(c->pe));
     META_INT("pad_id", c->pad_id);
     META_INT("bos_id", c->bos_id);
     META_INT("eos_id", c->eos_id);

@@ -3,18 +3,14 @@
  * final LayerNorm of each stack — batched (every position at once; activations kept in the
  * context for the backward pass) or one step at a time on the KV cache. Both run layer_forward. */
 #include "layer.h"
+#include "hash.h"
 #include "ops.h"
 
 #include <math.h>
 #include <string.h>
 
-/* A fresh seed for each dropout site of the step (splitmix64 of the step seed and the site). */
-static uint64_t site_seed(dropper *dr) {
-    uint64_t z = dr->cfg->seed + (++dr->site) * 0xD1B54A32D192ED03ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
+/* A fresh seed for each dropout site of the step: hash_site_seed of the step seed and the site. */
+static uint64_t site_seed(dropper *dr) { return hash_site_seed(dr->cfg->seed, ++dr->site); }
 
 uint64_t dropper_site_seed(dropper *dr) { return site_seed(dr); }
 
