@@ -17,20 +17,27 @@ int read_lines(const char *cmd, const char *path, char ***lines, size_t *n) {
     size_t cap = 0;
     const char *line = NULL;
     size_t len = 0;
+    int oom = 0;
     while (st == TFM_OK && (st = tfm_line_reader_next(r, &line, &len)) == TFM_OK && line) {
         if (*n == cap) {
             cap = cap ? 2 * cap : 1024;
             char **p = realloc(*lines, cap * sizeof *p);
-            if (!p) break;
+            if (!p) {
+                oom = 1;
+                break;
+            }
             *lines = p;
         }
         char *copy = malloc(len + 1);
-        if (!copy) break;
+        if (!copy) {
+            oom = 1;
+            break;
+        }
         memcpy(copy, line, len + 1);
         (*lines)[(*n)++] = copy;
     }
     tfm_line_reader_free(r);
-    if (st != TFM_OK || line) { /* line != NULL: the loop stopped early, out of memory */
+    if (st != TFM_OK || oom) {
         if (st != TFM_OK) cli_error(cmd, "%s", tfm_last_error());
         else cli_error(cmd, "out of memory reading %s (line %zu)", use_stdin ? "<stdin>" : path, *n + 1);
         free_lines(*lines, *n);

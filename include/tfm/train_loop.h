@@ -14,7 +14,8 @@
  *
  * Resume: tfm_model_load(path), tfm_trainer_create with the same tfm_train_config, then
  * tfm_trainer_load_state(tr, path); the loop continues at the data position saved there, with the
- * same batches and dropout masks as a run never stopped (bit for bit, same thread count). */
+ * same batches and dropout masks as a run never stopped (bit for bit, any thread count; a stop by
+ * the time limit validates once more, which may update the best checkpoint: docs/TRAINING.md). */
 #ifndef TFM_TRAIN_LOOP_H
 #define TFM_TRAIN_LOOP_H
 

@@ -33,14 +33,14 @@ tfm_status tfm_set_error(tfm_status status, const char *fmt, ...) {
 }
 
 tfm_status tfm_error_prefix(tfm_status status, const char *fmt, ...) {
-    char old[sizeof g_last_error]; /* copied: the message cannot be an argument of its own write */
+    /* both parts are formatted apart first: an argument may be tfm_last_error() itself */
+    char old[sizeof g_last_error], prefix[sizeof g_last_error];
     memcpy(old, g_last_error, sizeof old);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(g_last_error, sizeof g_last_error, fmt, ap);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof g_last_error)
-        snprintf(g_last_error + n, sizeof g_last_error - (size_t)n, "%s", old);
+    snprintf(g_last_error, sizeof g_last_error, "%s%s", prefix, old);
     return status;
 }
 

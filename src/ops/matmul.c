@@ -10,6 +10,7 @@
 #include <blis.h>
 #include <omp.h>
 #include <stdatomic.h>
+#include <string.h>
 
 void ops_set_threads(int n) { tfm_set_threads(n); }
 
@@ -30,9 +31,19 @@ void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
                  &rntm);
 }
 
-void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
-              size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+/* Rows i0..i0+mi, columns j0..j0+nj of C ← bias[j0..] (each row), for a product with beta = 1. */
+static void fill_bias(float *C, size_t ldc, const float *bias, size_t mi, size_t nj) {
+    for (size_t i = 0; i < mi; i++) memcpy(C + i * ldc, bias, nj * sizeof *C);
+}
+
+/* ops_gemm, and with row_bias != NULL (beta ignored) C = row_bias (broadcast over rows) + alpha ·
+ * op(A)·op(B): each tile writes its own block of the bias just before its product, so a linear
+ * layer is one parallel region, not two (decoding runs thousands of small ones). */
+static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                       size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc,
+                       const float *row_bias) {
     if (M == 0 || N == 0) return;
+    if (row_bias) beta = 1.0f;
     const size_t macs = M * N * (K > 0 ? K : 1);
     /* Tile sizes from the sizes alone: start at OPS_GEMM_TILE_M × OPS_GEMM_TILE_N and halve (N
      * first, down to 64 columns, then M, down to 32 rows) while there are fewer than
@@ -48,6 +59,7 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
     }
     const size_t tm = (M + bm - 1) / bm, tn = (N + bn - 1) / bn, tiles = tm * tn;
     if (tiles == 1 || macs < 32 * OPS_PAR_MIN_WORK) {
+        if (row_bias) fill_bias(C, ldc, row_bias, M, N);
         ops_gemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
@@ -55,12 +67,16 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
     atomic_int helped = 0; /* set when a thread other than the caller took a tile */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (size_t t = 0; t < tiles; t++) {
-        if (omp_get_thread_num() != 0) atomic_store_explicit(&helped, 1, memory_order_relaxed);
+        /* a tile taken by another thread of a real team (the runtime may give fewer threads than
+         * asked: nested in a caller's region, OMP_THREAD_LIMIT; such a team says nothing) */
+        if (omp_get_thread_num() != 0 || omp_get_num_threads() == 1)
+            atomic_store_explicit(&helped, 1, memory_order_relaxed);
         /* Tiles walk along N first: neighbouring tiles share op(A)'s rows (warm in cache). */
         const size_t i0 = (t / tn) * bm, j0 = (t % tn) * bn;
         const size_t mi = M - i0 < bm ? M - i0 : bm, nj = N - j0 < bn ? N - j0 : bn;
         const float *a = trans_a ? A + i0 : A + i0 * lda;  /* op(A) rows i0.. */
         const float *b = trans_b ? B + j0 * ldb : B + j0;  /* op(B) columns j0.. */
+        if (row_bias) fill_bias(C + i0 * ldc + j0, ldc, row_bias + j0, mi, nj);
         ops_gemm_serial(trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);
     }
     /* Only products long enough (~100 µs and up) that a helper woken from its sleep has time to
@@ -69,16 +85,15 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
         ops_team_report(team, atomic_load_explicit(&helped, memory_order_relaxed));
 }
 
+void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+              size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+    gemm_tiled(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
+}
+
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC) {
-    if (N == 0 || OC == 0) return;
-    if (bias) {
-#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(OC)) num_threads(ops_team(N * OC))
-        for (size_t n = 0; n < N; n++)
-            for (size_t o = 0; o < OC; o++) out[n * OC + o] = bias[o];
-    }
-    /* out (N, OC) = inp (N, IC) · weight (OC, IC)ᵀ (+ the bias already there) */
-    ops_gemm(0, 1, N, OC, IC, 1.0f, inp, IC, weight, IC, bias ? 1.0f : 0.0f, out, OC);
+    /* out (N, OC) = bias + inp (N, IC) · weight (OC, IC)ᵀ: one region, each tile adds its bias */
+    gemm_tiled(0, 1, N, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC, bias);
 }
 
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,

@@ -103,7 +103,8 @@ attn_args attn_args_make(size_t B, size_t T, size_t S, size_t H, size_t d_k, siz
  * describes. out [B, T, H·d_k] (contiguous, heads concatenated before W_O); probs [B, H, T, S]
  * saves P; probs_drop [B, H, T, S] saves P' (required when dropout_p > 0, else ignored and may be
  * NULL). A query whose keys are all masked gets a zero row in probs and out, never NaN, whatever
- * the bias. OpenMP over B×H; T == 1 uses matrix–vector products. No allocation. */
+ * the (finite or −∞) bias: a +∞ or NaN bias is the caller's bug.
+ * OpenMP over B×H; T == 1 uses matrix–vector products. No allocation. */
 void attn_forward(float *out, float *probs, float *probs_drop, const float *q, const float *k,
                   const float *v, const attn_args *a);
 

@@ -37,4 +37,8 @@ while [ $# -ge 2 ]; do
     done
   done
 done
+# A quoted include is looked up in the including file's own folder first, so a path that climbs out
+# of it ("../model/x.h") would bypass the include folders above: none may exist under src/.
+climbers=$(grep -rnE '#[[:space:]]*include[[:space:]]*"[^"]*\.\./' "$SRC/src" || true)
+[ -z "$climbers" ] && ok || bad "includes that climb out of their folder (bypassing the layering): $climbers"
 finish layering
