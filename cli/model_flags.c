@@ -6,6 +6,8 @@ model_flags model_flags_default(void) {
     f.arch = tfm_arch_name(f.c.arch);
     f.activation = tfm_activation_name(f.c.activation);
     f.pe = tfm_pe_name(f.c.pe);
+    f.pe_layout = tfm_pe_layout_name(f.c.pe_layout);
+    f.rope_pairing = tfm_rope_pairing_name(f.c.rope_pairing);
     return f;
 }
 
@@ -20,6 +22,14 @@ int model_flags_resolve(const char *cmd, model_flags *f) {
     }
     if (tfm_pe_from_name(f->pe, &f->c.pe) != TFM_OK) {
         cli_error(cmd, "--pe must be %s, got '%s'", tfm_pe_names(), f->pe);
+        return 0;
+    }
+    if (tfm_pe_layout_from_name(f->pe_layout, &f->c.pe_layout) != TFM_OK) {
+        cli_error(cmd, "--pe-layout must be %s, got '%s'", tfm_pe_layout_names(), f->pe_layout);
+        return 0;
+    }
+    if (tfm_rope_pairing_from_name(f->rope_pairing, &f->c.rope_pairing) != TFM_OK) {
+        cli_error(cmd, "--rope-pairing must be %s, got '%s'", tfm_rope_pairing_names(), f->rope_pairing);
         return 0;
     }
     if (tfm_config_validate(&f->c) != TFM_OK) {

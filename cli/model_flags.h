@@ -8,7 +8,7 @@
 
 typedef struct {
     tfm_config c;
-    const char *arch, *activation, *pe;
+    const char *arch, *activation, *pe, *pe_layout, *rope_pairing;
 } model_flags;
 
 /* The cli_opt entries of the model flags, vocabulary sizes excepted (expands to several
@@ -23,7 +23,16 @@ typedef struct {
         {"--max-len", OPT_INT, &(f).c.max_len, 0, "longest sequence accepted, in tokens"},         \
         {"--norm-first", OPT_INT, &(f).c.norm_first, 0, "1: pre-LN, 0: post-LN as the paper"},     \
         {"--activation", OPT_STR, &(f).activation, 0, "FFN activation: relu or gelu"},             \
-        {"--pe", OPT_STR, &(f).pe, 0, "position encoding: sinusoidal"},                            \
+        {"--pe", OPT_STR, &(f).pe, 0,                                                              \
+         "position encoding: sinusoidal, none, learned, floater, shaw, t5, rope or alibi"},        \
+        {"--pe-layout", OPT_STR, &(f).pe_layout, 0, "sinusoidal columns: interleaved or concat"},  \
+        {"--pe-zero-pad", OPT_FLAG, &(f).c.pe_zero_pad, 0, "sinusoidal: position 0 is zero"},     \
+        {"--pe-scale", OPT_FLAG, &(f).c.pe_scale, 0, "sinusoidal: table times sqrt(d_model)"},     \
+        {"--pe-max-distance", OPT_INT, &(f).c.pe_max_distance, 0,                                  \
+         "shaw: clip offsets to [-k, k] (16); t5: largest bucketed distance (128)"},               \
+        {"--pe-buckets", OPT_INT, &(f).c.pe_buckets, 0, "t5: relative-position buckets (32)"},     \
+        {"--pe-shaw-values", OPT_FLAG, &(f).c.pe_shaw_values, 0, "shaw: relative value embeddings too"}, \
+        {"--rope-pairing", OPT_STR, &(f).rope_pairing, 0, "rope: interleaved or half"},            \
         {"--layer-norm-eps", OPT_FLOAT, &(f).c.layer_norm_eps, 0, "LayerNorm epsilon"},            \
         {"--tie-embeddings", OPT_INT, &(f).c.tie_embeddings, 0, "1: share src/tgt embeddings and generator"}
 

@@ -36,9 +36,30 @@ typedef enum {
     TFM_ACT_GELU = 1  /* exact GELU, x·Φ(x) with the erf form (Hendrycks & Gimpel 2016) */
 } tfm_activation;
 
+/* Position encodings (docs/POSITION.md). Absolute ones act at the embeddings; relative ones in
+ * self-attention. A value is accepted by tfm_config_validate only once its kind is implemented. */
 typedef enum {
-    TFM_PE_SINUSOIDAL = 0 /* Vaswani et al. 2017, §3.5 */
+    TFM_PE_SINUSOIDAL = 0, /* fixed sinusoids at the embeddings (Vaswani et al. 2017, §3.5) */
+    TFM_PE_NONE = 1,       /* no position information at all: attention is order-blind */
+    TFM_PE_LEARNED = 2,    /* trainable absolute table per side (BERT, GPT-2) */
+    TFM_PE_FLOATER = 3,    /* positions as the solution of a learned ODE (Liu et al., ICML 2020) */
+    TFM_PE_SHAW = 4,       /* learned relative key/value embeddings (Shaw et al. 2018) */
+    TFM_PE_T5 = 5,         /* learned per-head bias of bucketed offsets (Raffel et al. 2020) */
+    TFM_PE_ROPE = 6,       /* rotary queries and keys (Su et al., RoFormer 2021) */
+    TFM_PE_ALIBI = 7       /* fixed head-specific linear bias (Press et al., ICLR 2022) */
 } tfm_pe;
+
+/* The order of the sinusoidal table's columns. */
+typedef enum {
+    TFM_PE_LAYOUT_INTERLEAVED = 0, /* PE[p, 2i] = sin, PE[p, 2i+1] = cos (the paper, §3.5) */
+    TFM_PE_LAYOUT_CONCAT = 1       /* all sines, then all cosines (tensor2tensor, fairseq) */
+} tfm_pe_layout;
+
+/* Which dimensions RoPE rotates together. */
+typedef enum {
+    TFM_ROPE_INTERLEAVED = 0, /* pairs (2i, 2i+1): RoFormer, GPT-J */
+    TFM_ROPE_HALF = 1         /* pairs (i, i + d_k/2), "rotate half": GPT-NeoX, Llama */
+} tfm_rope_pairing;
 
 /** A model's hyper-parameters; the metadata keys of DESIGN.md §3. */
 typedef struct {
@@ -54,6 +75,16 @@ typedef struct {
     int norm_first;    /* 0: post-LN as the paper, LayerNorm(x + Sublayer(x)); 1: pre-LN */
     tfm_activation activation;
     tfm_pe pe;
+    /* Options of the position encoding (each read only by the kinds named; metadata keys of the
+     * same names, docs/POSITION.md): */
+    tfm_pe_layout pe_layout; /* sinusoidal: column order (default interleaved) */
+    int pe_zero_pad;         /* sinusoidal: 1 → position 0 gets the zero vector (TF's zero_pad) */
+    int pe_scale;            /* sinusoidal: 1 → the table is multiplied by √d_model (TF's scale) */
+    int pe_max_distance;     /* shaw: offsets clipped to [−k, k]; t5: the largest bucketed
+                                distance; 0 → the kind's default (shaw 16, t5 128) */
+    int pe_buckets;          /* t5: relative-position buckets; 0 → 32 */
+    int pe_shaw_values;      /* shaw: 1 → relative value embeddings as well as key ones */
+    tfm_rope_pairing rope_pairing; /* rope: default interleaved */
     int pad_id, bos_id, eos_id;
     float layer_norm_eps; /* 1e-5 as PyTorch */
     int tie_embeddings;   /* 1: src_embed, tgt_embed and generator.weight share one matrix */

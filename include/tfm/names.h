@@ -2,13 +2,15 @@
  * stores and what the `tfm` flags accept. Names are lowercase ASCII:
  *   tfm_arch        encoder-decoder, decoder-only, encoder-only
  *   tfm_activation  relu, gelu
- *   tfm_pe          sinusoidal
+ *   tfm_pe          sinusoidal, none, learned, floater, shaw, t5, rope, alibi
+ *   tfm_pe_layout   interleaved, concat
+ *   tfm_rope_pairing interleaved, half
  *   tfm_optimizer   adam, sgd
  *   tfm_schedule    constant, noam
  * For each enum E: tfm_E_name(value) gives the name (NULL for a value outside the enum), and
  * tfm_E_from_name(name, &value) the value. A name that is not in the table gives
  * TFM_ERR_INVALID_ARG with the message "KIND 'NAME' must be A, B or C" (KIND: "arch",
- * "activation", "position encoding", "optimizer", "schedule"); *value is then unchanged.
+ * "activation", "position encoding", "sinusoidal layout", "rope pairing", "optimizer", "schedule"); *value is then unchanged.
  * tfm_E_names() lists the names as that English list ("relu or gelu"), for help and messages. */
 #ifndef TFM_NAMES_H
 #define TFM_NAMES_H
@@ -32,6 +34,14 @@ const char *tfm_activation_names(void);
 const char *tfm_pe_name(tfm_pe pe);
 tfm_status tfm_pe_from_name(const char *name, tfm_pe *pe);
 const char *tfm_pe_names(void);
+
+const char *tfm_pe_layout_name(tfm_pe_layout layout);
+tfm_status tfm_pe_layout_from_name(const char *name, tfm_pe_layout *layout);
+const char *tfm_pe_layout_names(void);
+
+const char *tfm_rope_pairing_name(tfm_rope_pairing pairing);
+tfm_status tfm_rope_pairing_from_name(const char *name, tfm_rope_pairing *pairing);
+const char *tfm_rope_pairing_names(void);
 
 const char *tfm_optimizer_name(tfm_optimizer optimizer);
 tfm_status tfm_optimizer_from_name(const char *name, tfm_optimizer *optimizer);

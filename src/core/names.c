@@ -24,13 +24,22 @@ static const name_entry k_arch[] = {
     {TFM_ARCH_ENCODER_ONLY, "encoder-only"},
 };
 static const name_entry k_activation[] = {{TFM_ACT_RELU, "relu"}, {TFM_ACT_GELU, "gelu"}};
-static const name_entry k_pe[] = {{TFM_PE_SINUSOIDAL, "sinusoidal"}};
+static const name_entry k_pe[] = {
+    {TFM_PE_SINUSOIDAL, "sinusoidal"}, {TFM_PE_NONE, "none"}, {TFM_PE_LEARNED, "learned"},
+    {TFM_PE_FLOATER, "floater"},       {TFM_PE_SHAW, "shaw"}, {TFM_PE_T5, "t5"},
+    {TFM_PE_ROPE, "rope"},             {TFM_PE_ALIBI, "alibi"},
+};
+static const name_entry k_pe_layout[] = {{TFM_PE_LAYOUT_INTERLEAVED, "interleaved"}, {TFM_PE_LAYOUT_CONCAT, "concat"}};
+static const name_entry k_rope_pairing[] = {{TFM_ROPE_INTERLEAVED, "interleaved"}, {TFM_ROPE_HALF, "half"}};
 static const name_entry k_optimizer[] = {{TFM_OPTIMIZER_ADAM, "adam"}, {TFM_OPTIMIZER_SGD, "sgd"}};
 static const name_entry k_schedule[] = {{TFM_SCHEDULE_CONSTANT, "constant"}, {TFM_SCHEDULE_NOAM, "noam"}};
 
 static const name_table t_arch = TABLE("arch", k_arch, "encoder-decoder, decoder-only or encoder-only");
 static const name_table t_activation = TABLE("activation", k_activation, "relu or gelu");
-static const name_table t_pe = TABLE("position encoding", k_pe, "sinusoidal");
+static const name_table t_pe =
+    TABLE("position encoding", k_pe, "sinusoidal, none, learned, floater, shaw, t5, rope or alibi");
+static const name_table t_pe_layout = TABLE("sinusoidal layout", k_pe_layout, "interleaved or concat");
+static const name_table t_rope_pairing = TABLE("rope pairing", k_rope_pairing, "interleaved or half");
 static const name_table t_optimizer = TABLE("optimizer", k_optimizer, "adam or sgd");
 static const name_table t_schedule = TABLE("schedule", k_schedule, "constant or noam");
 
@@ -77,6 +86,24 @@ tfm_status tfm_pe_from_name(const char *name, tfm_pe *pe) {
     return TFM_OK;
 }
 const char *tfm_pe_names(void) { return t_pe.list; }
+
+const char *tfm_pe_layout_name(tfm_pe_layout layout) { return name_of(&t_pe_layout, (int)layout); }
+tfm_status tfm_pe_layout_from_name(const char *name, tfm_pe_layout *layout) {
+    int v = 0;
+    TRY(value_of(&t_pe_layout, name, &v));
+    *layout = (tfm_pe_layout)v;
+    return TFM_OK;
+}
+const char *tfm_pe_layout_names(void) { return t_pe_layout.list; }
+
+const char *tfm_rope_pairing_name(tfm_rope_pairing pairing) { return name_of(&t_rope_pairing, (int)pairing); }
+tfm_status tfm_rope_pairing_from_name(const char *name, tfm_rope_pairing *pairing) {
+    int v = 0;
+    TRY(value_of(&t_rope_pairing, name, &v));
+    *pairing = (tfm_rope_pairing)v;
+    return TFM_OK;
+}
+const char *tfm_rope_pairing_names(void) { return t_rope_pairing.list; }
 
 const char *tfm_optimizer_name(tfm_optimizer optimizer) { return name_of(&t_optimizer, (int)optimizer); }
 tfm_status tfm_optimizer_from_name(const char *name, tfm_optimizer *optimizer) {

@@ -45,8 +45,8 @@ static void self_attention_backward(const bctx *c, stack_params *gs, const stack
     args.bias = a->bias; /* for the record: the backward does not read it (P already holds it) */
     attn_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->dprobs, w->d_att, a->probs,
                   c->drop ? a->probs_drop : NULL, a->qkv, a->qkv + d, a->qkv + 2 * d, &args);
-    if (c->pe->bias_backward) c->pe->bias_backward(&gs->pe, gl, w->dprobs, mask, B, H, T, T, 0);
-    if (c->pe->qk_backward) c->pe->qk_backward(&gs->pe, &ps->pe, w->d_big, 3 * d, B, T, H, d / H, 0);
+    if (c->pe->bias_backward) c->pe->bias_backward(c->cfg, &gs->pe, gl, w->dprobs, mask, B, H, T, T, 0);
+    if (c->pe->qk_backward) c->pe->qk_backward(c->cfg, &gs->pe, &ps->pe, w->d_big, 3 * d, B, T, H, d / H, 0);
     linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_big, x, p->in_proj_weight, N, d, 3 * d);
 }
 
@@ -148,7 +148,7 @@ static void embed_backward(const bctx *c, const stack_ref *r, const stack_acts *
                            size_t ids_stride) {
     const size_t d = c->d, T = r->T;
     const float *dx = undrop(c, c->w->d_sub, c->w->d_stream, A->x0_drop, c->B * T * d);
-    if (c->pe->embed_backward) c->pe->embed_backward(&r->gs->pe, &r->ps->pe, dx, c->B, T, d, 0);
+    if (c->pe->embed_backward) c->pe->embed_backward(c->cfg, &r->gs->pe, &r->ps->pe, dx, c->B, T, d, 0);
     for (size_t b = 0; b < c->B; b++)
         embedding_backward(r->gs->embed, dx + b * T * d, ids + b * ids_stride, sqrtf((float)d), T, d);
 }

@@ -63,6 +63,18 @@ static tfm_status config_from_meta(const st_file *f, tfm_config *c) {
     const char *pe = st_meta_get(f, "pe");
     RETURN_IF(!pe, TFM_ERR_FORMAT, "%s: metadata key 'pe' is missing", f->path);
     if (tfm_pe_from_name(pe, &c->pe) != TFM_OK) return tfm_error_prefix(TFM_ERR_UNSUPPORTED, "%s: metadata: ", f->path);
+    /* the encoding's options: optional, absent = the default (files written before they existed) */
+    const char *layout = st_meta_get(f, "pe_layout");
+    if (layout && tfm_pe_layout_from_name(layout, &c->pe_layout) != TFM_OK)
+        return tfm_error_prefix(TFM_ERR_FORMAT, "%s: metadata: ", f->path);
+    TRY(meta_bool(f, "pe_zero_pad", &c->pe_zero_pad));
+    TRY(meta_bool(f, "pe_scale", &c->pe_scale));
+    TRY(meta_int(f, "pe_max_distance", 0, &c->pe_max_distance));
+    TRY(meta_int(f, "pe_buckets", 0, &c->pe_buckets));
+    TRY(meta_bool(f, "pe_shaw_values", &c->pe_shaw_values));
+    const char *pairing = st_meta_get(f, "rope_pairing");
+    if (pairing && tfm_rope_pairing_from_name(pairing, &c->rope_pairing) != TFM_OK)
+        return tfm_error_prefix(TFM_ERR_FORMAT, "%s: metadata: ", f->path);
     const char *eps = st_meta_get(f, "layer_norm_eps");
     RETURN_IF(!eps, TFM_ERR_FORMAT, "%s: metadata key 'layer_norm_eps' is missing", f->path);
     char *end;
@@ -171,8 +183,8 @@ tfm_status tfm_model_save(const tfm_model *m, const char *path) { return model_s
 
 tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_tensor *extra, size_t n_extra) {
     const tfm_config *c = &m->cfg;
-    char vals[20][32];
-    const char *kv[2 * 20];
+    char vals[32][32];
+    const char *kv[2 * 32];
     size_t nm = 0;
 #define META_STR(key, val) (kv[2 * nm] = (key), kv[2 * nm + 1] = (val), nm++)
 #define META_INT(key, val) (snprintf(vals[nm], sizeof vals[nm], "%d", (val)), META_STR(key, vals[nm]))
@@ -189,6 +201,13 @@ tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_t
     META_INT("norm_first", c->norm_first);
     META_STR("activation", tfm_activation_name(c->activation));
     META_STR("pe", tfm_pe_name(c->pe));
+    META_STR("pe_layout", tfm_pe_layout_name(c->pe_layout));
+    META_INT("pe_zero_pad", c->pe_zero_pad);
+    META_INT("pe_scale", c->pe_scale);
+    META_INT("pe_max_distance", c->pe_max_distance);
+    META_INT("pe_buckets", c->pe_buckets);
+    META_INT("pe_shaw_values", c->pe_shaw_values);
+    META_STR("rope_pairing", tfm_rope_pairing_name(c->rope_pairing));
     META_INT("pad_id", c->pad_id);
     META_INT("bos_id", c->bos_id);
     META_INT("eos_id", c->eos_id);
@@ -197,7 +216,7 @@ tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_t
     META_INT("tie_embeddings", c->tie_embeddings);
 #undef META_INT
 #undef META_STR
-    TFM_ASSERT(nm <= 20);
+    TFM_ASSERT(nm <= 32);
     st_out_tensor *t = calloc(m->n_entries + 1 + n_extra, sizeof *t);
     RETURN_IF(!t, TFM_ERR_NOMEM, "out of memory saving %s", path);
     const float *base = (const float *)m->param_arena.base;

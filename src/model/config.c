@@ -1,6 +1,7 @@
 /* Model configurations: defaults and validation (DESIGN.md §3 metadata). */
 #include "core_internal.h"
 #include "params.h"
+#include "pe.h"
 #include "tfm/model.h"
 
 tfm_config tfm_config_default(void) {
@@ -17,6 +18,13 @@ tfm_config tfm_config_default(void) {
     c.norm_first = 0;
     c.activation = TFM_ACT_RELU;
     c.pe = TFM_PE_SINUSOIDAL;
+    c.pe_layout = TFM_PE_LAYOUT_INTERLEAVED;
+    c.pe_zero_pad = 0;
+    c.pe_scale = 0;
+    c.pe_max_distance = 0;
+    c.pe_buckets = 0;
+    c.pe_shaw_values = 0;
+    c.rope_pairing = TFM_ROPE_INTERLEAVED;
     c.pad_id = 0;
     c.bos_id = 1;
     c.eos_id = 2;
@@ -47,7 +55,7 @@ tfm_status tfm_config_validate(const tfm_config *c) {
     RETURN_IF(c->norm_first != 0 && c->norm_first != 1, TFM_ERR_INVALID_ARG, "norm_first must be 0 or 1");
     RETURN_IF(c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU, TFM_ERR_INVALID_ARG,
               "activation must be relu or gelu");
-    RETURN_IF(c->pe != TFM_PE_SINUSOIDAL, TFM_ERR_UNSUPPORTED, "position encoding %d is not available", (int)c->pe);
+    TRY(pe_validate(c));
     const int vmin = c->src_vocab < c->tgt_vocab ? c->src_vocab : c->tgt_vocab;
     RETURN_IF(c->pad_id < 0 || c->pad_id >= vmin, TFM_ERR_INVALID_ARG,
               "pad_id %d must be inside both vocabularies [0, %d)", c->pad_id, vmin);

@@ -49,7 +49,7 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
     const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, dk = d / H;
     const mha_params *p = &W->self_attn;
     linear_forward(a->qkv, x, p->in_proj_weight, p->in_proj_bias, N, d, 3 * d);
-    if (c->pe->qk_forward) c->pe->qk_forward(&c->sp->pe, a->qkv, 3 * d, B, T, H, dk, c->pos0);
+    if (c->pe->qk_forward) c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv, 3 * d, B, T, H, dk, c->pos0);
     const size_t S = c->pos0 + T; /* keys per row */
     attn_args args = attn_args_make(B, T, S, H, dk, 3 * d, 3 * d);
     const float *k = a->qkv + d, *v = a->qkv + 2 * d;
@@ -71,7 +71,7 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
     args.causal = c->bd->self_mask == MASK_CAUSAL;
     args.q_pos0 = c->pos0;
     if (c->pe->bias_forward) {
-        c->pe->bias_forward(&c->sp->pe, W, c->bd->self_mask, a->bias, H, T, S, c->pos0);
+        c->pe->bias_forward(c->cfg, &c->sp->pe, W, c->bd->self_mask, a->bias, H, T, S, c->pos0);
         args.bias = a->bias;
         args.bias_hstride = T * S;
         args.bias_tstride = S;

@@ -8,14 +8,36 @@
  * Each hook has its backward; tensors it owns are registered in the parameter table by add_params
  * (so they are initialised, saved, loaded and trained like every other tensor) and reach the hooks
  * as pe_params (params.h). A NULL hook does nothing (no parameters, identity backward).
- * Positions are absolute token indices: query t of a call is at pos0 + t, key s at s. */
+ * Positions are absolute token indices: query t of a call is at pos0 + t, key s at s.
+ * Every hook gets the configuration (its pe_* options, n_heads, d_model).
+ *
+ * Adding a kind: write its hooks in its own file (pe_<name>.c) as `const pe_kind pe_kind_<name>`,
+ * declare it below, and list it in pe.c's table under its tfm_pe value; name it in
+ * src/core/names.c. A tfm_pe value without an entry is refused by tfm_config_validate. */
 #ifndef TFM_PE_H
 #define TFM_PE_H
 
 #include "stack.h"
 
+/* The options of tfm_config a kind reads (pe_kind.options); any other option left at its
+ * default, so that a flag meant for another encoding is an error, not silently ignored. */
+enum {
+    PE_OPT_LAYOUT = 1u << 0,       /* pe_layout */
+    PE_OPT_ZERO_PAD = 1u << 1,     /* pe_zero_pad */
+    PE_OPT_SCALE = 1u << 2,        /* pe_scale */
+    PE_OPT_MAX_DISTANCE = 1u << 3, /* pe_max_distance */
+    PE_OPT_BUCKETS = 1u << 4,      /* pe_buckets */
+    PE_OPT_SHAW_VALUES = 1u << 5,  /* pe_shaw_values */
+    PE_OPT_ROPE_PAIRING = 1u << 6  /* rope_pairing */
+};
+
 typedef struct pe_kind {
-    const char *name; /* the metadata / --pe value */
+    const char *name;     /* the metadata / --pe value */
+    unsigned options;     /* PE_OPT_* it reads */
+
+    /** Checks the kind's options in cfg (pe_* fields) and sizes it depends on; sets the error
+     * message and returns TFM_ERR_INVALID_ARG when they make no sense. NULL: anything goes. */
+    tfm_status (*validate)(const tfm_config *cfg);
 
     /** Registers the encoding's tensors of stack `stack` (named under sd->prefix) in the table:
      * per-stack ones into *sp, per-layer ones into lp[l] (l < sd->n_layers); pointers are set
@@ -24,33 +46,40 @@ typedef struct pe_kind {
                        layer_params *lp);
 
     /** 1. x (B, T, d) of positions pos0..pos0+T−1 (every row alike) += the encoding. */
-    void (*embed_forward)(const pe_params *p, float *x, size_t B, size_t T, size_t d, size_t pos0);
+    void (*embed_forward)(const tfm_config *cfg, const pe_params *p, float *x, size_t B, size_t T, size_t d, size_t pos0);
     /** Backward of embed_forward: dx (B, T, d) is dL/dx; ACCUMULATES into the encoding's
      * gradients g (the input gradient passes through unchanged: the encoding is added). */
-    void (*embed_backward)(pe_params *g, const pe_params *p, const float *dx, size_t B, size_t T, size_t d,
+    void (*embed_backward)(const tfm_config *cfg, pe_params *g, const pe_params *p, const float *dx, size_t B, size_t T, size_t d,
                            size_t pos0);
 
     /** 2. Transforms in place the queries and keys of N = B·T rows of a packed Q|K|V (row r at
      * qkv + r·stride: Q at column 0, K at column d; H heads of d_k), row (b, t) at position
      * pos0 + t. */
-    void (*qk_forward)(const pe_params *p, float *qkv, size_t stride, size_t B, size_t T, size_t H, size_t d_k,
+    void (*qk_forward)(const tfm_config *cfg, const pe_params *p, float *qkv, size_t stride, size_t B, size_t T, size_t H, size_t d_k,
                        size_t pos0);
     /** Backward of qk_forward on the gradients of Q and K (same layout), in place; ACCUMULATES
      * any parameter gradient into g. */
-    void (*qk_backward)(pe_params *g, const pe_params *p, float *dqkv, size_t stride, size_t B, size_t T,
+    void (*qk_backward)(const tfm_config *cfg, pe_params *g, const pe_params *p, float *dqkv, size_t stride, size_t B, size_t T,
                         size_t H, size_t d_k, size_t pos0);
 
     /** 3. Writes the bias (H, T, S) of layer `layer` for queries at pos0..pos0+T−1 and keys
      * 0..S−1 (shared by the batch rows; attn_args bias with bias_bstride 0). */
-    void (*bias_forward)(const pe_params *sp, const layer_params *lp, mask_kind mask, float *bias, size_t H,
+    void (*bias_forward)(const tfm_config *cfg, const pe_params *sp, const layer_params *lp, mask_kind mask, float *bias, size_t H,
                          size_t T, size_t S, size_t pos0);
     /** Backward of bias_forward: dscore (B, H, T, S) is dL/d(score) = dL/d(bias) (attn_backward's
      * dprobs); ACCUMULATES into the encoding's gradients. */
-    void (*bias_backward)(pe_params *gs, layer_params *gl, const float *dscore, mask_kind mask, size_t B,
+    void (*bias_backward)(const tfm_config *cfg, pe_params *gs, layer_params *gl, const float *dscore, mask_kind mask, size_t B,
                           size_t H, size_t T, size_t S, size_t pos0);
 } pe_kind;
 
 /** The hooks of a configuration's encoding (cfg->pe, checked by tfm_config_validate). */
 const pe_kind *pe_of(const tfm_config *cfg);
+
+/** TFM_OK when cfg->pe names an implemented kind whose options (validate hook) make sense;
+ * otherwise TFM_ERR_UNSUPPORTED (a kind this build does not have) or TFM_ERR_INVALID_ARG. */
+tfm_status pe_validate(const tfm_config *cfg);
+
+/* The kinds (one file each). */
+extern const pe_kind pe_kind_sinusoidal; /* pe_sinusoidal.c */
 
 #endif
