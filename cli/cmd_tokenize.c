@@ -1,5 +1,6 @@
 /* tfm tokenize — train a SentencePiece unigram vocabulary, or turn text lines into id lines and
- * back (include/tfm/tokenizer.h). Encode and decode keep files aligned: exactly one output line
+ * back (include/tfm/tokenizer.h); --wordpiece encodes with a BERT WordPiece tokenizer instead
+ * (include/tfm/wordpiece.h). Encode and decode keep files aligned: exactly one output line
  * per input line, an empty line giving an empty line. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -8,6 +9,7 @@
 
 #include "tfm/fileio.h"
 #include "tfm/tokenizer.h"
+#include "tfm/wordpiece.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -86,6 +88,25 @@ static int encode_lines(const tfm_tokenizer *tok, tfm_line_reader *in, FILE *out
         }
         for (size_t i = 0; i < n_ids; i++, sep = " ") fprintf(out, "%s%d", sep, (int)ids[i]);
         if (add_eos) fprintf(out, "%s%d", sep, tfm_tokenizer_eos_id(tok));
+        fputc('\n', out);
+        free(ids);
+    }
+    return ok;
+}
+
+/* --encode --wordpiece: BERT WordPiece ids, [CLS] first and [SEP] last, at most max_tokens. */
+static int encode_wordpiece_lines(const tfm_wordpiece *wp, tfm_line_reader *in, FILE *out, size_t max_tokens) {
+    const char *line = NULL;
+    size_t n = 0;
+    int ok = 1;
+    while ((ok = next_line(in, &line, &n)) && line) {
+        int32_t *ids = NULL;
+        size_t n_ids = 0;
+        if (tfm_wordpiece_encode(wp, line, n, 1, max_tokens, &ids, &n_ids) != TFM_OK) {
+            cli_error(CMD, "%s:%zu: %s", tfm_line_reader_name(in), tfm_line_reader_line_number(in), tfm_last_error());
+            return 0;
+        }
+        for (size_t i = 0; i < n_ids; i++) fprintf(out, i ? " %d" : "%d", (int)ids[i]);
         fputc('\n', out);
         free(ids);
     }
@@ -204,9 +225,31 @@ static int run_train(const char *inputs, const char *save, const tfm_tokenizer_t
     return rc;
 }
 
+static int run_wordpiece(const char *path, const char *input, const char *output, size_t max_tokens) {
+    tfm_wordpiece *wp = NULL;
+    if (tfm_wordpiece_load(path, &wp) != TFM_OK) {
+        cli_error(CMD, "%s", tfm_last_error());
+        return EXIT_RUNTIME;
+    }
+    tfm_line_reader *in = NULL;
+    if ((input ? tfm_line_reader_open(input, 0, &in) : tfm_line_reader_from_stream(stdin, "<stdin>", 0, &in)) !=
+        TFM_OK) {
+        cli_error(CMD, "%s", tfm_last_error());
+        tfm_wordpiece_free(wp);
+        return EXIT_RUNTIME;
+    }
+    out_stream out;
+    int ok = out_open(&out, output);
+    if (ok) ok = out_close(&out, encode_wordpiece_lines(wp, in, out.f, max_tokens));
+    tfm_line_reader_free(in);
+    tfm_wordpiece_free(wp);
+    return ok ? 0 : EXIT_RUNTIME;
+}
+
 static int run_tokenize(int argc, char **argv) {
     int train = 0, encode = 0, decode = 0, add_bos = 0, add_eos = 0, verbose = 0;
-    const char *input = NULL, *output = NULL, *save = NULL, *model = NULL;
+    const char *input = NULL, *output = NULL, *save = NULL, *model = NULL, *wordpiece = NULL;
+    int max_tokens = 0;
     tfm_tokenizer_train_opts o;
     tfm_tokenizer_train_opts_default(&o);
     int seed = (int)o.seed;
@@ -228,6 +271,9 @@ static int run_tokenize(int argc, char **argv) {
         {"--verbose", OPT_FLAG, &verbose, 0, "--train: show SentencePiece's log"},
         {"--add-bos", OPT_FLAG, &add_bos, 0, "--encode: start every line with the BOS id"},
         {"--add-eos", OPT_FLAG, &add_eos, 0, "--encode: end every line with the EOS id"},
+        {"--wordpiece", OPT_STR, &wordpiece, 0, "--encode with a BERT WordPiece tokenizer.json or vocab.txt"},
+        {"--max-tokens", OPT_INT, &max_tokens, 0, "--wordpiece: at most this many ids, [CLS]/[SEP] included "
+                                                   "(0: the tokenizer's own limit)"},
     };
     int rc = cli_parse(&cmd_tokenize, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (rc == 1) return 0;
@@ -244,6 +290,14 @@ static int run_tokenize(int argc, char **argv) {
     o.seed = (unsigned)seed;
     o.verbose = verbose;
     if (train) return run_train(input, save, &o);
+    if (wordpiece || max_tokens) {
+        if (!encode || !wordpiece || model || add_bos || add_eos || max_tokens < 0 || max_tokens == 1) {
+            cli_error(CMD, "--wordpiece F goes with --encode only (not --tokenizer, --add-bos, --add-eos); "
+                           "--max-tokens needs it and 0 or at least 2");
+            return EXIT_USAGE;
+        }
+        return run_wordpiece(wordpiece, input, output, (size_t)max_tokens);
+    }
 
     if (!model) {
         cli_error(CMD, "--%s needs --tokenizer M", encode ? "encode" : "decode");
@@ -274,9 +328,10 @@ static int run_tokenize(int argc, char **argv) {
 
 const cli_command cmd_tokenize = {
     "tokenize",
-    "train a SentencePiece unigram vocabulary; encode text to id lines, decode id lines to text",
+    "train a SentencePiece unigram vocabulary; encode text to id lines (or BERT WordPiece ids), decode id lines to text",
     "tfm tokenize --train --input F[,F2...] [--vocab-size N] --save-model M\n"
     "       tfm tokenize --encode --tokenizer M [--input F] [--output F]\n"
+    "       tfm tokenize --encode --wordpiece tokenizer.json|vocab.txt [--max-tokens N] [--input F] [--output F]\n"
     "       tfm tokenize --decode --tokenizer M [--input F] [--output F]",
     run_tokenize,
 };
