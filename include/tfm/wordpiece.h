@@ -74,8 +74,9 @@ tfm_status tfm_wordpiece_load(const char *path, tfm_wordpiece **out);
  * tokenizer's max_length, SIZE_MAX no limit; a longer encoding keeps its first ids and, with
  * add_special, still ends in [SEP] (Hugging Face's truncation of a single sequence).
  * *ids is malloc'd (free() it; NULL when *n_ids is 0). Errors: TFM_ERR_FORMAT "invalid UTF-8 at
- * byte N" (the caller adds the file and line); TFM_ERR_RANGE for max_tokens below 2 with
- * add_special; TFM_ERR_NOMEM. On error *ids is NULL and *n_ids 0. */
+ * byte offset N (byte 0xXX)", N counted from 0 (the caller adds the file and line);
+ * TFM_ERR_RANGE for max_tokens below 2 with add_special; TFM_ERR_INVALID_ARG for NULL
+ * arguments; TFM_ERR_NOMEM. On error *ids is NULL and *n_ids 0. */
 tfm_status tfm_wordpiece_encode(const tfm_wordpiece *wp, const char *text, size_t len, int add_special,
                                 size_t max_tokens, int32_t **ids, size_t *n_ids);
 

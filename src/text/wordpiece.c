@@ -125,11 +125,11 @@ static int wordpiece_word(const struct tfm_wordpiece *wp, scratch *s, const uint
     for (size_t start = 0; start < nc;) {
         int32_t id = -1;
         size_t end = nc;
-        const char *piece = w + s->bound[start];
+        char *piece = w + s->bound[start];
         size_t extra = 0;
         if (start > 0) {
             extra = wp->prefix_len;
-            memcpy((char *)piece - extra, wp->prefix, extra);
+            memcpy(piece - extra, wp->prefix, extra);
         }
         for (; end > start; end--) {
             id = wp_lookup(wp, piece - extra, extra + s->bound[end] - s->bound[start]);
@@ -193,7 +193,8 @@ tfm_status tfm_wordpiece_encode(const tfm_wordpiece *wp, const char *text, size_
     for (size_t i = 0; i < len;) { /* well-formed UTF-8; NUL is a character (clean_text drops it) */
         uint32_t c;
         size_t k = utf8_decode((const unsigned char *)text + i, len - i, &c);
-        RETURN_IF(k == 0, TFM_ERR_FORMAT, "invalid UTF-8 at byte %zu", i);
+        RETURN_IF(k == 0, TFM_ERR_FORMAT, "invalid UTF-8 at byte offset %zu (byte 0x%02X)", i,
+                  (unsigned)(unsigned char)text[i]);
         i += k;
     }
     const int specials = add_special && wp->prefix_id >= 0;

@@ -118,7 +118,7 @@ static tfm_status load_vocab_txt(const char *path, lines_t *t, struct tfm_wordpi
         const char *s = t->buf + t->line_off[i];
         RETURN_IF(n == 0, TFM_ERR_FORMAT, "%s:%zu: empty token", path, i + 1);
         size_t bad = utf8_first_invalid(s, n);
-        RETURN_IF(bad < n, TFM_ERR_FORMAT, "%s:%zu: invalid UTF-8 at byte %zu of the token", path, i + 1, bad);
+        RETURN_IF(bad < n, TFM_ERR_FORMAT, "%s:%zu: invalid UTF-8 at byte offset %zu of the token", path, i + 1, bad);
         RETURN_IF(n > UINT32_MAX, TFM_ERR_FORMAT, "%s:%zu: token of %zu bytes", path, i + 1, n);
         wp->off[i] = t->line_off[i];
         wp->len[i] = (uint32_t)n;

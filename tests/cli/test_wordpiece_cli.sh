@@ -26,7 +26,7 @@ printf 'hello world, hello world\n' | "$TFM" tokenize --encode --wordpiece "$FIX
 check "--max-tokens 4 keeps [CLS], two ids, [SEP]" test "$(cat "$D/t")" = "101 7592 2088 102"
 
 printf 'fine\n\nno \xe9 here\n' >"$D/latin1.txt"
-expect_fail "invalid UTF-8 names file:line" 1 "latin1.txt:3: invalid UTF-8 at byte 3" \
+expect_fail "invalid UTF-8 names file:line" 1 "latin1.txt:3: invalid UTF-8 at byte offset 3 (byte 0xE9)" \
   "$TFM" tokenize --encode --wordpiece "$FIX/vocab.txt" --input "$D/latin1.txt" --output "$D/out"
 check "a failed run leaves no output file" test ! -e "$D/out"
 expect_fail "missing tokenizer" 1 "nope.json" "$TFM" tokenize --encode --wordpiece "$D/nope.json"
