@@ -40,6 +40,9 @@ static float *table(size_t L, size_t d, int concat, int zero_pad, double scale) 
     return x;
 }
 
+/* max(w, e) that keeps a NaN (fmax drops it): an error maximum must not hide one. */
+static double worse(double w, double e) { return isnan(e) || e > w ? e : w; }
+
 static double omega(size_t i, size_t d) { return exp(-(double)(2 * i) * log(10000.0) / (double)d); }
 
 /* Column of the sine / cosine of pair i. */
@@ -111,7 +114,7 @@ static double rotation_error(const float *pe, size_t L, size_t d, int concat, co
             const size_t cs = col_sin(i, concat), cc = col_cos(i, d, concat);
             const double s = pe[p * d + cs], c = pe[p * d + cc];
             const double rs = blk[4 * i] * s + blk[4 * i + 1] * c, rc = blk[4 * i + 2] * s + blk[4 * i + 3] * c;
-            worst = fmax(worst, fmax(fabs(rs - pe[(p + k) * d + cs]), fabs(rc - pe[(p + k) * d + cc])));
+            worst = worse(worse(worst, fabs(rs - pe[(p + k) * d + cs])), fabs(rc - pe[(p + k) * d + cc]));
         }
     return worst;
 }
@@ -128,14 +131,14 @@ static void relative_claims(size_t d, int concat) {
         rotation(r1, d, ks[a]);
         double e = rotation_error(pe, ROT_LEN, d, concat, r1, k);
         CHECK(e <= TOL_ROT, "%s d_model %zu: PE(p+%zu) != R_%zu PE(p): max error %.3g", lay, d, k, k, e);
-        worst_rot = fmax(worst_rot, e);
+        worst_rot = worse(worst_rot, e);
         /* claim 4: the dot product of rows k apart is Σ_i cos(kω_i), whatever p */
         double want = 0.0;
         for (size_t i = 0; i < d / 2; i++) want += cos((double)k * omega(i, d));
         for (size_t p = 0; p + k < ROT_LEN; p++) {
             double dot = 0.0;
             for (size_t c = 0; c < d; c++) dot += (double)pe[p * d + c] * (double)pe[(p + k) * d + c];
-            worst_dot = fmax(worst_dot, fabs(dot - want));
+            worst_dot = worse(worst_dot, fabs(dot - want));
         }
         /* R_{k1+k2} = R_{k1} R_{k2}: the blocks multiply, and the product maps PE(p) to PE(p+k1+k2) */
         for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++) {
@@ -151,7 +154,7 @@ static void relative_claims(size_t d, int concat) {
                 z[1] = x[0] * y[1] + x[1] * y[3];
                 z[2] = x[2] * y[0] + x[3] * y[2];
                 z[3] = x[2] * y[1] + x[3] * y[3];
-                for (int j = 0; j < 4; j++) ce = fmax(ce, fabs(z[j] - r12[4 * i + (size_t)j]));
+                for (int j = 0; j < 4; j++) ce = worse(ce, fabs(z[j] - r12[4 * i + (size_t)j]));
             }
             CHECK(ce <= TOL_COMPOSE, "%s d_model %zu: R_%zu R_%zu != R_%zu (%.3g)", lay, d, k, k2, k + k2, ce);
             double pe_err = rotation_error(pe, ROT_LEN, d, concat, prod, k + k2);
@@ -199,7 +202,7 @@ static void options(size_t d) {
         qsort(r2, d, sizeof *r2, cmp_float);
         sorted &= memcmp(r1, r2, d * sizeof *r1) == 0;
         for (size_t c = 0; c < d; c++)
-            worst_scale = fmax(worst_scale, fabs((double)sc[p * d + c] - sqrt((double)d) * (double)base[p * d + c]));
+            worst_scale = worse(worst_scale, fabs((double)sc[p * d + c] - sqrt((double)d) * (double)base[p * d + c]));
     }
     CHECK(perm, "d_model %zu: concat column i / d/2+i is not interleaved column 2i / 2i+1", d);
     CHECK(sorted, "d_model %zu: the two layouts do not hold the same numbers", d);
