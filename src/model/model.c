@@ -52,6 +52,9 @@ static void init_tensor(float *w, const param_entry *e, tfm_rng *rng, size_t d_m
         for (size_t i = 0; i < e->numel; i++) w[i] = rng_normal(rng) * sd;
         break;
     }
+    case PARAM_INIT_POSITION:
+        for (size_t i = 0; i < e->numel; i++) w[i] = rng_normal(rng) * 0.02f;
+        break;
     }
 }
 

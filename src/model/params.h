@@ -62,7 +62,8 @@ typedef enum {
     PARAM_INIT_ZERO,     /* attention biases, LayerNorm biases */
     PARAM_INIT_ONE,      /* LayerNorm weights */
     PARAM_INIT_LINEAR_BIAS, /* U(−1/√fan_in, 1/√fan_in) as nn.Linear */
-    PARAM_INIT_EMBEDDING /* N(0, d^−1/2) */
+    PARAM_INIT_EMBEDDING, /* N(0, d^−1/2) */
+    PARAM_INIT_POSITION   /* N(0, 0.02²): learned position tables, as BERT and GPT-2 */
 } param_init;
 
 typedef struct {

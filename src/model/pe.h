@@ -81,5 +81,7 @@ tfm_status pe_validate(const tfm_config *cfg);
 
 /* The kinds (one file each). */
 extern const pe_kind pe_kind_sinusoidal; /* pe_sinusoidal.c */
+extern const pe_kind pe_kind_none;       /* pe_none.c */
+extern const pe_kind pe_kind_learned;    /* pe_learned.c */
 
 #endif

@@ -1,19 +1,53 @@
-/* The paper's sinusoidal position encoding: a fixed table added at the embeddings. */
+/* The paper's sinusoidal position encoding and its variants: a fixed table added at the
+ * embeddings, nothing trained. */
 #include "pe.h"
 
+#include "core_internal.h"
 #include "ops.h"
 
-/* PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d)) (Vaswani et al.
- * 2017, §3.5), added to every row of x. A fixed table: its backward is the identity. */
+#include <math.h>
+
+/* The options as the kernel takes them. */
+static pe_sinusoid_opts opts_of(const tfm_config *cfg) {
+    pe_sinusoid_opts o;
+    o.concat = cfg->pe_layout == TFM_PE_LAYOUT_CONCAT;
+    o.zero_pad = cfg->pe_zero_pad;
+    o.scale = cfg->pe_scale ? sqrt((double)cfg->d_model) : 1.0;
+    return o;
+}
+
+/* x (B, T, d) += PE(pos0 + t) (Vaswani et al. 2017, §3.5): PE(p, 2i) = sin(p / 10000^(2i/d)),
+ * PE(p, 2i+1) = cos(p / 10000^(2i/d)), with
+ *   pe_layout concat: the same values, all sines (columns 0..d/2−1) then all cosines — the column
+ *     order of tensor2tensor's get_timing_signal_1d and fairseq's SinusoidalPositionalEmbedding
+ *     (both also use other frequencies, 10000^(−i/(d/2−1)), which tfm does not: here the layouts
+ *     hold the same numbers permuted);
+ *   pe_zero_pad, pe_scale: the semantics of positional_encoding(inputs, num_units, zero_pad,
+ *     scale) of the TensorFlow implementation our notes quote (Kyubyong Park's "transformer",
+ *     modules.py): zero_pad replaces row 0 of the lookup table by zeros (the first token of a
+ *     sequence, absolute position 0, gets no encoding), scale multiplies the looked-up table by
+ *     num_units ** 0.5 = √d_model (after zero_pad; the token embedding is scaled by √d_model as
+ *     always). That code's exponent 2·j/d for column j (not 2i/d for both of pair i) is the typo
+ *     DESIGN.md §2 mentions and is not followed.
+ * A fixed table computed per call (no memory, no allocation): its backward is the identity. */
 static void sinusoidal_forward(const tfm_config *cfg, const pe_params *p, float *x, size_t B, size_t T, size_t d,
                                size_t pos0) {
-    (void)cfg;
     (void)p;
-    pe_sinusoidal_add(x, B, T, d, pos0);
+    const pe_sinusoid_opts o = opts_of(cfg);
+    pe_sinusoidal_add(x, B, T, d, pos0, &o);
+}
+
+/* The concatenated layout splits the columns in two halves: an odd d_model has no such split
+ * (tensor2tensor and fairseq append a zero column there; tfm refuses rather than guess). */
+static tfm_status sinusoidal_validate(const tfm_config *cfg) {
+    RETURN_IF(cfg->pe_layout == TFM_PE_LAYOUT_CONCAT && cfg->d_model % 2 != 0, TFM_ERR_INVALID_ARG,
+              "pe_layout concat needs an even d_model (half sines, half cosines), got d_model %d", cfg->d_model);
+    return TFM_OK;
 }
 
 const pe_kind pe_kind_sinusoidal = {
     .name = "sinusoidal",
-    .options = 0, /* layout, zero_pad and scale: Position I */
+    .options = PE_OPT_LAYOUT | PE_OPT_ZERO_PAD | PE_OPT_SCALE,
+    .validate = sinusoidal_validate,
     .embed_forward = sinusoidal_forward,
 };

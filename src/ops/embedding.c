@@ -1,5 +1,5 @@
-/* Token embeddings scaled by √d_model (Vaswani et al. 2017, §3.4) and the sinusoidal position
- * encoding (§3.5). */
+/* Token embeddings scaled by √d_model (Vaswani et al. 2017, §3.4). The position encodings' kernels
+ * are in position.c. */
 #include "ops.h"
 #include "parallel.h"
 
@@ -12,25 +12,6 @@ void embedding_forward(float *out, const int32_t *ids, const float *table, float
         const float *row = table + (size_t)ids[n] * d;
         float *y = out + n * d;
         for (size_t c = 0; c < d; c++) y[c] = row[c] * scale;
-    }
-}
-
-void pe_sinusoidal_add(float *x, size_t B, size_t T, size_t d, size_t pos0) {
-    /* ω_i = 10000^(−2i/d) = exp(−2i · ln(10000) / d), shared by the sin (2i) and cos (2i+1)
-     * components; angles in double so large positions keep their precision. */
-    const double log_base = log(10000.0);
-#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(B * d)) num_threads(ops_team(T * B * d))
-    for (size_t t = 0; t < T; t++) {
-        double pos = (double)(pos0 + t);
-        for (size_t c = 0; c < d; c += 2) {
-            double omega = exp(-(double)c * log_base / (double)d);
-            float s = (float)sin(pos * omega), co = (float)cos(pos * omega);
-            for (size_t b = 0; b < B; b++) {
-                float *row = x + (b * T + t) * d;
-                row[c] += s;
-                if (c + 1 < d) row[c + 1] += co;
-            }
-        }
     }
 }
 

@@ -133,11 +133,29 @@ void embedding_forward(float *out, const int32_t *ids, const float *table, float
 void embedding_backward(float *dtable, const float *dout, const int32_t *ids, float scale, size_t N,
                         size_t d);
 
+/* ---- position.c -------------------------------------------------------------------------- */
+
+/** The sinusoidal table's column order and options (docs/POSITION.md, section sinusoidal). */
+typedef struct {
+    int concat;   /* 0: interleaved, sin at column 2i, cos at 2i+1 (the paper; odd d: the last column
+                     is a sine); 1: sines in [0, d/2), cosines in [d/2, d) (tensor2tensor, fairseq;
+                     d even) */
+    int zero_pad; /* 1: position 0 adds the zero vector (TF's zero_pad) */
+    double scale; /* every value times this: 1.0, or √d_model for TF's scale */
+} pe_sinusoid_opts;
+
 /** x[B, T, d] += PE[pos0 + t, :] with the sinusoidal encoding of Vaswani et al. 2017, §3.5:
- * PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(p / 10000^(2i/d)), computed in log
- * space for any position (no table, nothing truncated). */
-void pe_sinusoidal_add(float *x, size_t B, size_t T, size_t d, size_t pos0);
+ * PE(p, 2i) = sin(p·ω_i), PE(p, 2i+1) = cos(p·ω_i), ω_i = 10000^(−2i/d), in log space for any
+ * position (no table, nothing truncated), with the columns and options of *o. */
+void pe_sinusoidal_add(float *x, size_t B, size_t T, size_t d, size_t pos0, const pe_sinusoid_opts *o);
 /* The sinusoidal encoding has no parameters: its backward is the identity (dx passes through). */
+
+/** x[b, t, :] += table[pos0 + t, :] for every batch row b: a learned absolute position table
+ * (BERT, Devlin et al. 2019, §3; GPT-2). x (B, T, d), table (at least pos0 + T, d). */
+void pos_table_add(float *x, const float *table, size_t B, size_t T, size_t d, size_t pos0);
+/** Backward of pos_table_add, ACCUMULATED: dtable[pos0 + t, :] += Σ_b dx[b, t, :]. Threads split
+ * the positions; the sum over b is in order, so the result does not depend on the thread count. */
+void pos_table_backward(float *dtable, const float *dx, size_t B, size_t T, size_t d, size_t pos0);
 
 /* ---- activation.c ------------------------------------------------------------------------ */
 

@@ -91,7 +91,8 @@ static void attention_case(void) {
 static void pe_case(void) {
     enum { T = 3, D = 6 };
     float x[T * D] = {0};
-    pe_sinusoidal_add(x, 1, T, D, 0);
+    const pe_sinusoid_opts paper = {0, 0, 1.0};
+    pe_sinusoidal_add(x, 1, T, D, 0, &paper);
     CHECK_NEAR(x[0], 0.0, 1e-7, "PE(0, 0) = sin 0");
     CHECK_NEAR(x[1], 1.0, 1e-7, "PE(0, 1) = cos 0");
     CHECK_NEAR(x[D + 0], sin(1.0), 1e-7, "PE(1, 0) = sin 1");
@@ -100,7 +101,7 @@ static void pe_case(void) {
     CHECK_NEAR(x[2 * D + 3], cos(2.0 / pow(10000.0, 2.0 / D)), 1e-7, "PE(2, 3) = cos(2 / 10000^(2/d))");
     CHECK_NEAR(x[2 * D + 4], sin(2.0 / pow(10000.0, 4.0 / D)), 1e-7, "PE(2, 4)");
     float far[D] = {0}; /* positions past any table are computed, not wrapped */
-    pe_sinusoidal_add(far, 1, 1, D, 100000);
+    pe_sinusoidal_add(far, 1, 1, D, 100000, &paper);
     CHECK_NEAR(far[0], sin(100000.0), 1e-6, "PE(100000, 0)");
     CHECK_NEAR(far[5], cos(100000.0 / pow(10000.0, 4.0 / D)), 1e-6, "PE(100000, 5)");
 }
