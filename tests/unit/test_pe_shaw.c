@@ -4,7 +4,8 @@
  * (post-LN, k = 2) and keys + values (pre-LN, k = 3), sequences of 9 so offsets beyond ±k share the
  * edge rows; a pair alone == inside the batch; the KV cache: teacher-forced cached steps give the
  * batched logits at every position, and greedy and beam-4 translations equal the recompute path,
- * a sentence alone equals it inside a batch; save, reload and score give identical scores. */
+ * a sentence alone equals it inside a batch; save, reload and score give identical scores; the
+ * relative terms' gradients do not depend on the thread count. */
 #include "model_internal.h"
 #include "ops.h"
 #include "safetensors.h"
@@ -243,6 +244,41 @@ static void save_reload(const char *name, golden_case *g, const double *lp) {
     rmdir(dir);
 }
 
+/* attn_backward's relative terms give bit-identical gradients for 1 and 3 threads (the table
+ * gradients are summed per row in a fixed order), at sizes large enough to open parallel regions. */
+static void thread_independent(void) {
+    enum { TB = 4, TH = 4, TDK = 16, TD = TH * TDK, TT = 48, TK = 5, TR = 2 * TK + 1 };
+    const size_t n_q = (size_t)TB * TT * 3 * TD, n_p = (size_t)TB * TH * TT * TT, n_o = (size_t)TB * TT * TD;
+    float *qkv = malloc(sizeof(float) * n_q), *dout = malloc(sizeof(float) * n_o), *out = malloc(sizeof(float) * n_o);
+    float *probs = malloc(sizeof(float) * n_p), *pdrop = malloc(sizeof(float) * n_p), *dprobs = malloc(sizeof(float) * n_p);
+    float tables[2 * TR * TDK], grads[2][2 * TR * TDK];
+    float *dqkv[2] = {calloc(n_q, sizeof(float)), calloc(n_q, sizeof(float))};
+    uint32_t x = 7;
+    for (size_t i = 0; i < n_q; i++) qkv[i] = (float)((x = x * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (size_t i = 0; i < n_o; i++) dout[i] = (float)((x = x * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (size_t i = 0; i < 2 * TR * TDK; i++) tables[i] = (float)((x = x * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    const int threads[2] = {1, 3}, before = tfm_get_threads();
+    for (int r = 0; r < 2; r++) {
+        tfm_set_threads(threads[r]);
+        attn_args a = attn_args_make(TB, TT, TT, TH, TDK, 3 * TD, 3 * TD);
+        a.causal = 1;
+        a.dropout_p = 0.1f;
+        a.dropout_seed = 5;
+        a.rel_k = tables;
+        a.rel_v = tables + TR * TDK;
+        a.rel_clip = TK;
+        a.drel_k = grads[r];
+        a.drel_v = grads[r] + TR * TDK;
+        memset(grads[r], 0, sizeof grads[r]);
+        attn_forward(out, probs, pdrop, qkv, qkv + TD, qkv + 2 * TD, &a);
+        attn_backward(dqkv[r], dqkv[r] + TD, dqkv[r] + 2 * TD, dprobs, dout, probs, pdrop, qkv, qkv + TD, qkv + 2 * TD, &a);
+    }
+    tfm_set_threads(before);
+    CHECK(memcmp(grads[0], grads[1], sizeof grads[0]) == 0, "d rel_k / d rel_v differ between 1 and 3 threads");
+    CHECK(memcmp(dqkv[0], dqkv[1], n_q * sizeof(float)) == 0, "dq/dk/dv with relative terms differ between 1 and 3 threads");
+    free(qkv), free(dout), free(out), free(probs), free(pdrop), free(dprobs), free(dqkv[0]), free(dqkv[1]);
+}
+
 static void run_case(const char *name) {
     golden_case g;
     if (!golden_case_load(name, &g)) {
@@ -265,5 +301,6 @@ static void run_case(const char *name) {
 int main(void) {
     run_case("shaw_keys");
     run_case("shaw_values");
+    thread_independent();
     return test_finish("pe_shaw");
 }
