@@ -43,6 +43,14 @@ static void self_attention_backward(const bctx *c, stack_params *gs, const stack
     zero(w->d_big, N * 3 * d);
     attn_args args = attn_args_make(B, T, T, H, d / H, 3 * d, 3 * d);
     args.bias = a->bias; /* for the record: the backward does not read it (P already holds it) */
+    args.causal = mask == MASK_CAUSAL;
+    if (c->pe->rel_tables) { /* the relative tables, and where their gradients accumulate */
+        float *rel_k, *rel_v;
+        c->pe->rel_tables(c->cfg, pl, &rel_k, &rel_v, &args.rel_clip);
+        args.rel_k = rel_k;
+        args.rel_v = rel_v;
+        c->pe->rel_tables(c->cfg, gl, &args.drel_k, &args.drel_v, &args.rel_clip);
+    }
     attn_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->dprobs, w->d_att, a->probs,
                   c->drop ? a->probs_drop : NULL, a->qkv, a->qkv + d, a->qkv + 2 * d, &args);
     if (c->pe->bias_backward) c->pe->bias_backward(c->cfg, &gs->pe, gl, w->dprobs, mask, B, H, T, T, 0);

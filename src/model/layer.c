@@ -76,6 +76,12 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
         args.bias_hstride = T * S;
         args.bias_tstride = S;
     }
+    if (c->pe->rel_tables) { /* Shaw et al. 2018: relative key/value embeddings */
+        float *rel_k, *rel_v;
+        c->pe->rel_tables(c->cfg, W, &rel_k, &rel_v, &args.rel_clip);
+        args.rel_k = rel_k;
+        args.rel_v = rel_v;
+    }
     attend(dr, a, a->qkv, k, v, &args);
     linear_forward(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
 }

@@ -4,7 +4,8 @@
  *      learned tables and FLOATER later)
  *   2. on the queries and keys of self-attention, before the scores and before keys enter the KV
  *      cache                                                         (RoPE later)
- *   3. as an additive per-head bias on the attention scores        (T5, ALiBi, Shaw later)
+ *   3. as an additive per-head bias on the attention scores        (T5, ALiBi later)
+ *   4. as relative key/value embeddings inside self-attention     (Shaw)
  * Each hook has its backward; tensors it owns are registered in the parameter table by add_params
  * (so they are initialised, saved, loaded and trained like every other tensor) and reach the hooks
  * as pe_params (params.h). A NULL hook does nothing (no parameters, identity backward).
@@ -70,6 +71,13 @@ typedef struct pe_kind {
      * dprobs); ACCUMULATES into the encoding's gradients. */
     void (*bias_backward)(const tfm_config *cfg, pe_params *gs, layer_params *gl, const float *dscore, mask_kind mask, size_t B,
                           size_t H, size_t T, size_t S, size_t pos0);
+
+    /** 4. The relative key and value embeddings of layer lp's self-attention (Shaw et al. 2018,
+     * eq. 3–5; attn_args rel_k, rel_v, rel_clip): *rel_k (2k+1, d_k), *rel_v (2k+1, d_k) or NULL,
+     * *clip = k. lp is the layer's parameters in the forward and its gradients in the backward
+     * (where attn_backward accumulates d rel_k, d rel_v): both have the same layout. A query-
+     * dependent term (q·a^K) that the bias hook cannot express. */
+    void (*rel_tables)(const tfm_config *cfg, const layer_params *lp, float **rel_k, float **rel_v, size_t *clip);
 } pe_kind;
 
 /** The hooks of a configuration's encoding (cfg->pe, checked by tfm_config_validate). */
@@ -83,5 +91,6 @@ tfm_status pe_validate(const tfm_config *cfg);
 extern const pe_kind pe_kind_sinusoidal; /* pe_sinusoidal.c */
 extern const pe_kind pe_kind_none;       /* pe_none.c */
 extern const pe_kind pe_kind_learned;    /* pe_learned.c */
+extern const pe_kind pe_kind_shaw;       /* pe_shaw.c */
 
 #endif

@@ -3,7 +3,8 @@
  * additive per-head bias, a query position offset (blocks of new positions against a KV cache)
  * and dropout on the weights: one (batch, head) pair per OpenMP iteration, each with two CBLAS
  * products on strided views of the packed projections (no copies); and its backward, four CBLAS
- * products per pair. */
+ * products per pair. Optional relative key/value embeddings (Shaw et al. 2018) add O(T·(S + k·d_k))
+ * per pair; absent, they cost one pointer test. */
 #include "ops.h"
 #include "parallel.h"
 
@@ -27,7 +28,84 @@ static size_t key_limit(const attn_args *a, size_t t) {
     return lim < a->S ? lim : a->S;
 }
 
-/* scores P (T, S) of one (b, h) = Q Kᵀ/√d_k (+ bias), then the masked softmax of each row. */
+/* Relative position representations (Shaw et al. 2018, eq. 3–4): the keys s of a query at
+ * position pos (keys below lim) whose offset s − pos, clipped to [−k, k], selects row r of the
+ * (2k+1, d_k) tables: the range [*s0, *s1), empty when none. Rows 0 and 2k gather every key at
+ * distance ≥ k on their side; an inner row is one key. */
+static void rel_keys(size_t pos, size_t k, size_t lim, size_t r, size_t *s0, size_t *s1) {
+    size_t a, b;
+    if (k == 0) { /* every offset clips to 0 */
+        a = 0, b = lim;
+    } else if (r == 0) { /* s − pos <= −k */
+        a = 0, b = pos >= k ? pos - k + 1 : 0;
+    } else if (r == 2 * k) { /* s − pos >= k */
+        a = pos + k, b = lim;
+    } else if (pos + r >= k) { /* s − pos = r − k */
+        a = pos + r - k, b = a + 1;
+    } else {
+        a = b = 0;
+    }
+    if (b > lim) b = lim;
+    if (a > b) a = b;
+    *s0 = a, *s1 = b;
+}
+
+static float dot_f(const float *x, const float *y, size_t n) {
+    float s = 0.0f;
+    for (size_t i = 0; i < n; i++) s += x[i] * y[i];
+    return s;
+}
+
+static void axpy_f(float *y, float alpha, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] += alpha * x[i];
+}
+
+static float sum_f(const float *x, size_t s0, size_t s1) {
+    float s = 0.0f;
+    for (size_t i = s0; i < s1; i++) s += x[i];
+    return s;
+}
+
+/* rows (T, S) of one (b, h) += alpha · X_t·table[r(t, s)] for the keys each query may see, X (T,
+ * d_k) with row stride x_stride: the relative key scores of the forward (X = Q, table a^K) and the
+ * relative value term of dP' in the backward (X = dO, table a^V). One dot product per row r that
+ * some key uses, shared by its keys. */
+static void rel_add_dots(float *rows, const float *X, size_t x_stride, const float *table, float alpha,
+                         const attn_args *a) {
+    const size_t k = a->rel_clip, S = a->S, d_k = a->d_k;
+    for (size_t t = 0; t < a->T; t++) {
+        const size_t pos = a->q_pos0 + t, lim = key_limit(a, t);
+        float *row = rows + t * S;
+        for (size_t r = 0; r <= 2 * k; r++) {
+            size_t s0, s1;
+            rel_keys(pos, k, lim, r, &s0, &s1);
+            if (s0 == s1) continue;
+            const float e = alpha * dot_f(X + t * x_stride, table + r * d_k, d_k);
+            for (size_t s = s0; s < s1; s++) row[s] += e;
+        }
+    }
+}
+
+/* Y_t (T, d_k; row stride y_stride) += alpha · Σ_s W[t, s] table[r(t, s)], W (T, S) one (b, h)'s
+ * weights: the relative value term of the output (W = P', table a^V) and the relative key term of
+ * dQ in the backward (W = dS, table a^K, alpha = 1/√d_k). The weights of keys sharing a row are
+ * summed first: one axpy per row. */
+static void rel_add_rows(float *Y, size_t y_stride, const float *W, const float *table, float alpha,
+                         const attn_args *a) {
+    const size_t k = a->rel_clip, S = a->S, d_k = a->d_k;
+    for (size_t t = 0; t < a->T; t++) {
+        const size_t pos = a->q_pos0 + t, lim = key_limit(a, t);
+        for (size_t r = 0; r <= 2 * k; r++) {
+            size_t s0, s1;
+            rel_keys(pos, k, lim, r, &s0, &s1);
+            const float w = sum_f(W + t * S, s0, s1);
+            if (w != 0.0f) axpy_f(Y + t * y_stride, alpha * w, table + r * d_k, d_k);
+        }
+    }
+}
+
+/* scores P (T, S) of one (b, h) = Q Kᵀ/√d_k (+ Q a^Kᵀ/√d_k) (+ bias), then the masked softmax of
+ * each row. */
 static void attn_scores(float *P, const float *Q, const float *K, const attn_args *a, size_t b, size_t h,
                         float scale) {
     const size_t T = a->T, S = a->S, d_k = a->d_k;
@@ -35,6 +113,7 @@ static void attn_scores(float *P, const float *Q, const float *K, const attn_arg
         cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)S, (int)d_k, scale, K, (int)a->kv_stride, Q, 1, 0.0f, P, 1);
     else
         ops_gemm_serial(0, 1, T, S, d_k, scale, Q, a->q_stride, K, a->kv_stride, 0.0f, P, S);
+    if (a->rel_k) rel_add_dots(P, Q, a->q_stride, a->rel_k, scale, a);
     if (a->bias) {
         const float *bb = a->bias + b * a->bias_bstride + h * a->bias_hstride;
         for (size_t t = 0; t < T; t++) {
@@ -82,7 +161,36 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
                             1);
             else
                 ops_gemm_serial(0, 0, T, d_k, S, 1.0f, Pv, S, Vh, a->kv_stride, 0.0f, O, d);
+            if (a->rel_v) rel_add_rows(O, d, Pv, a->rel_v, 1.0f, a);
         }
+    }
+}
+
+/* The table gradients of the relative terms, after the per-(b, h) backward left dS in dprobs:
+ * row r of drel_k += Σ_{b,h,t} (Σ_{s: r(t,s)=r} dS[b,h,t,s]) Q[b,t,h]/√d_k, and of drel_v +=
+ * Σ_{b,h,t} (Σ_{s: r(t,s)=r} P'[b,h,t,s]) dO[b,t,h]. Parallel over rows r: each row is summed by
+ * one thread in a fixed order, so the result does not depend on the thread count. */
+static void rel_table_grads(const float *dprobs, const float *Pd_all, const float *dout, const float *q,
+                            const attn_args *a, float scale) {
+    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, k = a->rel_clip;
+    const size_t R = 2 * k + 1;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(B * H * T * (S + R * d_k)))
+    for (size_t r = 0; r < R; r++) {
+        float *gk = a->drel_k ? a->drel_k + r * d_k : NULL;
+        float *gv = a->drel_v ? a->drel_v + r * d_k : NULL;
+        for (size_t b = 0; b < B; b++)
+            for (size_t h = 0; h < H; h++)
+                for (size_t t = 0; t < T; t++) {
+                    size_t s0, s1;
+                    rel_keys(a->q_pos0 + t, k, key_limit(a, t), r, &s0, &s1);
+                    if (s0 == s1) continue;
+                    const size_t row = ((b * H + h) * T + t) * S;
+                    if (gk) {
+                        const float w = sum_f(dprobs + row, s0, s1);
+                        axpy_f(gk, scale * w, q + b * a->q_bstride + t * a->q_stride + h * d_k, d_k);
+                    }
+                    if (gv) axpy_f(gv, sum_f(Pd_all + row, s0, s1), dout + (b * T + t) * d + h * d_k, d_k);
+                }
     }
 }
 
@@ -109,6 +217,7 @@ void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *
             /* out = P'·V:  dV += P'ᵀ·dO,  dP' = dO·Vᵀ */
             ops_gemm_serial(1, 0, S, d_k, T, 1.0f, Pd, S, dO, d, 1.0f, dV, kvs);
             ops_gemm_serial(0, 1, T, S, d_k, 1.0f, dO, d, Vh, kvs, 0.0f, dS, S);
+            if (a->rel_v) rel_add_dots(dS, dO, d, a->rel_v, 1.0f, a); /* out += P'·a^V: dP' += dO·a^Vᵀ */
             /* Softmax backward through the dropout P' = P ⊙ M/(1−p): with dP = dP' ⊙ M/(1−p),
              * P ⊙ dP = P' ⊙ dP', so dS = P ⊙ (dP − Σ P ⊙ dP) = P' ⊙ dP' − P · Σ(P' ⊙ dP').
              * Masked keys and fully masked rows have P = P' = 0: zero gradient, never NaN.
@@ -124,6 +233,13 @@ void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *
             /* scores = Q·Kᵀ/√d_k:  dQ += dS·K/√d_k,  dK += dSᵀ·Q/√d_k */
             ops_gemm_serial(0, 0, T, d_k, S, scale, dS, S, K, kvs, 1.0f, dQ, qs);
             ops_gemm_serial(1, 0, S, d_k, T, scale, dS, S, Q, qs, 1.0f, dK, kvs);
+            if (a->rel_k) rel_add_rows(dQ, qs, dS, a->rel_k, scale, a); /* scores += Q·a^Kᵀ/√d_k */
         }
+    }
+    if ((a->rel_k && a->drel_k) || (a->rel_v && a->drel_v)) {
+        attn_args g = *a;
+        if (!a->rel_k) g.drel_k = NULL;
+        if (!a->rel_v) g.drel_v = NULL;
+        rel_table_grads(dprobs, probs_drop ? probs_drop : probs, dout, q, &g, scale);
     }
 }

@@ -72,6 +72,11 @@ void log_softmax_backward(float *dinp, const float *dout, const float *out, size
  * Shaw et al. 2018 eq. 5, Raffel et al. 2020 §2.1, Press et al. 2022 §3):
  *   score[b, h, t, s] = Q[b, t, h]·K[b, s, h] / √d_k + bias[b, h, t, s]     (masked: −∞)
  *   P = softmax_s(score),  P' = dropout(P),  out[b, t, h] = Σ_s P'[b, h, t, s] V[b, s, h].
+ * Relative position representations (Shaw et al. 2018, eq. 3–5), when rel_k / rel_v are set,
+ * with r(t, s) = rel_clip + clip(s − (q_pos0 + t), −rel_clip, rel_clip):
+ *   score[b, h, t, s] += Q[b, t, h]·a^K[r(t, s)] / √d_k,   out[b, t, h] += Σ_s P'[b, h, t, s] a^V[r(t, s)]
+ * Per query the 2k+1 dot products are taken once for the keys that share a row (never a
+ * (T, S, d_k) tensor); NULL tables cost nothing.
  * Positions: query t sits at position q_pos0 + t, key s at position s. The causal (look-ahead)
  * mask of §3.2.3 masks key s for query t when s > q_pos0 + t, so a block of new positions
  * against a KV cache (q_pos0 = cached length, S = cached length + T) computes exactly the rows
@@ -92,6 +97,12 @@ typedef struct {
     size_t bias_bstride, bias_hstride, bias_tstride;
     float dropout_p;              /* inverted dropout on P (training, §5.4); 0: none */
     uint64_t dropout_seed;        /* keep mask of element i of [B, H, T, S]: dropout_keep(seed, i, p) */
+    const float *rel_k;           /* nullable (2·rel_clip + 1, d_k): relative key embeddings a^K of
+                                     Shaw et al. 2018, row rel_clip + clip(s − (q_pos0 + t), ±rel_clip)
+                                     for query t and key s, shared by heads and batch rows */
+    const float *rel_v;           /* nullable (2·rel_clip + 1, d_k): relative value embeddings a^V */
+    size_t rel_clip;              /* k: offsets beyond ±k share the edge rows */
+    float *drel_k, *drel_v;       /* attn_backward: nullable, (2·rel_clip + 1, d_k), ACCUMULATED */
 } attn_args;
 
 /** attn_args for a packed batch: q_bstride = T·q_stride, kv_bstride = S·kv_stride, key_pad
@@ -115,7 +126,11 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
  * dL/d(bias[b, h, t, s]) — so a position encoding that owns the bias reduces it into its own
  * parameter gradients. Masked keys and fully masked rows get zero gradient, never NaN.
  * Per (b, h), with dP' = dO·Vᵀ: dV += P'ᵀ·dO, dS = P' ⊙ dP' − P ⊙ rowsum(P' ⊙ dP'),
- * dQ += dS·K/√d_k, dK += dSᵀ·Q/√d_k. CBLAS per (b, h), OpenMP over B×H; no allocation. */
+ * dQ += dS·K/√d_k, dK += dSᵀ·Q/√d_k. CBLAS per (b, h), OpenMP over B×H; no allocation.
+ * Relative terms (attn_args rel_k / rel_v): dP' gains dO·a^V[r]ᵀ and dQ gains dS·a^K[r]/√d_k;
+ * drel_k[r] += Σ dS[b, h, t, s]·Q[b, t, h]/√d_k and drel_v[r] += Σ P'[b, h, t, s]·dO[b, t, h] over
+ * the (b, h, t, s) with r(t, s) = r, in a second pass parallel over the rows r (a fixed order: the
+ * result does not depend on the thread count). */
 void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout,
                    const float *probs, const float *probs_drop, const float *q, const float *k,
                    const float *v, const attn_args *a);

@@ -1,6 +1,7 @@
 /* attn_forward's positions: queries [q0, q0 + T) of a sequence, attending over a KV cache that
  * holds keys [0, q0 + T) (q_pos0 = q0, kv_bstride = capacity·kv_stride), give exactly the rows
- * q0.. of the whole-sequence call — causal or not, with key padding and an additive bias — for
+ * q0.. of the whole-sequence call — causal or not, with key padding, an additive bias and relative
+ * key/value embeddings (Shaw et al. 2018: offsets from absolute positions) — for
  * one new position (T = 1, the matrix–vector path) and for blocks of several. This is what lets a
  * cached decode step run the same layer code as the batched pass. */
 #include "ops.h"
@@ -20,6 +21,17 @@ static float frand(void) {
 static float qkv[B * L * 3 * D], kc[B * CAP * D], vc[B * CAP * D];
 static float bias[H * L * L]; /* shared by the batch: bias[h, t, s] (a relative-position table) */
 static uint8_t pad[B * L];
+/* relative key/value embeddings (Shaw et al. 2018), clip 2 < L: offsets past ±2 share the edge rows;
+ * with use_rel set, every call of run_case gets them (positions q_pos0 + t and s, as in the cache) */
+enum { RELK = 2, RELR = 2 * RELK + 1 };
+static float rel_k[RELR * DK], rel_v[RELR * DK];
+static int use_rel;
+static void set_rel(attn_args *a) {
+    if (!use_rel) return;
+    a->rel_k = rel_k;
+    a->rel_v = rel_v;
+    a->rel_clip = RELK;
+}
 
 static void run_case(const char *name, int causal, int use_bias, int use_pad) {
     float out_full[B * L * D], probs_full[B * H * L * L];
@@ -31,6 +43,7 @@ static void run_case(const char *name, int causal, int use_bias, int use_pad) {
         a.bias_hstride = L * L;
         a.bias_tstride = L;
     }
+    set_rel(&a);
     attn_forward(out_full, probs_full, NULL, qkv, qkv + D, qkv + 2 * D, &a);
     for (size_t i = 0; i < B * L * D; i++) CHECK(!isnan(out_full[i]), "%s: NaN in the whole-sequence output", name);
 
@@ -54,6 +67,7 @@ static void run_case(const char *name, int causal, int use_bias, int use_pad) {
             s.bias_hstride = L * L;
             s.bias_tstride = L;
         }
+        set_rel(&s);
         attn_forward(out, probs, NULL, q, kc, vc, &s);
         double err = 0.0;
         for (size_t b = 0; b < B; b++)
@@ -83,5 +97,9 @@ int main(void) {
     run_case("causal + bias", 1, 1, 0);
     run_case("causal + bias + padding", 1, 1, 1);
     run_case("bidirectional + bias + padding", 0, 1, 1);
+    for (size_t i = 0; i < RELR * DK; i++) rel_k[i] = 1.5f * frand(), rel_v[i] = 1.5f * frand();
+    use_rel = 1;
+    run_case("causal + relative keys/values + padding", 1, 0, 1);
+    run_case("bidirectional + bias + relative keys/values + padding", 0, 1, 1);
     return test_finish("attn_cache");
 }

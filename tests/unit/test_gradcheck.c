@@ -353,6 +353,137 @@ static void test_attention_bias(void) {
     CHECK(zero, "attention+bias: a fully masked query with a large bias is not a zero row");
 }
 
+/* ---- relative position representations (Shaw et al. 2018) ------------------------------------ */
+/* Attention with relative key (and value) embeddings a^K, a^V (2k+1, d_k), k = 2: up to 5 queries at
+ * positions q_pos0.. over keys in a cache of capacity ARC per row, so offsets reach −6 and clip to
+ * row 0 (several keys share it). dq, dk, dv, d a^K, d a^V by central differences; the forward
+ * against a direct evaluation of eq. 3–5 with its own clipping. */
+enum { ART = 5, ARS = 7, ARC = 8, ARK = 2, ARR = 2 * ARK + 1 }; /* ART, ARS: the most queries and keys of a case */
+static struct {
+    int causal, values;
+    size_t T, S, q_pos0;
+    const uint8_t *pad;
+    float p_drop;
+    float q[AB * ART * AD], k[AB * ARC * AD], v[AB * ARC * AD], rk[ARR * ADK], rv[ARR * ADK];
+    float out[AB * ART * AD], r[AB * ART * AD];
+    float probs[AB * AH * ART * ARS], probs_drop[AB * AH * ART * ARS];
+} ar;
+static attn_args ar_args(void) {
+    attn_args a = attn_args_make(AB, ar.T, ar.S, AH, ADK, AD, AD);
+    a.kv_bstride = ARC * AD;
+    a.q_pos0 = ar.q_pos0;
+    a.causal = ar.causal;
+    a.key_pad = ar.pad;
+    a.key_pad_bstride = ar.S;
+    a.dropout_p = ar.p_drop;
+    a.dropout_seed = 11;
+    a.rel_k = ar.rk;
+    a.rel_v = ar.values ? ar.rv : NULL;
+    a.rel_clip = ARK;
+    return a;
+}
+static double ar_loss(void) {
+    attn_args a = ar_args();
+    attn_forward(ar.out, ar.probs, ar.probs_drop, ar.q, ar.k, ar.v, &a);
+    return dot(ar.out, ar.r, AB * ar.T * AD);
+}
+/* eq. 3–5 evaluated directly in double (no dropout): out (B, T, d). */
+static void ar_direct(double *out) {
+    for (size_t b = 0; b < AB; b++)
+        for (size_t h = 0; h < AH; h++)
+            for (size_t t = 0; t < ar.T; t++) {
+                const long pos = (long)(ar.q_pos0 + t);
+                double e[ARS], mx = -INFINITY, z = 0.0;
+                const float *qt = ar.q + (b * ar.T + t) * AD + h * ADK;
+                for (size_t s = 0; s < ar.S; s++) {
+                    long off = (long)s - pos;
+                    off = off < -ARK ? -ARK : off > ARK ? ARK : off;
+                    const float *ks = ar.k + (b * ARC + s) * AD + h * ADK, *a = ar.rk + (size_t)(off + ARK) * ADK;
+                    double x = 0.0;
+                    for (size_t c = 0; c < ADK; c++) x += (double)qt[c] * ((double)ks[c] + (double)a[c]);
+                    int masked = (ar.causal && (long)s > pos) || (ar.pad && ar.pad[b * ar.S + s]);
+                    e[s] = masked ? -INFINITY : x / sqrt((double)ADK);
+                    if (e[s] > mx) mx = e[s];
+                }
+                double *o = out + (b * ar.T + t) * AD + h * ADK;
+                for (size_t c = 0; c < ADK; c++) o[c] = 0.0;
+                if (mx == -INFINITY) continue;
+                for (size_t s = 0; s < ar.S; s++) z += e[s] == -INFINITY ? 0.0 : exp(e[s] - mx);
+                for (size_t s = 0; s < ar.S; s++) {
+                    if (e[s] == -INFINITY) continue;
+                    long off = (long)s - pos;
+                    off = off < -ARK ? -ARK : off > ARK ? ARK : off;
+                    const double pr = exp(e[s] - mx) / z;
+                    for (size_t c = 0; c < ADK; c++)
+                        o[c] += pr * ((double)ar.v[(b * ARC + s) * AD + h * ADK + c] +
+                                      (ar.values ? (double)ar.rv[(size_t)(off + ARK) * ADK + c] : 0.0));
+                }
+            }
+}
+static void test_attention_rel_case(const char *name, int causal, int values, size_t q_pos0, size_t T,
+                                    const uint8_t *pad, float p_drop) {
+    ar.causal = causal, ar.values = values, ar.q_pos0 = q_pos0, ar.T = T, ar.S = q_pos0 + T, ar.pad = pad;
+    ar.p_drop = p_drop;
+    fill(ar.q, AB * ART * AD, 1.5f);
+    fill(ar.k, AB * ARC * AD, 1.5f);
+    fill(ar.v, AB * ARC * AD, 1.5f);
+    fill(ar.rk, ARR * ADK, 1.5f);
+    fill(ar.rv, ARR * ADK, 1.5f);
+    fill(ar.r, AB * ART * AD, 1.0f);
+    char label[112];
+    if (p_drop == 0.0f) { /* the forward against eq. 3–5 */
+        double want[AB * ART * AD];
+        ar_loss();
+        ar_direct(want);
+        double err = 0.0;
+        for (size_t i = 0; i < AB * T * AD; i++) err = fmax(err, fabs((double)ar.out[i] - want[i]));
+        printf("  %-44s max|out - direct| = %.2e\n", name, err);
+        CHECK(err <= 1e-5, "attention+rel %s: forward differs from eq. 3-5 by %.3g", name, err);
+    }
+    float dq[AB * ART * AD], dk[AB * ARC * AD], dv[AB * ARC * AD], dprobs[AB * AH * ART * ARS];
+    float drk[ARR * ADK], drv[ARR * ADK];
+    fill_const(dq, AB * ART * AD, ACC0);
+    fill_const(dk, AB * ARC * AD, ACC0);
+    fill_const(dv, AB * ARC * AD, ACC0);
+    fill_const(drk, ARR * ADK, ACC0);
+    fill_const(drv, ARR * ADK, ACC0);
+    ar_loss();
+    attn_args a = ar_args();
+    a.drel_k = drk;
+    a.drel_v = drv;
+    attn_backward(dq, dk, dv, dprobs, ar.r, ar.probs, p_drop > 0.0f ? ar.probs_drop : NULL, ar.q, ar.k, ar.v, &a);
+    snprintf(label, sizeof label, "attention+rel %s dq", name);
+    gradcheck(label, ar_loss, ar.q, dq, AB * T * AD, TOL);
+    snprintf(label, sizeof label, "attention+rel %s dk", name);
+    gradcheck(label, ar_loss, ar.k, dk, AB * ARC * AD, TOL);
+    snprintf(label, sizeof label, "attention+rel %s dv", name);
+    gradcheck(label, ar_loss, ar.v, dv, AB * ARC * AD, TOL);
+    snprintf(label, sizeof label, "attention+rel %s d rel_k", name);
+    gradcheck(label, ar_loss, ar.rk, drk, ARR * ADK, TOL);
+    snprintf(label, sizeof label, "attention+rel %s d rel_v", name);
+    if (values)
+        gradcheck(label, ar_loss, ar.rv, drv, ARR * ADK, TOL);
+    else
+        for (size_t i = 0; i < ARR * ADK; i++) CHECK(drv[i] == ACC0, "%s: written without rel_v", label);
+    for (size_t i = 0; i < AB * T * AD; i++) CHECK(!isnan(ar.out[i]), "attention+rel %s: NaN output", name);
+}
+static void test_attention_rel(void) {
+    /* row 1: keys 0..3 padded: under the causal mask query 0 (position 3) sees no key at all */
+    static const uint8_t pad_early[AB * ARS] = {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+    static const uint8_t pad_end[AB * 5] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+    test_attention_rel_case("keys, bidirectional", 0, 0, 0, 5, NULL, 0.0f);
+    test_attention_rel_case("keys+values, bidirectional, padding", 0, 1, 0, 5, pad_end, 0.0f);
+    test_attention_rel_case("keys+values, causal, q_pos0 3", 1, 1, 3, 4, NULL, 0.0f);
+    test_attention_rel_case("keys+values, causal, q_pos0 3, padding", 1, 1, 3, 4, pad_early, 0.0f);
+    test_attention_rel_case("keys+values, bidirectional, q_pos0 3, dropout 0.3", 0, 1, 3, 4, NULL, 0.3f);
+    /* the fully masked query (row 1, query 0) is exactly zero, relative values included */
+    int zero = 1;
+    ar.causal = 1, ar.values = 1, ar.q_pos0 = 3, ar.T = 4, ar.S = 7, ar.pad = pad_early, ar.p_drop = 0.0f;
+    ar_loss();
+    for (size_t c = 0; c < AD; c++) zero &= ar.out[(1 * ar.T + 0) * AD + c] == 0.0f;
+    CHECK(zero, "attention+rel: a fully masked query is not a zero row");
+}
+
 /* ---- embedding ------------------------------------------------------------------------------- */
 enum { EM_V = 5, EM_D = 4, EM_N = 7 };
 static const int32_t em_ids[EM_N] = {3, 1, 3, 0, 4, 3, 1}; /* 3 three times, 1 twice, 2 never */
@@ -490,6 +621,7 @@ int main(void) {
     test_log_softmax();
     test_attention();
     test_attention_bias();
+    test_attention_rel();
     test_embedding();
     test_activations();
     test_residual();

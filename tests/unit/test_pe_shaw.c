@@ -1,0 +1,306 @@
+/* The `shaw` position encoding (Shaw et al. 2018; docs/POSITION.md): golden parity with the PyTorch
+ * twin tests/reference/make_golden_shaw.py — logits, per-pair scores, the label-smoothed loss and
+ * every gradient (the relative tables included), encoder and decoder, padding in both, keys only
+ * (post-LN, k = 2) and keys + values (pre-LN, k = 3), sequences of 9 so offsets beyond ±k share the
+ * edge rows; a pair alone == inside the batch; the KV cache: teacher-forced cached steps give the
+ * batched logits at every position, and greedy and beam-4 translations equal the recompute path,
+ * a sentence alone equals it inside a batch; save, reload and score give identical scores; the
+ * relative terms' gradients do not depend on the thread count. */
+#include "model_internal.h"
+#include "ops.h"
+#include "safetensors.h"
+#include "golden_case.h"
+
+#include <stdint.h>
+#include <unistd.h>
+
+#define TOL_LOGIT 1e-4
+#define TOL_SCORE 1e-4
+#define TOL_GRAD 1e-4
+#define TOL_LOSS 1e-5
+#define TOL_ALONE 1e-5
+#define TOL_CACHE 1e-4
+#define LABEL_SMOOTHING 0.1f
+
+static float *read_f32(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long bytes = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    float *p = malloc((size_t)bytes + 1);
+    *n = fread(p, sizeof(float), (size_t)bytes / sizeof(float), f);
+    fclose(f);
+    return p;
+}
+
+static double max_abs_diff(const float *a, const float *b, size_t n) {
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - (double)b[i]);
+        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+    }
+    return worst;
+}
+
+/* Logits and scores against PyTorch; each pair alone scores what it scores in the batch. Leaves
+ * the batch's logits (B, T−1, V) in *logits_out and the scores in lp. */
+static void forward_parity(const char *name, golden_case *g, float *logits, double *lp) {
+    char p[512];
+    const tfm_config *c = tfm_model_config(g->m);
+    const int B = g->B, S = g->S, T = g->T, V = c->tgt_vocab;
+    int *nt = malloc(sizeof(int) * (size_t)B);
+    CHECK(tfm_model_score(g->ctx, B, S, T, g->src_ids, g->tgt_ids, lp, nt, logits) == TFM_OK, "%s: score: %s", name,
+          tfm_last_error());
+    size_t n_ref = 0;
+    snprintf(p, sizeof p, "tests/golden/%s/logits.f32", name);
+    float *ref = read_f32(test_path(p), &n_ref);
+    const size_t n = (size_t)(B * (T - 1) * V);
+    CHECK(ref && n_ref == n, "%s: golden logits have %zu floats, want %zu", name, n_ref, n);
+    if (ref && n_ref == n) {
+        double worst = max_abs_diff(logits, ref, n);
+        CHECK(worst <= TOL_LOGIT, "%s: max |logit - PyTorch| = %.3g > %g", name, worst, TOL_LOGIT);
+        printf("%s: max |logit - PyTorch| = %.3g\n", name, worst);
+    }
+    free(ref);
+    snprintf(p, sizeof p, "tests/golden/%s/scores.txt", name);
+    FILE *f = fopen(test_path(p), "r");
+    CHECK(f != NULL, "%s: cannot open scores.txt", name);
+    for (int b = 0; f && b < B; b++) {
+        double want;
+        int wn;
+        CHECK(fscanf(f, "%lf %d", &want, &wn) == 2, "%s: scores.txt line %d", name, b + 1);
+        CHECK_NEAR(lp[b], want, TOL_SCORE, name);
+        CHECK(nt[b] == wn, "%s: pair %d predicted %d tokens, want %d", name, b, nt[b], wn);
+    }
+    if (f) fclose(f);
+    int32_t *sb = malloc(sizeof(int32_t) * (size_t)S), *tb = malloc(sizeof(int32_t) * (size_t)T);
+    for (int b = 0; b < B; b++) {
+        int ls = (int)tfm_id_lines_len(&g->src, (size_t)b), lt = (int)tfm_id_lines_len(&g->tgt, (size_t)b), na;
+        double alone;
+        golden_pack(sb, &g->src, (size_t)b, 1, ls, c->pad_id);
+        golden_pack(tb, &g->tgt, (size_t)b, 1, lt, c->pad_id);
+        CHECK(tfm_model_score(g->ctx, 1, ls, lt, sb, tb, &alone, &na, NULL) == TFM_OK, "%s: alone: %s", name,
+              tfm_last_error());
+        CHECK(fabs(alone - lp[b]) <= TOL_ALONE && na == nt[b], "%s: pair %d alone %.9g vs in batch %.9g", name, b,
+              alone, lp[b]);
+    }
+    free(sb);
+    free(tb);
+    free(nt);
+}
+
+/* The loss and every parameter's gradient against PyTorch. */
+static void backward_parity(const char *name, golden_case *g) {
+    char p[512];
+    tfm_model *m = g->m;
+    const tfm_config *c = &m->cfg;
+    const int B = g->B, S = g->S, T = g->T, Td = T - 1;
+    const size_t V = (size_t)c->tgt_vocab, N = (size_t)(B * Td);
+    int32_t *y = malloc(sizeof(int32_t) * N);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < Td; t++) y[b * Td + t] = g->tgt_ids[b * T + t + 1];
+    tfm_context *ctx = NULL;
+    CHECK(tfm_context_create(m, &ctx) == TFM_OK && context_reserve(ctx, B, S, Td, 1) == TFM_OK, "%s: reserve", name);
+    model_forward(ctx, B, S, Td, g->src_ids, g->tgt_ids, (size_t)T, NULL);
+    float *losses = malloc(sizeof(float) * N);
+    size_t n_nonpad = 0;
+    double loss = cross_entropy_forward(losses, &n_nonpad, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, N, V);
+    cross_entropy_backward(ctx->acts.logits, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, n_nonpad, N, V);
+    float *gbase = calloc(m->n_params, sizeof(float));
+    model_params grads;
+    params_layout(c, &grads, gbase, NULL, NULL);
+    tfm_arena counter = {NULL, 0, 0}, ws_arena;
+    grad_workspace ws;
+    grad_workspace_layout(c, B, S, Td, &counter, NULL);
+    arena_init(&ws_arena, counter.used, "test");
+    grad_workspace_layout(c, B, S, Td, &ws_arena, &ws);
+    model_backward(ctx, &grads, &ws, g->src_ids, g->tgt_ids, (size_t)T, NULL);
+
+    snprintf(p, sizeof p, "tests/golden/%s/loss.txt", name);
+    FILE *f = fopen(test_path(p), "r");
+    double want_loss = NAN;
+    if (f) {
+        CHECK(fscanf(f, "%lf", &want_loss) == 1, "%s: loss.txt", name);
+        fclose(f);
+    }
+    CHECK_NEAR(loss, want_loss, TOL_LOSS, name);
+    st_file gf;
+    snprintf(p, sizeof p, "tests/golden/%s/grads.safetensors", name);
+    CHECK(st_open(test_path(p), &gf) == TFM_OK, "%s: grads file: %s", name, tfm_last_error());
+    float *ref = malloc(sizeof(float) * m->n_params);
+    double worst = 0.0;
+    int n_rel = 0;
+    for (size_t k = 0; k < m->n_entries; k++) {
+        const param_entry *e = &m->entries[k];
+        const st_tensor *t = st_find(&gf, e->name);
+        CHECK(t != NULL && t->end - t->begin == e->numel * sizeof(float), "%s: golden gradient of %s", name, e->name);
+        if (!t || t->end - t->begin != e->numel * sizeof(float)) continue;
+        st_read(&gf, t, ref);
+        double err = max_abs_diff(gbase + e->offset, ref, e->numel);
+        CHECK(err <= TOL_GRAD, "%s: gradient of %s: max error %.3g > %g", name, e->name, err, TOL_GRAD);
+        if (!(err <= worst)) worst = err;
+        n_rel += strstr(e->name, ".rel_") != NULL;
+    }
+    const int want_rel = (c->n_enc_layers + c->n_dec_layers) * (c->pe_shaw_values ? 2 : 1);
+    CHECK(n_rel == want_rel, "%s: %d relative tables, want %d", name, n_rel, want_rel);
+    printf("%s: loss %.7f (PyTorch %.7f), max |grad - PyTorch| = %.3g over %zu tensors (%d relative tables)\n", name,
+           loss, want_loss, worst, m->n_entries, n_rel);
+    st_close(&gf);
+    free(ref);
+    free(gbase);
+    arena_free(&ws_arena);
+    free(losses);
+    free(y);
+    tfm_context_free(ctx);
+}
+
+/* Teacher forcing through the KV cache: step t's logits equal the batched forward's at position t
+ * (the cached keys keep their absolute positions, so the offsets j − i are those of the batch). */
+static void cache_teacher_forced(const char *name, golden_case *g, const float *logits) {
+    const tfm_config *c = tfm_model_config(g->m);
+    const int B = g->B, S = g->S, Td = g->T - 1, V = c->tgt_vocab;
+    tfm_context *ctx = g->ctx;
+    CHECK(kv_cache_reserve(ctx, B, S, Td) == TFM_OK, "%s: kv_cache_reserve: %s", name, tfm_last_error());
+    model_decode_start(ctx, g->src_ids);
+    double worst = 0.0;
+    for (int t = 0; t < Td; t++) {
+        model_decode_step(ctx, g->tgt_ids + t, (size_t)g->T);
+        for (int b = 0; b < B; b++) {
+            if (g->tgt_ids[b * g->T + t] == c->pad_id) continue; /* padded positions: nothing to compare */
+            double e = max_abs_diff(ctx->cache.logits + (size_t)b * (size_t)V,
+                                    logits + ((size_t)b * (size_t)Td + (size_t)t) * (size_t)V, (size_t)V);
+            if (!(e <= worst)) worst = e;
+        }
+    }
+    printf("%s: max |cached step logit - batched logit| = %.3g\n", name, worst);
+    CHECK(worst <= TOL_CACHE, "%s: cached steps differ from the batched forward by %.3g", name, worst);
+}
+
+/* Greedy and beam 4: the cache gives the recompute path's tokens; row 2 alone gives what it gives
+ * in the batch. Outputs longer than k + 1 tokens: later steps see offsets past the clip. */
+static void cache_translate(const char *name, golden_case *g) {
+    enum { MAXO = 32 };
+    const int B = g->B, S = g->S;
+    int32_t *o1 = malloc(sizeof(int32_t) * (size_t)(B * MAXO)), *o2 = malloc(sizeof(int32_t) * (size_t)(B * MAXO));
+    int *l1 = malloc(sizeof(int) * (size_t)B), *l2 = malloc(sizeof(int) * (size_t)B);
+    for (int beam = 1; beam <= 4; beam += 3) {
+        tfm_decode_config dc = tfm_decode_config_default();
+        dc.beam = beam;
+        CHECK(tfm_model_translate(g->ctx, &dc, B, S, g->src_ids, o1, MAXO, l1) == TFM_OK, "%s: cached beam %d: %s",
+              name, beam, tfm_last_error());
+        dc.use_cache = 0;
+        CHECK(tfm_model_translate(g->ctx, &dc, B, S, g->src_ids, o2, MAXO, l2) == TFM_OK, "%s: recompute: %s", name,
+              tfm_last_error());
+        int longest = 0;
+        for (int b = 0; b < B; b++) {
+            int same = l1[b] == l2[b];
+            for (int i = 0; same && i < l1[b]; i++) same = o1[b * MAXO + i] == o2[b * MAXO + i];
+            CHECK(same, "%s beam %d row %d: cached (%d tokens) and recompute (%d tokens) differ", name, beam, b, l1[b],
+                  l2[b]);
+            if (l1[b] > longest) longest = l1[b];
+        }
+        const int k = tfm_model_config(g->m)->pe_max_distance;
+        CHECK(longest > k + 1, "%s beam %d: the longest output has %d tokens: the clip k = %d is never reached", name,
+              beam, longest, k);
+        dc.use_cache = 1;
+        CHECK(tfm_model_translate(g->ctx, &dc, 1, S, g->src_ids + 2 * S, o2, MAXO, l2) == TFM_OK && l2[0] == l1[2] &&
+                  memcmp(o2, o1 + 2 * MAXO, (size_t)l2[0] * sizeof(int32_t)) == 0,
+              "%s beam %d: row 2 alone differs from row 2 in the batch", name, beam);
+    }
+    free(o1);
+    free(o2);
+    free(l1);
+    free(l2);
+}
+
+/* Save, reload (the relative tables and the pe options travel in the checkpoint), score: equal. */
+static void save_reload(const char *name, golden_case *g, const double *lp) {
+    char dir[256], path[320];
+    CHECK(test_make_tmpdir(dir, sizeof dir, "pe_shaw") != NULL, "%s: tmpdir", name);
+    snprintf(path, sizeof path, "%s/%s.safetensors", dir, name);
+    tfm_model *r = NULL;
+    tfm_context *rc = NULL;
+    CHECK(tfm_model_save(g->m, path) == TFM_OK && tfm_model_load(path, &r) == TFM_OK &&
+              tfm_context_create(r, &rc) == TFM_OK,
+          "%s: save/reload: %s", name, tfm_last_error());
+    if (rc) {
+        const tfm_config *a = tfm_model_config(g->m), *b = tfm_model_config(r);
+        CHECK(b->pe == TFM_PE_SHAW && b->pe_max_distance == a->pe_max_distance &&
+                  b->pe_shaw_values == a->pe_shaw_values,
+              "%s: reloaded pe options differ", name);
+        double *lp2 = malloc(sizeof(double) * (size_t)g->B);
+        int *nt = malloc(sizeof(int) * (size_t)g->B);
+        CHECK(tfm_model_score(rc, g->B, g->S, g->T, g->src_ids, g->tgt_ids, lp2, nt, NULL) == TFM_OK, "%s: score: %s",
+              name, tfm_last_error());
+        for (int i = 0; i < g->B; i++)
+            CHECK(lp2[i] == lp[i], "%s: pair %d scores %.9g after reload, %.9g before", name, i, lp2[i], lp[i]);
+        free(lp2);
+        free(nt);
+    }
+    tfm_context_free(rc);
+    tfm_model_free(r);
+    remove(path);
+    rmdir(dir);
+}
+
+/* attn_backward's relative terms give bit-identical gradients for 1 and 3 threads (the table
+ * gradients are summed per row in a fixed order), at sizes large enough to open parallel regions. */
+static void thread_independent(void) {
+    enum { TB = 4, TH = 4, TDK = 16, TD = TH * TDK, TT = 48, TK = 5, TR = 2 * TK + 1 };
+    const size_t n_q = (size_t)TB * TT * 3 * TD, n_p = (size_t)TB * TH * TT * TT, n_o = (size_t)TB * TT * TD;
+    float *qkv = malloc(sizeof(float) * n_q), *dout = malloc(sizeof(float) * n_o), *out = malloc(sizeof(float) * n_o);
+    float *probs = malloc(sizeof(float) * n_p), *pdrop = malloc(sizeof(float) * n_p), *dprobs = malloc(sizeof(float) * n_p);
+    float tables[2 * TR * TDK], grads[2][2 * TR * TDK];
+    float *dqkv[2] = {calloc(n_q, sizeof(float)), calloc(n_q, sizeof(float))};
+    uint32_t x = 7;
+    for (size_t i = 0; i < n_q; i++) qkv[i] = (float)((x = x * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (size_t i = 0; i < n_o; i++) dout[i] = (float)((x = x * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (size_t i = 0; i < 2 * TR * TDK; i++) tables[i] = (float)((x = x * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    const int threads[2] = {1, 3}, before = tfm_get_threads();
+    for (int r = 0; r < 2; r++) {
+        tfm_set_threads(threads[r]);
+        attn_args a = attn_args_make(TB, TT, TT, TH, TDK, 3 * TD, 3 * TD);
+        a.causal = 1;
+        a.dropout_p = 0.1f;
+        a.dropout_seed = 5;
+        a.rel_k = tables;
+        a.rel_v = tables + TR * TDK;
+        a.rel_clip = TK;
+        a.drel_k = grads[r];
+        a.drel_v = grads[r] + TR * TDK;
+        memset(grads[r], 0, sizeof grads[r]);
+        attn_forward(out, probs, pdrop, qkv, qkv + TD, qkv + 2 * TD, &a);
+        attn_backward(dqkv[r], dqkv[r] + TD, dqkv[r] + 2 * TD, dprobs, dout, probs, pdrop, qkv, qkv + TD, qkv + 2 * TD, &a);
+    }
+    tfm_set_threads(before);
+    CHECK(memcmp(grads[0], grads[1], sizeof grads[0]) == 0, "d rel_k / d rel_v differ between 1 and 3 threads");
+    CHECK(memcmp(dqkv[0], dqkv[1], n_q * sizeof(float)) == 0, "dq/dk/dv with relative terms differ between 1 and 3 threads");
+    free(qkv), free(dout), free(out), free(probs), free(pdrop), free(dprobs), free(dqkv[0]), free(dqkv[1]);
+}
+
+static void run_case(const char *name) {
+    golden_case g;
+    if (!golden_case_load(name, &g)) {
+        golden_case_free(&g);
+        return;
+    }
+    const int V = tfm_model_config(g.m)->tgt_vocab;
+    float *logits = malloc(sizeof(float) * (size_t)(g.B * (g.T - 1) * V));
+    double *lp = malloc(sizeof(double) * (size_t)g.B);
+    forward_parity(name, &g, logits, lp);
+    backward_parity(name, &g);
+    cache_teacher_forced(name, &g, logits);
+    cache_translate(name, &g);
+    save_reload(name, &g, lp);
+    free(logits);
+    free(lp);
+    golden_case_free(&g);
+}
+
+int main(void) {
+    run_case("shaw_keys");
+    run_case("shaw_values");
+    thread_independent();
+    return test_finish("pe_shaw");
+}
