@@ -5,10 +5,16 @@
  * the time limit; take the next batch; step; report; validate (every eval_every steps and after the
  * last); save (every save_every steps but the last). The final save records the batcher position of
  * the next batch, so a resumed run takes exactly the batches (and, through the trainer's RNG, the
- * dropout masks) the uninterrupted run would have taken. */
+ * dropout masks) the uninterrupted run would have taken.
+ *
+ * Divergence (docs/HARDENING.md): a non-finite training loss or gradient norm (the trainer refuses
+ * the step), non-finite parameters after an update, or a non-finite validation loss ends the run
+ * with TFM_ERR_NUMERIC at once, before any save: no checkpoint or best model is ever written from
+ * a diverged model, so the files on disk are the last finite ones, and the message says which. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "core_internal.h"
 #include "data_internal.h"
+#include "model_internal.h"
 #include "tfm/fileio.h"
 #include "tfm/score.h"
 #include "tfm/train_loop.h"
@@ -17,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The window over which tokens per second are measured, in seconds. */
 #define TOKENS_WINDOW_S 2.0
@@ -68,7 +75,54 @@ typedef struct {
     int64_t step0;   /* the trainer's step count at the start */
     double best;     /* lowest validation loss so far */
     double last;     /* the last validation loss of this call */
+    int64_t saved_step; /* step of this call's last write of save_path; -1: none yet */
+    int64_t best_step;  /* step of this call's last write of best_path; -1: none yet */
 } loop_state;
+
+/* "NaN", "+inf" or "-inf" for a non-finite x. */
+static const char *non_finite_name(double x) { return isnan(x) ? "NaN" : x > 0 ? "+inf" : "-inf"; }
+
+/* Appends to buf what a stopped run leaves on disk for `path` (the `what` file), e.g.
+ * "; kept m.safetensors from step 10". */
+static void describe_kept(char *buf, size_t cap, const char *what, const char *path, int64_t step) {
+    if (!path) return;
+    const size_t used = strlen(buf);
+    if (step >= 0)
+        snprintf(buf + used, cap - used, "; kept %s %s from step %lld", what, path, (long long)step);
+    else if (access(path, F_OK) == 0)
+        snprintf(buf + used, cap - used, "; kept %s %s as it was before this run", what, path);
+}
+
+/* Ends the run on a non-finite quantity: TFM_ERR_NUMERIC with "step N: WHAT; training stopped,
+ * nothing saved; kept ...". `what` was formatted by the caller (e.g. "validation loss is NaN"). */
+static tfm_status diverged(const loop_state *s, int64_t step, const char *what) {
+    char kept[768] = "";
+    describe_kept(kept, sizeof kept, "checkpoint", s->cfg->save_path, s->saved_step);
+    describe_kept(kept, sizeof kept, "best model", s->cfg->best_path, s->best_step);
+    return tfm_set_error(TFM_ERR_NUMERIC, "step %lld: %s; training stopped, nothing saved%s", (long long)step, what,
+                         kept[0] ? kept : "; no earlier file to keep");
+}
+
+/* TFM_ERR_NUMERIC (through diverged) if a parameter of the model is NaN or infinite after the
+ * update of `step`, naming the first such tensor and element. */
+static tfm_status check_params(const loop_state *s, int64_t step) {
+    const tfm_model *m = tfm_trainer_model(s->tr);
+    const float *base = (const float *)m->param_arena.base;
+    for (size_t e = 0; e < m->n_entries; e++) {
+        const param_entry *pe = &m->entries[e];
+        if (pe->alias_of >= 0) continue; /* tied: checked with its owner */
+        for (size_t i = 0; i < pe->numel; i++) {
+            const float v = base[pe->offset + i];
+            if (!isfinite(v)) {
+                char what[256];
+                snprintf(what, sizeof what, "parameter %s[%zu] is %s after the update", pe->name, i,
+                         non_finite_name((double)v));
+                return diverged(s, step, what);
+            }
+        }
+    }
+    return TFM_OK;
+}
 
 static void emit(const loop_state *s, tfm_loop_event *ev) {
     ev->step = tfm_trainer_steps(s->tr);
@@ -101,6 +155,11 @@ static tfm_status validation_loss(loop_state *s, double *loss) {
 static tfm_status validate(loop_state *s) {
     double vl = 0.0;
     TRY(validation_loss(s, &vl));
+    if (!isfinite(vl)) { /* before the best model is considered: a diverged model is never saved */
+        char what[64];
+        snprintf(what, sizeof what, "validation loss is %s", non_finite_name(vl));
+        return diverged(s, tfm_trainer_steps(s->tr), what);
+    }
     tfm_loop_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = TFM_LOOP_EVENT_VALIDATION;
@@ -112,6 +171,7 @@ static tfm_status validate(loop_state *s) {
         s->best = vl;
         if (s->cfg->best_path) {
             TRY(tfm_model_save(tfm_trainer_model(s->tr), s->cfg->best_path));
+            s->best_step = tfm_trainer_steps(s->tr);
             ev.path = s->cfg->best_path;
         }
     }
@@ -129,6 +189,7 @@ static tfm_status save(loop_state *s) {
     if (!s->cfg->save_path) return TFM_OK;
     if (s->cfg->save_resumable) TRY(tfm_trainer_save(s->tr, s->cfg->save_path));
     else TRY(tfm_model_save(tfm_trainer_model(s->tr), s->cfg->save_path));
+    s->saved_step = tfm_trainer_steps(s->tr);
     tfm_loop_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = TFM_LOOP_EVENT_SAVE;
@@ -191,6 +252,15 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
         memset(&ev, 0, sizeof ev);
         tfm_status st = tfm_batcher_next(s->train, &b);
         if (st == TFM_OK) st = tfm_trainer_step(s->tr, b.B, b.S, b.T, b.src, b.tgt, &ev.stats);
+        if (st == TFM_ERR_NUMERIC) { /* the trainer refused a non-finite loss or gradient norm */
+            char what[512];
+            const char *msg = tfm_last_error(), *colon = strstr(msg, ": ");
+            /* its message may start "step N: "; the step is said once, here */
+            const char *rest = strncmp(msg, "step ", 5) == 0 && colon ? colon + 2 : msg;
+            snprintf(what, sizeof what, "%s (epoch %llu, batch %llu)", rest, (unsigned long long)epoch,
+                     (unsigned long long)index);
+            return diverged(s, step + 1, what);
+        }
         if (st != TFM_OK) {
             char where[96];
             snprintf(where, sizeof where, "training step %lld (epoch %llu, batch %llu)", (long long)step + 1,
@@ -198,6 +268,7 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
             return tfm_error_prefix(st, "%s: ", where);
         }
         step++;
+        TRY(check_params(s, step));
         const double now = now_seconds();
         window_tok += (double)ev.stats.n_tokens;
         if (now - window_t >= TOKENS_WINDOW_S) {
@@ -234,6 +305,7 @@ tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *vali
     s.valid = valid;
     s.cfg = cfg;
     s.last = NAN;
+    s.saved_step = s.best_step = -1;
     s.step0 = tfm_trainer_steps(tr);
     tfm_loop_end end = TFM_LOOP_END_STEPS;
     tfm_status st = prepare(&s);
