@@ -75,7 +75,7 @@ typedef struct {
     int *ntok;       /* [max_B of valid and train] */
     tfm_context *vctx; /* the scoring passes' own workspace (the trainer's stays laid out for steps) */
     tfm_batch last_batch; /* the last training batch (the batcher's buffers stay valid until its next call) */
-    int64_t last_step;   /* the step that trained on `last`; -1: none in this call */
+    int64_t last_step;   /* the step that trained on last_batch; -1: none in this call */
     int64_t vouched_step; /* the step whose model a finite validation loss vouched for; -1: none */
     double t0;       /* start of the call, seconds */
     int64_t step0;   /* the trainer's step count at the start */
