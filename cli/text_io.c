@@ -89,7 +89,9 @@ int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, t
 int output_dir_ok(const char *cmd, const char *path) {
     if (path == NULL || strcmp(path, "-") == 0) return 1;
     tfm_atomic_file *af = NULL;
-    if (tfm_atomic_file_check_folder(path) != TFM_OK || tfm_atomic_file_open(path, &af) != TFM_OK) {
+    /* the open names a missing folder as tfm_atomic_file_check_folder does, and also fails on a
+     * folder that cannot take a new file */
+    if (tfm_atomic_file_open(path, &af) != TFM_OK) {
         cli_error(cmd, "%s", tfm_last_error());
         return 0;
     }
