@@ -30,9 +30,13 @@ static int run(int argc, char **argv) {
     char **src = NULL, **ref = NULL, **hyp = NULL;
     size_t n = 0, n_ref = 0;
     int rc = EXIT_RUNTIME;
+    /* fail early: the destination, both inputs and their validation (the one tfm bleu uses), then
+     * the model, before any decoding */
+    if (!output_dir_ok("eval", output)) goto done;
     if (!read_lines("eval", src_path, &src, &n) || !read_lines("eval", ref_path, &ref, &n_ref)) goto done;
-    if (n != n_ref) {
-        cli_error("eval", "%s has %zu lines but %s has %zu: the files must be aligned", src_path, n, ref_path, n_ref);
+    if (tfm_bleu_check_segments("source", src_path, (const char *const *)src, n, ref_path, (const char *const *)ref,
+                                n_ref) != TFM_OK) {
+        cli_error("eval", "%s", tfm_last_error());
         goto done;
     }
     if (!load_model_and_tokenizer("eval", model_path, &m, &tok)) goto done;

@@ -1,6 +1,7 @@
 /* tfm score: teacher-forced log-probabilities of (source, target) id-file pairs (DESIGN.md §4–5),
  * optionally dumping the generator's logits. */
 #include "args.h"
+#include "text_io.h"
 #include "tfm/tfm.h"
 
 #include <errno.h>
@@ -80,6 +81,7 @@ static int run(int argc, char **argv) {
     tfm_atomic_file *af = NULL; /* --dump-logits, written atomically */
     FILE *df = NULL;
     int rc = EXIT_RUNTIME;
+    if (dump && !output_dir_ok("score", dump)) goto done; /* fail early: before loading anything */
     if (tfm_model_load(model_path, &m) != TFM_OK || tfm_context_create(m, &ctx) != TFM_OK ||
         tfm_id_lines_read(src_path, &src) != TFM_OK || tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
         cli_error("score", "%s", tfm_last_error());

@@ -6,8 +6,10 @@
 
 #include "args.h"
 #include "commands.h"
+#include "text_io.h"
 
 #include "tfm/fileio.h"
+#include "tfm/text.h"
 #include "tfm/tokenizer.h"
 #include "tfm/wordpiece.h"
 
@@ -174,9 +176,8 @@ static int decode_lines(const tfm_tokenizer *tok, tfm_line_reader *in, FILE *out
             ok = 0;
             break;
         }
-        /* Byte pieces can spell a line break; keep one line per input line. */
-        for (size_t i = 0; i < len; i++)
-            if (text[i] == '\n' || text[i] == '\r') text[i] = ' ';
+        /* Byte pieces can spell a line break of any kind; keep one line per input line. */
+        len = tfm_text_one_line(text, len);
         fwrite(text, 1, len, out);
         fputc('\n', out);
         free(text);
@@ -208,7 +209,19 @@ static int run_train(const char *inputs, const char *save, const tfm_tokenizer_t
     }
     int rc = EXIT_RUNTIME;
     tfm_tokenizer *tok = NULL;
-    if (k == 0) {
+    int inputs_ok = output_dir_ok(CMD, save); /* fail early: the destination and every input first */
+    for (size_t i = 0; inputs_ok && i < k; i++) {
+        FILE *f = fopen(paths[i], "rb");
+        if (!f) {
+            cli_error(CMD, "%s: cannot open: %s", paths[i], strerror(errno));
+            inputs_ok = 0;
+        } else {
+            fclose(f);
+        }
+    }
+    if (!inputs_ok) {
+        rc = EXIT_RUNTIME;
+    } else if (k == 0) {
         cli_error(CMD, "--input names no file");
         rc = EXIT_USAGE;
     } else if (tfm_tokenizer_train(paths, k, opts, &tok) != TFM_OK ||
@@ -303,6 +316,7 @@ static int run_tokenize(int argc, char **argv) {
         cli_error(CMD, "--%s needs --tokenizer M", encode ? "encode" : "decode");
         return EXIT_USAGE;
     }
+    if (!output_dir_ok(CMD, output)) return EXIT_RUNTIME; /* fail early: before loading anything */
     tfm_tokenizer *tok = NULL;
     if (tfm_tokenizer_load_file(model, &tok) != TFM_OK) {
         cli_error(CMD, "%s", tfm_last_error());

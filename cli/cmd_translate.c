@@ -31,8 +31,10 @@ static int run(int argc, char **argv) {
     char **lines = NULL, **out = NULL;
     size_t n = 0;
     int rc = EXIT_RUNTIME;
-    if (!load_model_and_tokenizer("translate", model_path, &m, &tok)) goto done;
+    /* fail early: the destination, then the input, then the model, before any decoding */
+    if (!output_dir_ok("translate", output)) goto done;
     if (!read_lines("translate", input, &lines, &n)) goto done;
+    if (!load_model_and_tokenizer("translate", model_path, &m, &tok)) goto done;
     out = calloc(n ? n : 1, sizeof *out);
     if (!out) goto done;
     if (!translate_lines("translate", input, m, tok, &dc, f.batch, lines, n, out)) goto done;

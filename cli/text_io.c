@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int read_lines(const char *cmd, const char *path, char ***lines, size_t *n) {
     const int use_stdin = path == NULL || strcmp(path, "-") == 0;
@@ -86,9 +87,21 @@ int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, t
 }
 
 int output_dir_ok(const char *cmd, const char *path) {
-    if (tfm_atomic_file_check_folder(path) == TFM_OK) return 1;
-    cli_error(cmd, "%s", tfm_last_error());
-    return 0;
+    if (path == NULL || strcmp(path, "-") == 0) return 1;
+    tfm_atomic_file *af = NULL;
+    /* the open names a missing folder as tfm_atomic_file_check_folder does, and also fails on a
+     * folder that cannot take a new file */
+    if (tfm_atomic_file_open(path, &af) != TFM_OK) {
+        cli_error(cmd, "%s", tfm_last_error());
+        return 0;
+    }
+    tfm_atomic_file_abort(af); /* the folder takes a new file; remove the probe */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        cli_error(cmd, "cannot save to %s: it is a folder", path);
+        return 0;
+    }
+    return 1;
 }
 
 int write_lines(const char *cmd, const char *path, char *const *lines, size_t n) {

@@ -16,8 +16,10 @@ void free_lines(char **lines, size_t n);
  * has no tokenizer. Returns 0 on failure. */
 int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, tfm_tokenizer **tok);
 
-/* Checks that the folder of `path` exists, so a long run does not fail only at its first save.
- * Prints "cannot save to PATH: DIR is not an existing folder" and returns 0 if not. */
+/* Checks, before any work, that a file can be written at `path`, so a long run does not fail only
+ * at its end: its folder exists ("cannot save to PATH: DIR is not an existing folder"), a temporary
+ * file can be created there (then removed: nothing is left behind), and `path` is not a folder.
+ * Prints the error naming the path and returns 0 if not. NULL and "-" (standard output) pass. */
 int output_dir_ok(const char *cmd, const char *path);
 
 /* Writes lines (each followed by "\n") to `path` atomically (tfm_atomic_file: temporary file,

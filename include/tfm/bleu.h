@@ -99,13 +99,29 @@ double tfm_chrf_compute(const tfm_chrf_stats *stats);
  * "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0". Static storage. */
 const char *tfm_chrf_signature(void);
 
+/** The one validation of hypotheses and references that `tfm bleu` (through tfm_bleu_chrf_files)
+ * and `tfm eval` share (docs/HARDENING.md), in this order: every hypothesis line, then every
+ * reference line, is valid UTF-8; the counts are equal; there is at least one pair (sacreBLEU
+ * refuses empty input as well). hyp[0..n_hyp) and ref[0..n_ref) are NUL-terminated lines of the
+ * files named hyp_path and ref_path (used in messages only); hyp_role names the first file's role
+ * in messages: "hypothesis" (tfm bleu) or "source" (tfm eval, whose hypotheses are the source
+ * lines' translations, one each).
+ * Errors: TFM_ERR_FORMAT with, exactly:
+ *   "PATH:LINE: invalid UTF-8 at byte column C (byte 0xXX) in the ROLE file",
+ *   "line counts differ: ROLE file 'H' has N lines, reference file 'R' has M lines",
+ *   "'H' and 'R' have no lines: nothing to score (sacreBLEU refuses empty input too)";
+ * TFM_ERR_INVALID_ARG for a NULL argument. */
+tfm_status tfm_bleu_check_segments(const char *hyp_role, const char *hyp_path, const char *const *hyp, size_t n_hyp,
+                                   const char *ref_path, const char *const *ref, size_t n_ref);
+
 /** Reads a hypothesis file and a reference file (UTF-8, one segment per line, "\n" or "\r\n"
  * line ends, a last line without a line end still counts) and adds every line pair to `bleu`
- * and `chrf` (either may be NULL). `n_lines` (nullable) receives the number of pairs; two empty
- * files give 0 pairs and TFM_OK.
- * Errors: TFM_ERR_IO (a file that cannot be opened or read, naming it), TFM_ERR_FORMAT (invalid
- * UTF-8 or a NUL byte, naming the file, line and byte column; line counts that differ, naming
- * both files and both counts), TFM_ERR_NOMEM. On error the statistics are unchanged. */
+ * and `chrf` (either may be NULL). `n_lines` (nullable) receives the number of pairs (>= 1). Both
+ * files are opened before either is read.
+ * Errors: TFM_ERR_IO (a file that cannot be opened or read, naming it), TFM_ERR_FORMAT (a NUL
+ * byte, naming the file, line and byte column; and every refusal of tfm_bleu_check_segments:
+ * invalid UTF-8, line counts that differ, two empty files), TFM_ERR_NOMEM. On error the statistics
+ * are unchanged. */
 tfm_status tfm_bleu_chrf_files(const char *hyp_path, const char *ref_path, tfm_bleu_stats *bleu,
                                tfm_chrf_stats *chrf, size_t *n_lines);
 

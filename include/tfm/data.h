@@ -32,7 +32,7 @@ typedef struct tfm_dataset tfm_dataset;
 typedef struct {
     size_t n_lines;          /* lines in each file */
     size_t n_pairs;          /* pairs kept (tfm_dataset_size) */
-    size_t n_skipped_empty;  /* pairs skipped because a side is empty or only whitespace */
+    size_t n_skipped_empty;  /* pairs skipped because a side is blank (tfm_text_is_blank) */
     size_t n_skipped_long;   /* pairs skipped because a side is longer than max_len (see below) */
     size_t src_tokens;       /* source ids kept, in total */
     size_t tgt_tokens;       /* target ids kept, in total, BOS and EOS included */
@@ -44,8 +44,8 @@ typedef struct {
  * "\r\n" line ends; a last line without a newline counts) and encodes every line with `tok`.
  * Source sequences are the ids as encoded; target rows are bos_id, the ids, eos_id.
  *
- * Skipped, and counted in *stats: a pair with an empty side (nothing but spaces, tabs, \r, \v, \f
- * counts as empty); a pair whose source has more than max_len ids or whose target row (BOS and EOS
+ * Skipped, and counted in *stats: a pair with a blank side (tfm_text_is_blank: empty, or only
+ * Unicode white space, default-ignorable format characters and controls); a pair whose source has more than max_len ids or whose target row (BOS and EOS
  * included) has more than max_len + 1 ids — the decoder then reads at most max_len positions.
  * Every line is still checked, so a skipped pair's invalid UTF-8 is an error too.
  *

@@ -47,8 +47,10 @@ typedef struct {
 } tfm_translate_stats;
 
 /** Translates n UTF-8 sentences with the context's model and its tokenizer: out[i] receives a malloc'd,
- * NUL-terminated translation of src[i] (free() each). An empty (or all-whitespace) sentence gives
- * an empty translation. The tokenizer must be the model's (tfm_tokenizer_check_model). A source longer than the model's max_len tokens is cut to max_len tokens
+ * NUL-terminated translation of src[i] (free() each), always one line: any line break the
+ * model spells (a byte piece for "\n", U+2028, ...) becomes a space (tfm_text_one_line). A blank
+ * sentence (tfm_text_is_blank: empty, or only white space, invisible format characters or
+ * controls) gives an empty translation. The tokenizer must be the model's (tfm_tokenizer_check_model). A source longer than the model's max_len tokens is cut to max_len tokens
  * (counted in stats). Sentences are sorted by length and decoded in batches of up to
  * batch_sentences (divided by the beam size), so little is padding.
  * Errors: TFM_ERR_INVALID_ARG for a tokenizer that does not fit the model; TFM_ERR_FORMAT for

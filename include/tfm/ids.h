@@ -1,7 +1,8 @@
 /* transformer.c — token-id files (DESIGN.md §4).
  *
  * Plain text, one sequence per line, non-negative decimal token ids separated by spaces or tabs,
- * no padding. A line may be empty (an empty source sequence). Lines end in "\n" or "\r\n". */
+ * no padding. A line may be empty (an empty source sequence); a blank line (tfm_text_is_blank,
+ * e.g. only U+00A0 or a vertical tab) is read as an empty one. Lines end in "\n" or "\r\n". */
 #ifndef TFM_IDS_H
 #define TFM_IDS_H
 

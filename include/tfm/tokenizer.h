@@ -61,7 +61,7 @@ typedef struct {
 void tfm_tokenizer_train_opts_default(tfm_tokenizer_train_opts *opts);
 
 /** Trains a joint unigram vocabulary on the lines of the UTF-8 text files `paths[0..n_paths)`
- * (each line one sentence; "\n" or "\r\n" line ends; empty lines are skipped). Training happens in
+ * (each line one sentence; "\n" or "\r\n" line ends; blank lines, tfm_text_is_blank, are skipped). Training happens in
  * memory; no file is written. The same files and options give the same model, byte for byte.
  * Errors: TFM_ERR_INVALID_ARG for no files or an option out of range; TFM_ERR_IO for a file that
  * cannot be read (named); TFM_ERR_FORMAT for invalid UTF-8 or a NUL byte (file, 1-based line and

@@ -116,8 +116,13 @@ typedef struct {
  * was written). Errors (each with tfm_last_error() naming the step, file or setting):
  * TFM_ERR_INVALID_ARG for a bad configuration, or a trainer whose recorded position belongs to other
  * batches (tfm_batcher_batching differs); TFM_ERR_IO for a missing folder or a failed save; those
- * of tfm_trainer_step (TFM_ERR_NUMERIC for a diverging step: the parameters keep the last good
- * step's values), tfm_model_score and tfm_trainer_reserve; TFM_ERR_NOMEM. */
+ * of tfm_trainer_step, tfm_model_score and tfm_trainer_reserve; TFM_ERR_NOMEM.
+ * Divergence: TFM_ERR_NUMERIC when the training loss or gradient norm of a step (the trainer
+ * refuses the step), a parameter after an update, or a validation loss is NaN or infinite. The run
+ * stops at once and writes nothing more: save_path and best_path keep their last finite versions
+ * (this run's last saves, or the files as they were before it), and the message says so, e.g.
+ * "step 12: validation loss is NaN; training stopped, nothing saved; kept checkpoint m.safetensors
+ * from step 10; kept best model m.best.safetensors from step 10" (docs/HARDENING.md). */
 tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *valid, const tfm_loop_config *cfg,
                           tfm_loop_result *result);
 

@@ -48,26 +48,27 @@ static int text_lines_push(text_lines *t, const char *line, size_t len) {
     return 1;
 }
 
-/* Reads the lines of `path` (the `what` file: "hypothesis" or "reference"), checking that each is
- * UTF-8 without NUL bytes. The line reader strips "\n" and "\r\n"; sacreBLEU keeps the "\r" but
- * then ignores it as trailing whitespace (BLEU's rstrip(), chrF's removal of whitespace). */
-static tfm_status text_lines_read(const char *path, const char *what, text_lines *t) {
+/* Opens `path` (the `what` file: "hypothesis" or "reference") for reading. */
+static tfm_status open_text(const char *path, const char *what, FILE **f) {
+    *f = fopen(path, "rb");
+    RETURN_IF(!*f, TFM_ERR_IO, "cannot open %s file '%s': %s", what, path, strerror(errno));
+    return TFM_OK;
+}
+
+/* Reads the lines of the open file f (`path`, the `what` file) and closes it; NUL bytes are refused
+ * with file:line, UTF-8 is checked later by tfm_bleu_check_segments. The line reader strips "\n"
+ * and "\r\n"; sacreBLEU keeps the "\r" but then ignores it as trailing whitespace (BLEU's
+ * rstrip(), chrF's removal of whitespace). */
+static tfm_status text_lines_read(FILE *f, const char *path, const char *what, text_lines *t) {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
-    RETURN_IF(!f, TFM_ERR_IO, "cannot open %s file '%s': %s", what, path, strerror(errno));
     tfm_line_reader *r = NULL;
     tfm_status st = tfm_line_reader_from_stream(f, path, 0, &r);
     const char *line = NULL;
     size_t len = 0;
     while (st == TFM_OK && (st = tfm_line_reader_next(r, &line, &len)) == TFM_OK && line) {
-        const size_t bad = utf8_first_invalid(line, len);
-        if (bad < len) {
-            st = tfm_set_error(TFM_ERR_FORMAT, "%s:%zu: invalid UTF-8 at byte column %zu (byte 0x%02X) in the %s file",
-                               path, tfm_line_reader_line_number(r), bad + 1, (unsigned)(unsigned char)line[bad], what);
-        } else if (!text_lines_push(t, line, len)) {
+        if (!text_lines_push(t, line, len))
             st = tfm_set_error(TFM_ERR_NOMEM, "out of memory reading the %s file '%s' (line %zu)", what, path,
                                tfm_line_reader_line_number(r));
-        }
     }
     tfm_line_reader_free(r);
     fclose(f);
@@ -75,22 +76,64 @@ static tfm_status text_lines_read(const char *path, const char *what, text_lines
     return st;
 }
 
+/* The line pointers of t, or NULL when out of memory (an empty t gives a 1-element array). */
+static const char **text_lines_ptrs(const text_lines *t) {
+    const char **p = malloc((t->n_lines ? t->n_lines : 1) * sizeof *p);
+    for (size_t i = 0; p && i < t->n_lines; i++) p[i] = t->data + t->starts[i];
+    return p;
+}
+
+/* TFM_ERR_FORMAT naming path:line and the byte if a line of `lines` is not UTF-8. */
+static tfm_status check_utf8_lines(const char *path, const char *what, const char *const *lines, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const size_t len = strlen(lines[i]), bad = utf8_first_invalid(lines[i], len);
+        RETURN_IF(bad < len, TFM_ERR_FORMAT, "%s:%zu: invalid UTF-8 at byte column %zu (byte 0x%02X) in the %s file",
+                  path, i + 1, bad + 1, (unsigned)(unsigned char)lines[i][bad], what);
+    }
+    return TFM_OK;
+}
+
+tfm_status tfm_bleu_check_segments(const char *hyp_role, const char *hyp_path, const char *const *hyp, size_t n_hyp,
+                                   const char *ref_path, const char *const *ref, size_t n_ref) {
+    RETURN_IF(!hyp_role || !hyp_path || !ref_path || (!hyp && n_hyp) || (!ref && n_ref), TFM_ERR_INVALID_ARG,
+              "tfm_bleu_check_segments: NULL argument");
+    TRY(check_utf8_lines(hyp_path, hyp_role, hyp, n_hyp));
+    TRY(check_utf8_lines(ref_path, "reference", ref, n_ref));
+    RETURN_IF(n_hyp != n_ref, TFM_ERR_FORMAT,
+              "line counts differ: %s file '%s' has %zu lines, reference file '%s' has %zu lines", hyp_role,
+              hyp_path, n_hyp, ref_path, n_ref);
+    RETURN_IF(n_hyp == 0, TFM_ERR_FORMAT,
+              "'%s' and '%s' have no lines: nothing to score (sacreBLEU refuses empty input too)", hyp_path,
+              ref_path);
+    return TFM_OK;
+}
+
 tfm_status tfm_bleu_chrf_files(const char *hyp_path, const char *ref_path, tfm_bleu_stats *bleu,
                                tfm_chrf_stats *chrf, size_t *n_lines) {
     RETURN_IF(!hyp_path || !ref_path, TFM_ERR_INVALID_ARG, "tfm_bleu_chrf_files: NULL path");
     text_lines h, r;
-    TRY(text_lines_read(hyp_path, "hypothesis", &h));
-    tfm_status st = text_lines_read(ref_path, "reference", &r);
+    FILE *fh = NULL, *fr = NULL; /* both inputs opened before either is read: fail early */
+    TRY(open_text(hyp_path, "hypothesis", &fh));
+    tfm_status st = open_text(ref_path, "reference", &fr);
+    if (st != TFM_OK) {
+        fclose(fh);
+        return st;
+    }
+    st = text_lines_read(fh, hyp_path, "hypothesis", &h);
+    if (st != TFM_OK) {
+        fclose(fr);
+        return st;
+    }
+    st = text_lines_read(fr, ref_path, "reference", &r);
     if (st != TFM_OK) {
         text_lines_free(&h);
         return st;
     }
-    if (h.n_lines != r.n_lines) {
-        st = tfm_set_error(TFM_ERR_FORMAT,
-                           "line counts differ: hypothesis file '%s' has %zu lines, reference file "
-                           "'%s' has %zu lines",
-                           hyp_path, h.n_lines, ref_path, r.n_lines);
-    }
+    const char **hp = text_lines_ptrs(&h), **rp = text_lines_ptrs(&r);
+    st = hp && rp ? tfm_bleu_check_segments("hypothesis", hyp_path, hp, h.n_lines, ref_path, rp, r.n_lines)
+                  : tfm_set_error(TFM_ERR_NOMEM, "out of memory reading '%s' and '%s'", hyp_path, ref_path);
+    free(hp);
+    free(rp);
     /* Accumulate into copies so the caller's statistics are untouched on error. */
     tfm_bleu_stats b = bleu ? *bleu : (tfm_bleu_stats){0};
     tfm_chrf_stats c = chrf ? *chrf : (tfm_chrf_stats){0};

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "core_internal.h"
 #include "tfm/decode.h"
+#include "tfm/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +21,6 @@ static int by_length(const void *a, const void *b) {
     const by_len *x = a, *y = b;
     if (x->len != y->len) return x->len < y->len ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/* Only spaces, tabs and other ASCII whitespace (or nothing). */
-static int is_blank(const char *s) {
-    for (; *s; s++)
-        if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\v' && *s != '\f') return 0;
-    return 1;
 }
 
 static double now_seconds(void) {
@@ -54,7 +48,7 @@ tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const 
     tfm_status st = enc && order && srcb && outb && out_len ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; st == TFM_OK && i < n; i++) {
         order[i] = (by_len){0, i};
-        if (is_blank(src[i])) continue; /* nothing to translate: an empty line out */
+        if (tfm_text_is_blank(src[i], strlen(src[i]))) continue; /* nothing to translate (text.h): an empty line out */
         st = tfm_tokenizer_encode(tok, src[i], strlen(src[i]), &enc[i].ids, &enc[i].len);
         if (st != TFM_OK) {
             st = tfm_error_prefix(st, "line %zu: ", i + 1);
@@ -80,8 +74,9 @@ tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const 
         st = tfm_model_translate(ctx, dc, B, S, srcb, outb, max_out, out_len);
         for (int b = 0; st == TFM_OK && b < B; b++) {
             size_t len;
-            st = tfm_tokenizer_decode(tok, outb + (size_t)b * (size_t)max_out, (size_t)out_len[b], &out[order[i + (size_t)b].index],
-                                      &len);
+            char **o = &out[order[i + (size_t)b].index];
+            st = tfm_tokenizer_decode(tok, outb + (size_t)b * (size_t)max_out, (size_t)out_len[b], o, &len);
+            if (st == TFM_OK) tfm_text_one_line(*o, len); /* byte pieces may spell "\n": one line out per line in */
             stats->out_tokens += (size_t)out_len[b];
         }
     }

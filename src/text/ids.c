@@ -2,6 +2,7 @@
 #include "core_internal.h"
 #include "tfm/fileio.h"
 #include "tfm/ids.h"
+#include "tfm/text.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,9 +39,10 @@ static int push_line_end(id_builder *b) {
     return 1;
 }
 
-/* Parses one line (without its newline) into b. */
+/* Parses one line (without its newline) into b. A blank line (tfm/text.h: e.g. only U+00A0 or a
+ * vertical tab) holds no ids, like an empty one. */
 static tfm_status parse_line(id_builder *b, const char *line, size_t len, const char *path, size_t lineno) {
-    size_t i = 0;
+    size_t i = tfm_text_is_blank(line, len) ? len : 0;
     while (i < len) {
         while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i >= len) break;

@@ -23,6 +23,7 @@ extern "C" {
 #include "core_internal.h"
 }
 #include "tfm/fileio.h"
+#include "tfm/text.h"
 #include "tfm/tokenizer.h"
 #include "utf8.h"
 
@@ -45,8 +46,8 @@ template <class F> tfm_status guarded(const char *what, F &&body) {
     }
 }
 
-// The training sentences: the lines of each file in turn, "\n" or "\r\n" stripped, empty lines
-// skipped, each checked to be valid UTF-8. A read error or bad line ends the iteration early and
+// The training sentences: the lines of each file in turn, "\n" or "\r\n" stripped, blank lines
+// (tfm/text.h) skipped, each checked to be valid UTF-8. A read error or bad line ends the iteration early and
 // is kept in `err`/`msg`; tfm_tokenizer_train() reports it (SentencePiece also sees it through
 // status()).
 class FileLines : public sentencepiece::SentenceIterator {
@@ -100,7 +101,7 @@ class FileLines : public sentencepiece::SentenceIterator {
                                          ": invalid UTF-8 at byte " + std::to_string(bad + 1) + " of the line");
                 return;
             }
-            if (n == 0) continue;
+            if (tfm_text_is_blank(line, n)) continue; // tfm/text.h: e.g. only U+00A0 or U+200B
             line_.assign(line, n);
             n_sentences++;
             return;

@@ -4,6 +4,7 @@
 #include "data_internal.h"
 #include "tfm/fileio.h"
 #include "tfm/ids.h"
+#include "tfm/text.h"
 #include "utf8.h"
 
 #include <stdlib.h>
@@ -113,12 +114,6 @@ static tfm_status dataset_make(size_t n, int32_t *src_ids, size_t *src_off, int3
     return TFM_OK;
 }
 
-static int is_blank(const char *s, size_t len) {
-    for (size_t i = 0; i < len; i++)
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\v' && s[i] != '\f') return 0;
-    return 1;
-}
-
 static tfm_status check_utf8(const line_reader *r, size_t len) {
     size_t bad = utf8_first_invalid(r->line, len); /* NUL bytes were refused by the reader */
     RETURN_IF(bad < len, TFM_ERR_FORMAT, "%s:%zu: invalid UTF-8 at byte offset %zu of the line", r->path, r->lineno,
@@ -171,7 +166,7 @@ static tfm_status read_pairs(const tfm_tokenizer *tok, line_reader *rs, line_rea
         st->n_lines++;
         TRY(check_utf8(rs, ls));
         TRY(check_utf8(rt, lt));
-        if (is_blank(rs->line, ls) || is_blank(rt->line, lt)) {
+        if (tfm_text_is_blank(rs->line, ls) || tfm_text_is_blank(rt->line, lt)) { /* tfm/text.h */
             st->n_skipped_empty++;
             continue;
         }

@@ -5,10 +5,19 @@
  * the time limit; take the next batch; step; report; validate (every eval_every steps and after the
  * last); save (every save_every steps but the last). The final save records the batcher position of
  * the next batch, so a resumed run takes exactly the batches (and, through the trainer's RNG, the
- * dropout masks) the uninterrupted run would have taken. */
+ * dropout masks) the uninterrupted run would have taken.
+ *
+ * Divergence (docs/HARDENING.md): a non-finite training loss or gradient norm (the trainer refuses
+ * the step), non-finite parameters after an update, a non-finite validation loss, or — just before
+ * a save that no finite validation of the same step vouches for — a non-finite loss of the model
+ * about to be saved on the last training batch (a forward pass, dropout off: parameters can be
+ * finite yet so large that the next forward overflows) ends the run with TFM_ERR_NUMERIC at once:
+ * no checkpoint or best model is ever written from a diverged model, so the files on disk are the
+ * last finite ones, and the message says which. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "core_internal.h"
 #include "data_internal.h"
+#include "model_internal.h"
 #include "tfm/fileio.h"
 #include "tfm/score.h"
 #include "tfm/train_loop.h"
@@ -17,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The window over which tokens per second are measured, in seconds. */
 #define TOKENS_WINDOW_S 2.0
@@ -61,14 +71,65 @@ typedef struct {
     tfm_trainer *tr;
     tfm_batcher *train, *valid;
     const tfm_loop_config *cfg;
-    double *logprob; /* [max_B of valid] validation scores of one batch */
-    int *ntok;       /* [max_B of valid] */
-    tfm_context *vctx; /* the validation pass's own workspace (the trainer's stays laid out for steps) */
+    double *logprob; /* [max_B of valid and train] scores of one batch */
+    int *ntok;       /* [max_B of valid and train] */
+    tfm_context *vctx; /* the scoring passes' own workspace (the trainer's stays laid out for steps) */
+    tfm_batch last_batch; /* the last training batch (the batcher's buffers stay valid until its next call) */
+    int64_t last_step;   /* the step that trained on last_batch; -1: none in this call */
+    int64_t vouched_step; /* the step whose model a finite validation loss vouched for; -1: none */
     double t0;       /* start of the call, seconds */
     int64_t step0;   /* the trainer's step count at the start */
     double best;     /* lowest validation loss so far */
     double last;     /* the last validation loss of this call */
+    int64_t saved_step; /* step of this call's last write of save_path; -1: none yet */
+    int64_t best_step;  /* step of this call's last write of best_path; -1: none yet */
 } loop_state;
+
+/* "NaN", "+inf" or "-inf" for a non-finite x. */
+static const char *non_finite_name(double x) { return isnan(x) ? "NaN" : x > 0 ? "+inf" : "-inf"; }
+
+/* Appends to buf what a stopped run leaves on disk for `path` (the `what` file), e.g.
+ * "; kept m.safetensors from step 10". */
+static void describe_kept(char *buf, size_t cap, const char *what, const char *path, int64_t step) {
+    if (!path) return;
+    const size_t used = strlen(buf);
+    if (step >= 0)
+        snprintf(buf + used, cap - used, "; kept %s %s from step %lld", what, path, (long long)step);
+    else if (access(path, F_OK) == 0)
+        snprintf(buf + used, cap - used, "; kept %s %s as it was before this run", what, path);
+}
+
+/* Ends the run on a non-finite quantity: TFM_ERR_NUMERIC with "step N[ WHERE]: WHAT; training
+ * stopped, nothing saved; kept ...". `what` was formatted by the caller (e.g. "validation loss is
+ * NaN"); `where` is "" or e.g. " (epoch 0, batch 3)". */
+static tfm_status diverged(const loop_state *s, int64_t step, const char *where, const char *what) {
+    char kept[768] = "";
+    describe_kept(kept, sizeof kept, "checkpoint", s->cfg->save_path, s->saved_step);
+    describe_kept(kept, sizeof kept, "best model", s->cfg->best_path, s->best_step);
+    return tfm_set_error(TFM_ERR_NUMERIC, "step %lld%s: %s; training stopped, nothing saved%s", (long long)step,
+                         where, what, kept[0] ? kept : "; no earlier file to keep");
+}
+
+/* TFM_ERR_NUMERIC (through diverged) if a parameter of the model is NaN or infinite after the
+ * update of `step`, naming the first such tensor and element. */
+static tfm_status check_params(const loop_state *s, int64_t step) {
+    const tfm_model *m = tfm_trainer_model(s->tr);
+    const float *base = (const float *)m->param_arena.base;
+    for (size_t e = 0; e < m->n_entries; e++) {
+        const param_entry *pe = &m->entries[e];
+        if (pe->alias_of >= 0) continue; /* tied: checked with its owner */
+        for (size_t i = 0; i < pe->numel; i++) {
+            const float v = base[pe->offset + i];
+            if (!isfinite(v)) {
+                char what[256];
+                snprintf(what, sizeof what, "parameter %s[%zu] is %s after the update", pe->name, i,
+                         non_finite_name((double)v));
+                return diverged(s, step, "", what);
+            }
+        }
+    }
+    return TFM_OK;
+}
 
 static void emit(const loop_state *s, tfm_loop_event *ev) {
     ev->step = tfm_trainer_steps(s->tr);
@@ -97,10 +158,34 @@ static tfm_status validation_loss(loop_state *s, double *loss) {
     return TFM_OK;
 }
 
+/* Before a save: unless a finite validation of this step vouched for the model, scores the last
+ * training batch (last_batch) and ends the run (diverged) if its loss is not finite. */
+static tfm_status check_before_save(loop_state *s) {
+    const int64_t step = tfm_trainer_steps(s->tr);
+    if (s->vouched_step == step || s->last_step != step) return TFM_OK; /* vouched for, or not trained here */
+    const tfm_batch *b = &s->last_batch;
+    TRY(tfm_model_score(s->vctx, b->B, b->S, b->T, b->src, b->tgt, s->logprob, s->ntok, NULL));
+    double sum = 0.0;
+    for (int r = 0; r < b->B; r++) sum += s->logprob[r];
+    if (!isfinite(sum)) {
+        char what[128];
+        snprintf(what, sizeof what, "the loss of the model about to be saved is %s on the last training batch",
+                 non_finite_name(-sum));
+        return diverged(s, step, "", what);
+    }
+    s->vouched_step = step;
+    return TFM_OK;
+}
+
 /* Validates, keeps the best model, reports. */
 static tfm_status validate(loop_state *s) {
     double vl = 0.0;
     TRY(validation_loss(s, &vl));
+    if (!isfinite(vl)) { /* before the best model is considered: a diverged model is never saved */
+        char what[64];
+        snprintf(what, sizeof what, "validation loss is %s", non_finite_name(vl));
+        return diverged(s, tfm_trainer_steps(s->tr), "", what);
+    }
     tfm_loop_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = TFM_LOOP_EVENT_VALIDATION;
@@ -108,10 +193,12 @@ static tfm_status validate(loop_state *s) {
     ev.valid_perplexity = exp(vl);
     ev.improved = vl < s->best;
     s->last = vl;
+    s->vouched_step = tfm_trainer_steps(s->tr);
     if (ev.improved) {
         s->best = vl;
         if (s->cfg->best_path) {
             TRY(tfm_model_save(tfm_trainer_model(s->tr), s->cfg->best_path));
+            s->best_step = tfm_trainer_steps(s->tr);
             ev.path = s->cfg->best_path;
         }
     }
@@ -127,8 +214,10 @@ static tfm_status save(loop_state *s) {
     p.batch_tokens = tfm_batcher_batching(s->train);
     tfm_trainer_set_progress(s->tr, &p);
     if (!s->cfg->save_path) return TFM_OK;
+    TRY(check_before_save(s));
     if (s->cfg->save_resumable) TRY(tfm_trainer_save(s->tr, s->cfg->save_path));
     else TRY(tfm_model_save(tfm_trainer_model(s->tr), s->cfg->save_path));
+    s->saved_step = tfm_trainer_steps(s->tr);
     tfm_loop_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = TFM_LOOP_EVENT_SAVE;
@@ -157,14 +246,14 @@ static tfm_status prepare(loop_state *s) {
         batcher_shape(s->train, k, &B, &S, &T);
         TRY(tfm_trainer_reserve(s->tr, B, S, T));
     }
-    if (s->valid) {
-        int max_B;
-        tfm_batcher_max_dims(s->valid, &max_B, NULL, NULL);
-        s->logprob = malloc((size_t)max_B * sizeof *s->logprob);
-        s->ntok = malloc((size_t)max_B * sizeof *s->ntok);
-        RETURN_IF(!s->logprob || !s->ntok, TFM_ERR_NOMEM, "out of memory for %d validation scores", max_B);
-        TRY(tfm_context_create(tfm_trainer_model(s->tr), &s->vctx));
-    }
+    int max_B = 0, valid_B = 0;
+    tfm_batcher_max_dims(s->train, &max_B, NULL, NULL);
+    if (s->valid) tfm_batcher_max_dims(s->valid, &valid_B, NULL, NULL);
+    if (valid_B > max_B) max_B = valid_B;
+    s->logprob = malloc((size_t)max_B * sizeof *s->logprob);
+    s->ntok = malloc((size_t)max_B * sizeof *s->ntok);
+    RETURN_IF(!s->logprob || !s->ntok, TFM_ERR_NOMEM, "out of memory for %d scores", max_B);
+    TRY(tfm_context_create(tfm_trainer_model(s->tr), &s->vctx));
     return TFM_OK;
 }
 
@@ -191,6 +280,18 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
         memset(&ev, 0, sizeof ev);
         tfm_status st = tfm_batcher_next(s->train, &b);
         if (st == TFM_OK) st = tfm_trainer_step(s->tr, b.B, b.S, b.T, b.src, b.tgt, &ev.stats);
+        if (st == TFM_ERR_NUMERIC) { /* the trainer refused a non-finite loss or gradient norm */
+            /* Its message ("step N: the loss is nan; ..." or "... the gradient norm is inf; ...") is said
+             * again here in the loop's words, the step once (not "step 2: step 2:"). */
+            char what[128], where[64];
+            const char *msg = tfm_last_error(), *is = strstr(msg, " is ");
+            const double value = is ? strtod(is + 4, NULL) : NAN;
+            snprintf(what, sizeof what, "%s is %s; parameters left unchanged",
+                     strstr(msg, "gradient norm") ? "gradient norm" : "training loss", non_finite_name(value));
+            snprintf(where, sizeof where, " (epoch %llu, batch %llu)", (unsigned long long)epoch,
+                     (unsigned long long)index);
+            return diverged(s, step + 1, where, what);
+        }
         if (st != TFM_OK) {
             char where[96];
             snprintf(where, sizeof where, "training step %lld (epoch %llu, batch %llu)", (long long)step + 1,
@@ -198,6 +299,9 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
             return tfm_error_prefix(st, "%s: ", where);
         }
         step++;
+        s->last_batch = b;
+        s->last_step = step;
+        TRY(check_params(s, step));
         const double now = now_seconds();
         window_tok += (double)ev.stats.n_tokens;
         if (now - window_t >= TOKENS_WINDOW_S) {
@@ -234,6 +338,7 @@ tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *vali
     s.valid = valid;
     s.cfg = cfg;
     s.last = NAN;
+    s.saved_step = s.best_step = s.last_step = s.vouched_step = -1;
     s.step0 = tfm_trainer_steps(tr);
     tfm_loop_end end = TFM_LOOP_END_STEPS;
     tfm_status st = prepare(&s);

@@ -84,7 +84,7 @@ expect_fail "--save into a missing folder fails before training" 1 "is not an ex
   --save "$WORK/notok.st" 2>/dev/null
 expect_fail "model without a tokenizer" 1 "has no tokenizer" "$TFM" translate --model "$WORK/notok.st" \
   --input "$WORK/in.txt"
-expect_fail "eval line counts" 1 "must be aligned" "$TFM" eval --model "$M" --src "$WORK/in.txt" --ref "$SL/valid.es"
+expect_fail "eval line counts" 1 "line counts differ" "$TFM" eval --model "$M" --src "$WORK/in.txt" --ref "$SL/valid.es"
 expect_fail "bad beam" 2 "--beam must be in [1, 256]" "$TFM" translate --model "$M" --beam 0
 # a failed run leaves an existing checkpoint untouched
 cp "$M" "$WORK/keep.st"
