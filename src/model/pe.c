@@ -6,6 +6,7 @@
 
 static const pe_kind *const k_kinds[] = {
     [TFM_PE_SINUSOIDAL] = &pe_kind_sinusoidal,
+    [TFM_PE_FLOATER] = &pe_kind_floater,
 };
 
 static const pe_kind *kind_of(tfm_pe pe) {
