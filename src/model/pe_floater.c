@@ -1,5 +1,5 @@
 /* FLOATER (Liu, Yu, Dhillon & Hsieh, "Learning to Encode Position for Transformer with Continuous
- * Dynamical Model", ICML 2020, §3, eq. 3–5): the position encoding is a continuous trajectory p(t)
+ * Dynamical Model", ICML 2020, §3): the position encoding is a continuous trajectory p(t)
  * in R^d_model that solves a learned ODE,
  *     dp/dt = h(t, p; θ),    p(0) = p0 (learned),
  * sampled at t = pos·Δ; the table P[pos] = p(pos·Δ) is added at the embeddings like the sinusoid.
@@ -221,7 +221,7 @@ static void table_update(pe_state *st, const pe_params *p, size_t need, size_t d
     }
 }
 
-/* x (B, T, d) += P[pos0 + t] (Liu et al. 2020, eq. 5: the sampled trajectory added to the input). */
+/* x (B, T, d) += P[pos0 + t] (Liu et al. 2020, §3: the sampled trajectory added to the input). */
 static void floater_forward(const tfm_config *cfg, const pe_params *p, float *x, size_t B, size_t T, size_t d,
                             size_t pos0) {
     (void)cfg;
