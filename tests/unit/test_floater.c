@@ -1,7 +1,7 @@
 /* The FLOATER position encoding (pe = floater, src/model/pe_floater.c) in the whole model:
  *  1. golden parity with the PyTorch twin (tests/reference/make_golden_floater.py, the same RK4 in
- *     torch, autograd through it): logits, the label-smoothed loss and every parameter's gradient
- *     ≤ 1e-4, padding in source and target;
+ *     torch, autograd through it): the source table (1e-5), logits, the label-smoothed loss and
+ *     every parameter's gradient ≤ 1e-4, padding in source and target;
  *  2. central-difference gradients of every FLOATER tensor (both sides) through the whole model,
  *     dropout on;
  *  3. a model trained a few steps saves, reloads and scores the same (1e-6); a context that cached
@@ -90,6 +90,24 @@ static void golden_parity(void) {
     const size_t V = (size_t)m->cfg.tgt_vocab;
     CHECK(m->cfg.pe == TFM_PE_FLOATER, "golden model's pe is %d", (int)m->cfg.pe);
     CHECK(context_reserve(g.ctx, B, S, Td, 1) == TFM_OK, "reserve: %s", tfm_last_error());
+    /* the source side's table alone: the hook on a zero input, through a state of its own */
+    {
+        const size_t d = (size_t)m->cfg.d_model;
+        float *x = calloc((size_t)S * d, sizeof(float));
+        float *table = read_f32("tests/golden/floater/table_src.f32", (size_t)S * d);
+        pe_states st = {0};
+        CHECK(pe_states_reserve(&st, &m->cfg, (size_t)S, 0) == TFM_OK, "pe state: %s", tfm_last_error());
+        pe_params pp = m->p.stack[0].pe;
+        pp.state = &st.stack[0];
+        pe_of(&m->cfg)->embed_forward(&m->cfg, &pp, x, 1, (size_t)S, d, 0);
+        double terr = 0.0;
+        for (size_t i = 0; i < (size_t)S * d; i++) terr = fmax(terr, fabs(x[i] - table[i]));
+        CHECK(terr <= 1e-5, "source FLOATER table: max |C - PyTorch| %.3g", terr);
+        printf("floater golden: source table (%d positions) max |C - PyTorch| = %.3g\n", S, terr);
+        pe_states_free(&st);
+        free(table);
+        free(x);
+    }
     float *gbase = malloc(m->n_params * sizeof(float));
     model_forward(g.ctx, B, S, Td, g.src_ids, g.tgt_ids, (size_t)T, NULL);
     float *want = read_f32("tests/golden/floater/logits.f32", (size_t)(B * Td) * V);
