@@ -105,6 +105,7 @@ typedef struct {
     size_t T;          /* positions per row */
     const float *mem;  /* the memory stack's output (B·S_mem, d), or NULL */
     size_t S_mem;
+    pe_state *pe_st;   /* the context's position-encoding state of this stack */
 } stack_ref;
 
 /* Sub-layer k of a block, given G = dL/d(wrapper output) in w->d_stream; on return w->d_stream
@@ -156,7 +157,9 @@ static void embed_backward(const bctx *c, const stack_ref *r, const stack_acts *
                            size_t ids_stride) {
     const size_t d = c->d, T = r->T;
     const float *dx = undrop(c, c->w->d_sub, c->w->d_stream, A->x0_drop, c->B * T * d);
-    if (c->pe->embed_backward) c->pe->embed_backward(c->cfg, &r->gs->pe, &r->ps->pe, dx, c->B, T, d, 0);
+    pe_params pp = r->ps->pe;
+    pp.state = r->pe_st;
+    if (c->pe->embed_backward) c->pe->embed_backward(c->cfg, &r->gs->pe, &pp, dx, c->B, T, d, 0);
     for (size_t b = 0; b < c->B; b++)
         embedding_backward(r->gs->embed, dx + b * T * d, ids + b * ids_stride, sqrtf((float)d), T, d);
 }
@@ -209,7 +212,8 @@ void model_backward(tfm_context *ctx, model_params *grads, grad_workspace *w, co
         const stack_desc *sd = &md.stack[s];
         const stack_acts *SA = &A->stack[s];
         const stack_acts *M = sd->memory >= 0 ? &A->stack[sd->memory] : NULL;
-        stack_ref r = {sd, &grads->stack[s], &P->stack[s], (size_t)SA->T, M ? M->out : NULL, M ? (size_t)M->T : 0};
+        stack_ref r = {sd, &grads->stack[s], &P->stack[s], (size_t)SA->T, M ? M->out : NULL, M ? (size_t)M->T : 0,
+                       &ctx->pe.stack[s]};
         const float *dout = s == md.out_stack ? w->d_res : w->d_memory;
         const int32_t *ids = sd->input == STACK_INPUT_SOURCE ? src : tgt_in;
         const size_t stride = sd->input == STACK_INPUT_SOURCE ? (size_t)A->S : tgt_in_stride;

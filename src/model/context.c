@@ -21,6 +21,7 @@ void tfm_context_free(tfm_context *ctx) {
     if (!ctx) return;
     arena_free(&ctx->act_arena);
     kv_cache_free(&ctx->cache);
+    pe_states_free(&ctx->pe);
     free(ctx);
 }
 
@@ -103,6 +104,7 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) 
     /* the size products must not wrap around: the estimate refuses what could overflow */
     RETURN_IF(tfm_model_estimate_bytes(cfg, B, S, T) == 0, TFM_ERR_NOMEM,
               "a batch of %d x (%d, %d) tokens is too large to lay out", B, S, T);
+    TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)(S > T ? S : T), training));
     const size_t need = activations_bytes(cfg, B, S, T, training);
     if (need > ctx->act_arena.cap) {
         /* grow: what a batch needs is its layout's bytes, not the largest B, S and T seen apart */

@@ -20,10 +20,12 @@ void dropper_apply(dropper *dr, float *x, uint8_t *mask, size_t n) {
 
 /* x0 (B, T, d) = E[ids]·√d_model (§3.4) + the position encoding at the embeddings (§3.5) of
  * positions pos0..; ids row b at ids + b·ids_stride. */
-static void embed(const tfm_config *cfg, const pe_kind *pe, const stack_params *sp, float *x0, const int32_t *ids, size_t ids_stride,
-                  size_t B, size_t T, size_t d, size_t pos0) {
+static void embed(const tfm_config *cfg, const pe_kind *pe, const stack_params *sp, pe_state *st, float *x0,
+                  const int32_t *ids, size_t ids_stride, size_t B, size_t T, size_t d, size_t pos0) {
     for (size_t b = 0; b < B; b++) embedding_forward(x0 + b * T * d, ids + b * ids_stride, sp->embed, sqrtf((float)d), T, d);
-    if (pe->embed_forward) pe->embed_forward(cfg, &sp->pe, x0, B, T, d, pos0);
+    pe_params pp = sp->pe;
+    pp.state = st; /* the calling context's state of this stack (pe.h) */
+    if (pe->embed_forward) pe->embed_forward(cfg, &pp, x0, B, T, d, pos0);
 }
 
 /* One stack over B rows of T positions (pos0 = 0): embedding + PE + dropout, its blocks, its final
@@ -39,7 +41,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     for (size_t b = 0; b < B; b++)
         for (size_t t = 0; t < T; t++) A->pad[b * T + t] = (uint8_t)(ids[b * ids_stride + t] == cfg->pad_id);
     const pe_kind *pe = pe_of(cfg);
-    embed(cfg, pe, sp, A->x0, ids, ids_stride, B, T, d, 0);
+    embed(cfg, pe, sp, &ctx->pe.stack[s], A->x0, ids, ids_stride, B, T, d, 0);
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
     const stack_acts *M = sd->memory >= 0 ? &ctx->acts.stack[sd->memory] : NULL;
     layer_call c = {cfg, pe, sp, &sd->block, B, T, 0, A->pad, T, M ? (size_t)M->T : 0, M ? M->pad : NULL,
@@ -123,7 +125,7 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     const stack_params *sp = &m->p.stack[s];
     const pe_kind *pe = pe_of(cfg);
     dropper dr = {NULL, 0};
-    embed(cfg, pe, sp, c->x0, tokens, tokens_stride, B, 1, d, t);
+    embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0, tokens, tokens_stride, B, 1, d, t);
     /* the batched pass's layer code with T = 1 at pos0 = t: keys and values from the cache */
     layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * d};
     const float *x = c->x0;

@@ -49,6 +49,7 @@ tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T) {
     c->S = S;
     c->cap_T = cap_T;
     c->len = 0;
+    TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)cap_T, 0)); /* positions 0..cap_T−1 are decoded */
     return context_reserve(ctx, B, S, 1, 0);
 }
 

@@ -6,6 +6,7 @@
 
 #include "arena.h"
 #include "params.h"
+#include "pe.h"
 #include "stack.h"
 #include "safetensors.h"
 #include "tfm/model.h"
@@ -146,6 +147,7 @@ struct tfm_context {
     tfm_arena act_arena;
     activations acts;
     kv_cache cache;
+    pe_states pe; /* the position encoding's state per stack (FLOATER's cached table), if it keeps one */
 };
 
 /** Makes sure the context's workspace holds a batch of (B, S, T) (with the training buffers if

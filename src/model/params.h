@@ -11,7 +11,7 @@
 #define TFM_MAX_LAYERS 64
 #define TFM_MAX_STACKS 2
 #define TFM_PARAM_NAME_MAX 96
-#define TFM_PE_MAX_TENSORS 4
+#define TFM_PE_MAX_TENSORS 8
 
 /** nn.MultiheadAttention's packed projections: rows [0,d) are W_Q, [d,2d) W_K, [2d,3d) W_V. */
 typedef struct {
@@ -21,10 +21,16 @@ typedef struct {
     float *out_proj_bias;   /* (d) */
 } mha_params;
 
+struct pe_state;
+
 /** A position encoding's own tensors (pe.h), per stack or per layer, in the order its kind
- * registers them; NULL where it has none (the sinusoidal encoding has none at all). */
+ * registers them; NULL where it has none (the sinusoidal encoding has none at all). `state`: in the
+ * copy of a stack's pe_params that forward.c/backward.c hand to the embedding hooks, the calling
+ * context's state of that stack (pe.h pe_state; kinds with a state_floats hook only); NULL in the
+ * model's own table, which is read-only and shared by contexts. */
 typedef struct {
     float *w[TFM_PE_MAX_TENSORS];
+    struct pe_state *state;
 } pe_params;
 
 /** One block (nn.TransformerEncoderLayer / nn.TransformerDecoderLayer). Sub-layer k of the block

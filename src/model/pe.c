@@ -9,6 +9,7 @@ static const pe_kind *const k_kinds[] = {
     [TFM_PE_NONE] = &pe_kind_none,
     [TFM_PE_LEARNED] = &pe_kind_learned,
     [TFM_PE_SHAW] = &pe_kind_shaw,
+    [TFM_PE_FLOATER] = &pe_kind_floater,
 };
 
 static const pe_kind *kind_of(tfm_pe pe) {

@@ -18,6 +18,7 @@
 #ifndef TFM_PE_H
 #define TFM_PE_H
 
+#include "arena.h"
 #include "stack.h"
 
 /* The options of tfm_config a kind reads (pe_kind.options); any other option left at its
@@ -31,6 +32,24 @@ enum {
     PE_OPT_SHAW_VALUES = 1u << 5,  /* pe_shaw_values */
     PE_OPT_ROPE_PAIRING = 1u << 6  /* rope_pairing */
 };
+
+/** One stack's per-context state of a kind that keeps one (state_floats != NULL): FLOATER's table of
+ * positions and its RK4 intermediates. The context owns it (pe_states below), so a model stays
+ * read-only and each thread's context caches its own table. */
+typedef struct pe_state {
+    float *buf;          /* state_floats(cfg, positions, with_backward) floats, carved by the kind */
+    size_t positions;    /* positions the buffer was laid out for */
+    int with_backward;   /* laid out with what embed_backward needs */
+    int training;        /* the next embed_forward will be differentiated (context_reserve's flag) */
+    size_t n_valid;      /* positions of the kind's cached values that are current (the kind's to
+                            keep; 0 after any re-layout) */
+} pe_state;
+
+/** Every stack's pe_state of a context, in one arena grown on demand. */
+typedef struct {
+    tfm_arena arena;
+    pe_state stack[TFM_MAX_STACKS];
+} pe_states;
 
 typedef struct pe_kind {
     const char *name;     /* the metadata / --pe value */
@@ -52,6 +71,11 @@ typedef struct pe_kind {
      * gradients g (the input gradient passes through unchanged: the encoding is added). */
     void (*embed_backward)(const tfm_config *cfg, pe_params *g, const pe_params *p, const float *dx, size_t B, size_t T, size_t d,
                            size_t pos0);
+    /** Floats of one stack's per-context state (pe_state) for sequences of up to `positions`
+     * positions, with (with_backward) or without what embed_backward needs. NULL: the kind keeps
+     * no state and p->state is NULL in its hooks. With it, embed_forward/embed_backward read
+     * p->state, which context_reserve/kv_cache_reserve have sized for every position they use. */
+    size_t (*state_floats)(const tfm_config *cfg, size_t positions, int with_backward);
 
     /** 2. Transforms in place the queries and keys of N = B·T rows of a packed Q|K|V (row r at
      * qkv + r·stride: Q at column 0, K at column d; H heads of d_k), row (b, t) at position
@@ -87,10 +111,18 @@ const pe_kind *pe_of(const tfm_config *cfg);
  * otherwise TFM_ERR_UNSUPPORTED (a kind this build does not have) or TFM_ERR_INVALID_ARG. */
 tfm_status pe_validate(const tfm_config *cfg);
 
+/** Makes every stack's state hold `positions` positions (and, with `training`, what the backward
+ * needs); grows only (re-laying out zeroes n_valid), so a trainer that reserves its largest batch
+ * first never allocates in a step. Sets each state's `training` flag. Nothing for kinds without
+ * state. Errors: TFM_ERR_NOMEM. (pe_state.c) */
+tfm_status pe_states_reserve(pe_states *s, const tfm_config *cfg, size_t positions, int training);
+void pe_states_free(pe_states *s);
+
 /* The kinds (one file each). */
 extern const pe_kind pe_kind_sinusoidal; /* pe_sinusoidal.c */
 extern const pe_kind pe_kind_none;       /* pe_none.c */
 extern const pe_kind pe_kind_learned;    /* pe_learned.c */
 extern const pe_kind pe_kind_shaw;       /* pe_shaw.c */
+extern const pe_kind pe_kind_floater;    /* pe_floater.c */
 
 #endif
