@@ -50,13 +50,14 @@ static tfm_status rope_validate(const tfm_config *cfg) {
 
 /* Q (columns [0, d)) and K (columns [d, 2d)) of row (b, t) rotated by position pos0 + t: before the
  * scores and before the keys enter the KV cache, so a cached key is rotated once, at its own
- * position, and a decoding step (T = 1, pos0 = cache length) matches the whole-sequence call. */
+ * position, and a decoding step (T = 1, pos0 = cache length) matches the whole-sequence call.
+ * Q and K of a row are 2H consecutive heads of d_k; one call per position t covers the B rows at
+ * that position, so the angles are computed T·d_k/2 times, not B·T·d_k/2. */
 static void rope_forward(const tfm_config *cfg, const pe_params *p, float *qkv, size_t stride, size_t B, size_t T,
                          size_t H, size_t d_k, size_t pos0) {
     (void)p;
-    for (size_t b = 0; b < B; b++)
-        for (size_t t = 0; t < T; t++) /* one row: its 2H heads (Q then K) are H·d_k apart */
-            pe_rope_rotate(qkv + (b * T + t) * stride, H * d_k, 2, H, d_k, pos0 + t, cfg->rope_pairing, 0);
+    for (size_t t = 0; t < T; t++)
+        pe_rope_rotate(qkv + t * stride, T * stride, B, 2 * H, d_k, pos0 + t, cfg->rope_pairing, 0);
 }
 
 /* y = R(pos)·x with R orthogonal, so dL/dx = R(pos)ᵀ·dL/dy = R(−pos)·dL/dy: the inverse
@@ -65,9 +66,8 @@ static void rope_backward(const tfm_config *cfg, pe_params *g, const pe_params *
                           size_t B, size_t T, size_t H, size_t d_k, size_t pos0) {
     (void)g;
     (void)p;
-    for (size_t b = 0; b < B; b++)
-        for (size_t t = 0; t < T; t++)
-            pe_rope_rotate(dqkv + (b * T + t) * stride, H * d_k, 2, H, d_k, pos0 + t, cfg->rope_pairing, 1);
+    for (size_t t = 0; t < T; t++)
+        pe_rope_rotate(dqkv + t * stride, T * stride, B, 2 * H, d_k, pos0 + t, cfg->rope_pairing, 1);
 }
 
 const pe_kind pe_kind_rope = {
