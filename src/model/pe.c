@@ -10,6 +10,9 @@ static const pe_kind *const k_kinds[] = {
     [TFM_PE_LEARNED] = &pe_kind_learned,
     [TFM_PE_SHAW] = &pe_kind_shaw,
     [TFM_PE_FLOATER] = &pe_kind_floater,
+    [TFM_PE_T5] = &pe_kind_t5,
+    [TFM_PE_ROPE] = &pe_kind_rope,
+    [TFM_PE_ALIBI] = &pe_kind_alibi,
 };
 
 static const pe_kind *kind_of(tfm_pe pe) {

@@ -124,5 +124,27 @@ extern const pe_kind pe_kind_none;       /* pe_none.c */
 extern const pe_kind pe_kind_learned;    /* pe_learned.c */
 extern const pe_kind pe_kind_shaw;       /* pe_shaw.c */
 extern const pe_kind pe_kind_floater;    /* pe_floater.c */
+extern const pe_kind pe_kind_t5;         /* pe_t5.c */
+extern const pe_kind pe_kind_rope;       /* pe_rope.c */
+extern const pe_kind pe_kind_alibi;      /* pe_alibi.c */
+
+/* Helpers of the relative kinds, exposed for their tests (tests/unit/test_pe_rel.c). */
+
+/** ALiBi's slope m_h of head h (0-based) of n heads (Press et al. 2022, §3 and the paper's code):
+ * 2^(−8(h+1)/n) for n a power of two; otherwise the slopes of the largest power of two p < n, then
+ * every other slope of 2p heads. Dimensionless, in (0, 1). */
+float pe_alibi_slope(size_t h, size_t n);
+
+/** T5's bucket of the offset n = key position − query position (Raffel et al. 2020, §2.1; the
+ * reference _relative_position_bucket): bidirectional (encoder) or causal (decoder), for
+ * n_buckets buckets (even, >= 4) and max_distance (> n_buckets / 2). Returns a bucket id in
+ * [0, n_buckets). */
+int pe_t5_bucket(long n, int bidirectional, int n_buckets, int max_distance);
+
+/** Rotates (inverse = 0) or rotates back (inverse = 1) in place, by position `pos`, n_rows rows of
+ * H heads of d_k (d_k even) at x + r·stride + h·d_k, RoPE's pairs of `pairing` (Su et al. 2021,
+ * eq. 13–15, θ_p = 10000^(−2p/d_k)). */
+void pe_rope_rotate(float *x, size_t stride, size_t n_rows, size_t H, size_t d_k, size_t pos,
+                    tfm_rope_pairing pairing, int inverse);
 
 #endif
