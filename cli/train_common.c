@@ -4,6 +4,7 @@
 
 #include "args.h"
 
+#include <stdio.h>
 #include <string.h>
 
 volatile sig_atomic_t train_stop_signal = 0;
@@ -37,3 +38,18 @@ int train_exit_code(tfm_status st) {
     cli_error("train", "%s", tfm_last_error());
     return EXIT_RUNTIME;
 }
+
+int train_dist_start(float timeout_s, tfm_dist **d) {
+    if (tfm_dist_init((double)timeout_s, d) != TFM_OK) {
+        cli_error("train", "%s", tfm_last_error());
+        return 0;
+    }
+    if (tfm_dist_size(*d) > 1 && tfm_dist_rank(*d) == 0)
+        fprintf(stderr, "tfm train: data-parallel over %d MPI ranks (rank 0 validates, saves and reports)\n",
+                tfm_dist_size(*d));
+    return 1;
+}
+
+int train_is_root(const tfm_dist *d) { return tfm_dist_rank(d) == 0; }
+
+int train_dist_finish(tfm_dist *d, int rc) { return tfm_dist_finish(d, rc); }
