@@ -93,6 +93,11 @@ tfm_status dist_comm_init(tfm_dist *d) {
     if (n <= 1 && !getenv("PMIX_RANK")) return TFM_OK; /* not started by a launcher: one rank, no MPI */
     int inited = 0, provided = 0;
     MPI_Initialized(&inited);
+    /* Open MPI's non-blocking allreduce (coll/libnbc) would pick a binomial tree (reduce to rank 0,
+     * then broadcast: 2·log2(N) transfers of the whole bucket) for in-place buffers or N < 4; the
+     * ring moves 2·(N−1)/N of it per rank (docs/MPI.md). An MCA default read by MPI_Init, so a
+     * value the user set (environment or mpirun --mca) wins. */
+    if (!inited) setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", 0);
     if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return tfm_set_error(TFM_ERR_IO, "MPI_Init_thread failed (started by mpirun as one of %d ranks)", n);
     mpi_state *s = calloc(1, sizeof *s);

@@ -8,7 +8,7 @@
  *
  * ctest runs this binary alone; it then runs itself under `mpirun -np 2` (TFM_MPIEXEC from CMake,
  * else mpirun on PATH), with the flags Open MPI needs as root and on 2 shared cores, and returns
- * that run's status. SKIP when this build has no MPI or no launcher is installed. */
+ * that run's status (by hand, `mpirun -np 3 build/test_mpi_train` tests 3 ranks). SKIP when this build has no MPI or no launcher is installed. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
 #include "dist_internal.h"
@@ -128,11 +128,11 @@ static int run_rank(void) {
         fprintf(stderr, "FAIL: tfm_dist_init: %s\n", tfm_last_error());
         return 1;
     }
-    CHECK(tfm_dist_size(d) == 2, "want 2 ranks, got %d", tfm_dist_size(d));
+    const int N = tfm_dist_size(d), r = tfm_dist_rank(d);
+    CHECK(N >= 2, "want 2 ranks or more, got %d", N); /* ctest runs 2; any N works by hand */
     int r0, rows;
     dist_share(d, 5, &r0, &rows);
-    CHECK(r0 == (tfm_dist_rank(d) ? 2 : 0) && rows == (tfm_dist_rank(d) ? 3 : 2),
-          "rank %d's share of 5 rows: [%d, %d)", tfm_dist_rank(d), r0, r0 + rows);
+    CHECK(r0 == r * 5 / N && r0 + rows == (r + 1) * 5 / N, "rank %d's share of 5 rows: [%d, %d)", r, r0, r0 + rows);
     check_case(d, 5, 0.0f, "B=5");
     check_case(d, 5, 0.5f, "B=5, clip 0.5");
     check_case(d, 1, 0.0f, "B=1 (rank 1's share empty)");
