@@ -108,9 +108,9 @@ tfm_status dist_check_same(tfm_dist *d, uint64_t fp, const char *what) {
     if (first < 0) return TFM_OK;
     return dist_fail(d,
                      tfm_set_error(TFM_ERR_INVALID_ARG,
-                                   "rank %d of %d: %s differ between ranks (rank %d and %d other%s differ from "
-                                   "rank 0): every rank must run the same command on the same files",
-                                   d->rank, d->size, what, first, count - 1, count == 2 ? "" : "s"),
+                                   "rank %d of %d: %s differ between ranks (rank %d%s differs from rank 0): "
+                                   "every rank must run the same command on the same files",
+                                   d->rank, d->size, what, first, count > 1 ? " and others" : ""),
                      1);
 }
 
