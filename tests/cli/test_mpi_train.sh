@@ -11,6 +11,10 @@ MPIEXEC=${TFM_MPIEXEC:-mpirun}
 command -v "$MPIEXEC" > /dev/null || skip "no MPI launcher '$MPIEXEC' (install openmpi-bin: scripts/install-deps)"
 # root in CI, 2 ranks on 2 shared cores
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+# under AddressSanitizer (make test-asan): Open MPI's own never-freed memory is not ours
+# (the slow unwinder: Open MPI's libraries have no frame pointers; the suppressions match names)
+export OMPI_MCA_mca_base_component_disable_dlclose=1 LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/tests/fixtures/mpi/lsan.supp}
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0
 mpi() { timeout 120 "$MPIEXEC" --oversubscribe --bind-to none "$@"; }
 
 # ---- id files: 2 ranks == 1 process ----
