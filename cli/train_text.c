@@ -113,7 +113,10 @@ static void on_event(const tfm_loop_event *ev, void *user) {
 /* ---- setting up: tokenizer, model, corpus, trainer ------------------------------------------ */
 
 /* Under mpirun: rank 0 trains the tokenizer and sends it to the other ranks (so every rank encodes
- * the corpus with the same pieces, whatever SentencePiece's training does with threads). */
+ * the corpus with the same pieces, whatever SentencePiece's training does with threads). The
+ * others wait up to a day for it: training on a big corpus can outlast --mpi-timeout, and a rank 0
+ * that dies meanwhile ends the job through the launcher anyway. */
+#define TOKENIZER_WAIT_S 86400.0
 static int share_tokenizer(tfm_dist *d, const char *const paths[2], const tfm_tokenizer_train_opts *o,
                            tfm_tokenizer **tok) {
     const int root = train_is_root(d);
@@ -126,7 +129,10 @@ static int share_tokenizer(tfm_dist *d, const char *const paths[2], const tfm_to
         else
             n = len;
     }
+    const double timeout = tfm_dist_timeout(d);
+    if (timeout < TOKENIZER_WAIT_S) tfm_dist_set_timeout(d, TOKENIZER_WAIT_S);
     tfm_status st = tfm_dist_bcast(d, &n, sizeof n);
+    tfm_dist_set_timeout(d, timeout);
     if (st == TFM_OK && n == 0 && !root) cli_error("train", "rank 0 could not train the tokenizer");
     if (st == TFM_OK && n > 0 && !root) {
         bytes = malloc((size_t)n);

@@ -50,6 +50,13 @@ const char *tfm_dist_library(char *buf, size_t size);
  * TFM_ERR_IO (MPI_Init failed), TFM_ERR_NOMEM. */
 tfm_status tfm_dist_init(double timeout_s, tfm_dist **out);
 
+/** Changes the longest wait for the other ranks (seconds, > 0; other values are ignored), e.g.
+ * longer while rank 0 alone does a long task the others wait for. NULL is fine. */
+void tfm_dist_set_timeout(tfm_dist *d, double timeout_s);
+
+/** The longest wait for the other ranks, seconds (0 for NULL). */
+double tfm_dist_timeout(const tfm_dist *d);
+
 /** This process's rank in [0, size): 0 for NULL. */
 int tfm_dist_rank(const tfm_dist *d);
 /** The number of ranks N: 1 for NULL. */

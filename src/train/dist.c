@@ -28,6 +28,12 @@ tfm_status tfm_dist_init(double timeout_s, tfm_dist **out) {
     return TFM_OK;
 }
 
+void tfm_dist_set_timeout(tfm_dist *d, double timeout_s) {
+    if (d && timeout_s > 0.0 && isfinite(timeout_s)) d->timeout_s = timeout_s;
+}
+
+double tfm_dist_timeout(const tfm_dist *d) { return d ? d->timeout_s : 0.0; }
+
 int tfm_dist_rank(const tfm_dist *d) { return d ? d->rank : 0; }
 
 int tfm_dist_size(const tfm_dist *d) { return d ? d->size : 1; }
