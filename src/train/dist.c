@@ -48,8 +48,8 @@ int tfm_dist_finish(tfm_dist *d, int exit_code) {
     int code = exit_code;
     /* an agreed end (success, a stop every rank took at the same step, an error every rank saw)
      * meets the others and finalises; a failure of this rank alone ends the whole job */
-    const int agreed = code == 0 || code > 128 || d->agreed_error;
-    if (d->size > 1 && !(agreed && dist_comm_finish(d, &code))) {
+    const int agreed = d->size == 1 || code == 0 || code > 128 || d->agreed_error;
+    if (!(agreed && dist_comm_finish(d, &code))) { /* (mpirun -np 1 finalises too) */
         fprintf(stderr, "tfm: rank %d of %d: %s; ending every rank of the job (MPI_Abort)\n", d->rank, d->size,
                 agreed ? "the other ranks did not reach the end in time" : "this rank failed alone");
         fflush(stderr);

@@ -35,6 +35,8 @@ IDS=(--init "$WORK/init.st" --src-ids "$WORK/src.ids" --tgt-ids "$WORK/tgt.ids" 
 "$TFM" train "${IDS[@]}" --save "$WORK/one.st" > "$WORK/one.log" 2>/dev/null || bad "1 process failed"
 mpi -np 2 "$TFM" train "${IDS[@]}" --save "$WORK/two.st" > "$WORK/two.log" 2> "$WORK/two.err" \
   || bad "2 ranks failed: $(tail -3 "$WORK/two.err")"
+expect_ok "mpirun -np 1 (MPI with one rank) ends cleanly" mpi -np 1 "$TFM" train "${IDS[@]}" --steps 2 \
+  --save "$WORK/np1.st"
 [ "$(wc -l < "$WORK/two.log")" = 8 ] && ok || bad "2 ranks printed $(wc -l < "$WORK/two.log") step lines, want 8 (rank 0 alone)"
 # the same steps: loss and gradient norm to 1e-5 relative, the same target counts
 if paste -d' ' "$WORK/one.log" "$WORK/two.log" | awk 'function d(a, b) { return (a > b ? a - b : b - a) / (b > 0 ? b : 1) }
