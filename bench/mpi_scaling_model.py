@@ -6,9 +6,10 @@ No measurement: arithmetic from stated assumptions, so that anyone can change on
 
 Step time T(N) = W / (N·F) + C(N)   (same global batch split N ways: "strong" scaling)
              or W / F + C(N)        (each rank keeps the 1-rank batch: "weak" scaling)
-C(N) = 2(N−1)·α + 2(N−1)/N · 4P / BW   the ring allreduce of 4·P bytes of fp32 gradients
+C(N) = 3·2(N−1)·α + 2(N−1)/N · 4P / BW   the ring allreduce of 4·P bytes of fp32 gradients
 (Patarasuk & Yuan 2009; Thakur, Rabenseifner & Gropp 2005), not overlapped with the backward pass
-(tfm sums the gradient after the whole backward pass).
+(tfm sums the gradient after the whole backward pass), plus the latency of two small ring
+allreduces per step (the stop decision; the loss and target count).
 W: FLOP of one step = 3 × forward (backward twice the forward), forward = 2 × the weights each
 token meets (encoder layers for a source token; decoder layers and the generator for a target
 token) + attention's score and value products (4·L·d per token per attention, L the sequence
@@ -66,7 +67,7 @@ def main():
                 bw = gbit * 1e9 / 8
                 cells = []
                 for n in ns:
-                    comm = 0.0 if n == 1 else 2 * (n - 1) * alpha + 2 * (n - 1) / n * 4 * P / bw
+                    comm = 0.0 if n == 1 else 3 * 2 * (n - 1) * alpha + 2 * (n - 1) / n * 4 * P / bw
                     t = (W / (n * F) if mode == "strong" else W / F) + comm
                     gain = (W / F) / t if mode == "strong" else n * (W / F) / t
                     cells.append(f"{t:.3g} ({gain:.1f}x)")

@@ -226,8 +226,9 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
         ev.kind = TFM_LOOP_EVENT_STEP;
         ev.tokens_per_s = tok_s;
         emit(s, &ev);
-        int64_t time_up = s->root && limit > 0 && now_seconds() - s->t0 >= limit;
-        if (agree) TRY(dist_max_i64(s->dist, &time_up, 1, "the time-limit decision"));
+        /* with ranks the time limit is decided (agreed) at the top of the next iteration, which
+         * then validates after the loop: the same steps, one small allreduce fewer per step */
+        const int time_up = !agree && limit > 0 && now_seconds() - s->t0 >= limit;
         const int last = step == c->max_steps || time_up;
         if (time_up) *end = TFM_LOOP_END_TIME;
         if (s->valid && ((c->eval_every > 0 && step % c->eval_every == 0) || last)) {
