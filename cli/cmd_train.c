@@ -151,6 +151,7 @@ static int run(int argc, char **argv) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
     }
+    train_dist_report(dist, c);
     tfm_loop_config lc = tfm_loop_config_default();
     lc.max_steps = steps;
     lc.save_path = save;

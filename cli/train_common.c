@@ -64,10 +64,16 @@ int train_dist_start(float timeout_s, tfm_dist **d) {
                          tfm_dist_rank(*d), tfm_dist_size(*d));
         g_signal_note_len = n > 0 && (size_t)n < sizeof g_signal_note ? (size_t)n : 0;
     }
-    if (tfm_dist_size(*d) > 1 && tfm_dist_rank(*d) == 0)
-        fprintf(stderr, "tfm train: data-parallel over %d MPI ranks (rank 0 validates, saves and reports)\n",
-                tfm_dist_size(*d));
     return 1;
+}
+
+void train_dist_report(const tfm_dist *d, const tfm_config *c) {
+    const int n = tfm_dist_size(d);
+    if (n == 1 || tfm_dist_rank(d) != 0) return;
+    const double mb = 4.0 * (double)tfm_config_param_count(c) / 1e6;
+    fprintf(stderr, "tfm train: data-parallel over %d MPI ranks (rank 0 validates, saves and reports); each step "
+                    "sums %.1f MB of gradients, %.1f MB sent per rank (ring allreduce)\n",
+            n, mb, 2.0 * (n - 1) / n * mb);
 }
 
 int train_is_root(const tfm_dist *d) { return tfm_dist_rank(d) == 0; }

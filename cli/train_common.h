@@ -33,6 +33,9 @@ int train_exit_code(tfm_status st);
  * Prints the error and returns 0 on failure. */
 int train_dist_start(float timeout_s, tfm_dist **d);
 
+/* Rank 0 of N > 1 ranks says so, with the gradient bytes each step sums and sends (docs/MPI.md). */
+void train_dist_report(const tfm_dist *d, const tfm_config *c);
+
 /* 1 on the rank that reports (rank 0, or the only process). */
 int train_is_root(const tfm_dist *d);
 

@@ -379,6 +379,7 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
             tc.schedule == TFM_SCHEDULE_NOAM ? (double)f.lr / sqrt((double)c->d_model * f.warmup) : (double)f.lr,
             f.warmup);
 
+    train_dist_report(r.dist, c);
     progress_view view = {isatty(STDERR_FILENO), 0, f.log_every, f.steps, (double)f.time_limit * 60.0, f.save};
     tfm_loop_config lc = tfm_loop_config_default();
     lc.max_steps = f.steps;
