@@ -84,7 +84,7 @@ static int run(int argc, char **argv) {
     const char *init = NULL, *src_path = NULL, *tgt_path = NULL, *save = NULL;
     const char *optimizer = "adam", *schedule = "constant";
     int steps = 0, batch = 32, warmup = 4000, seed = 1;
-    float lr = 1e-3f, dropout = 0.0f, smoothing = 0.0f, clip = 0.0f;
+    float lr = 1e-3f, dropout = 0.0f, smoothing = 0.0f, clip = 0.0f, mpi_timeout = TRAIN_MPI_TIMEOUT_S;
     cli_opt opts[] = {
         {"--init", OPT_STR, &init, 1, "starting checkpoint (from tfm init, or a PyTorch-made one)"},
         {"--src-ids", OPT_STR, &src_path, 1, "source token ids, one sequence per line"},
@@ -101,6 +101,8 @@ static int run(int argc, char **argv) {
                                              "step uses every line, in file order)"},
         {"--clip-norm", OPT_FLOAT, &clip, 0, "clip the global gradient norm (0: off)"},
         {"--seed", OPT_INT, &seed, 0, "seed of dropout and shuffling"},
+        {"--mpi-timeout", OPT_FLOAT, &mpi_timeout, 0, "under mpirun: seconds to wait for the other ranks "
+                                                      "before failing (docs/MPI.md)"},
     };
     int r = cli_parse(&cmd_train, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : EXIT_USAGE;
@@ -116,6 +118,7 @@ static int run(int argc, char **argv) {
                       : !(lr > 0.0f) || !isfinite(lr)                 ? "--lr must be positive"
                       : !(clip >= 0.0f) || !isfinite(clip)            ? "--clip-norm must be >= 0 (0: off)"
                       : tc.schedule == TFM_SCHEDULE_NOAM && warmup < 1 ? "--warmup must be >= 1 with noam"
+                      : !(mpi_timeout > 0.0f)                          ? "--mpi-timeout must be > 0"
                                                                        : NULL;
     if (bad) {
         cli_error("train", "%s; got --dropout %g --label-smoothing %g --lr %g --clip-norm %g --warmup %d", bad,
@@ -134,7 +137,9 @@ static int run(int argc, char **argv) {
     tfm_dataset *ds = NULL;
     tfm_batcher *bt = NULL;
     tfm_trainer *tr = NULL;
+    tfm_dist *dist = NULL;
     int rc = EXIT_RUNTIME;
+    if (!train_dist_start(mpi_timeout, &dist)) return EXIT_RUNTIME;
     if (tfm_model_load(init, &m) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
@@ -142,10 +147,11 @@ static int run(int argc, char **argv) {
     const tfm_config *c = tfm_model_config(m);
     if (!load_data(c, src_path, tgt_path, &ds)) goto done;
     if (tfm_batcher_create_lines(ds, batch, c->pad_id, 1, (uint64_t)seed, &bt) != TFM_OK ||
-        tfm_trainer_create(m, &tc, 1, 1, 2, &tr) != TFM_OK) {
+        tfm_trainer_create(m, &tc, 1, 1, 2, &tr) != TFM_OK || tfm_trainer_set_dist(tr, dist) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
     }
+    train_dist_report(dist, c);
     tfm_loop_config lc = tfm_loop_config_default();
     lc.max_steps = steps;
     lc.save_path = save;
@@ -155,7 +161,7 @@ static int run(int argc, char **argv) {
     train_catch_signals();
     tfm_loop_result res;
     rc = train_exit_code(tfm_train_loop(tr, bt, NULL, &lc, &res));
-    if (rc != EXIT_RUNTIME)
+    if (rc != EXIT_RUNTIME && train_is_root(dist))
         fprintf(stderr, "tfm train: %swrote %s after %lld steps\n", rc ? "stopped by a signal; " : "", save,
                 (long long)res.steps);
 done:
@@ -163,5 +169,5 @@ done:
     tfm_batcher_free(bt);
     tfm_dataset_free(ds);
     tfm_model_free(m);
-    return rc;
+    return train_dist_finish(dist, rc);
 }

@@ -1,6 +1,7 @@
 /* tfm — the transformer.c command-line tool. Dispatches to one subcommand per cli/cmd_*.c.
  *
  *   tfm [--threads N] <command> [options]
+ *   tfm --version        the version and whether MPI (data-parallel training, docs/MPI.md) is in
  *
  * --threads N sets the library's thread count (tfm_set_threads; default OMP_NUM_THREADS, else
  * every core). Before anything else tfm re-executes itself once with GOMP_SPINCOUNT=10000 unless
@@ -8,6 +9,7 @@
  * OpenMP waiting policy that keeps tfm fast when other programs share the cores. */
 #include "commands.h"
 
+#include "tfm/dist.h"
 #include "tfm/threads.h"
 
 #include <stdio.h>
@@ -28,7 +30,8 @@ static const cli_command *const commands[] = {
 static void usage(FILE *f) {
     fprintf(f, "usage: tfm [--threads N] <command> [options]   (tfm <command> --help for its options)\n\n"
                "The Transformer of \"Attention Is All You Need\" in C.\n\n"
-               "  --threads N  threads of the kernels (default: OMP_NUM_THREADS, else every core)\n\n"
+               "  --threads N  threads of the kernels (default: OMP_NUM_THREADS, else every core)\n"
+               "  --version    the version, and whether this build trains with MPI (mpirun -np N tfm train)\n\n"
                "commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 }
@@ -51,6 +54,16 @@ int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        char lib[256];
+        printf("tfm %s (transformer.c)\n", TFM_VERSION);
+        if (tfm_dist_compiled())
+            printf("MPI: yes, %s (data-parallel training: mpirun -np N tfm train ...)\n",
+                   tfm_dist_library(lib, sizeof lib));
+        else
+            printf("MPI: no (built without MPI; install libopenmpi-dev and rebuild to train with mpirun)\n");
+        return 0;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);

@@ -4,11 +4,25 @@
 
 #include "args.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 volatile sig_atomic_t train_stop_signal = 0;
 
-static void on_signal(int sig) { train_stop_signal = sig; }
+/* Under mpirun, what a rank says when a signal arrives (the launcher sends SIGTERM to every rank
+ * when it ends the job, e.g. after a rank died), written by the handler itself: a rank waiting for
+ * a dead peer may be killed before it could print anything later. */
+static char g_signal_note[192];
+static size_t g_signal_note_len = 0;
+
+static void on_signal(int sig) {
+    train_stop_signal = sig;
+    if (g_signal_note_len) {
+        ssize_t w = write(STDERR_FILENO, g_signal_note, g_signal_note_len);
+        (void)w;
+    }
+}
 
 void train_catch_signals(void) {
     train_stop_signal = 0;
@@ -37,3 +51,31 @@ int train_exit_code(tfm_status st) {
     cli_error("train", "%s", tfm_last_error());
     return EXIT_RUNTIME;
 }
+
+int train_dist_start(float timeout_s, tfm_dist **d) {
+    if (tfm_dist_init((double)timeout_s, d) != TFM_OK) {
+        cli_error("train", "%s", tfm_last_error());
+        return 0;
+    }
+    if (tfm_dist_size(*d) > 1) {
+        int n = snprintf(g_signal_note, sizeof g_signal_note,
+                         "tfm train: rank %d of %d: stopping on a signal (Ctrl-C, or the MPI launcher ending the job, "
+                         "e.g. because a rank died); the last checkpoint stays as saved\n",
+                         tfm_dist_rank(*d), tfm_dist_size(*d));
+        g_signal_note_len = n > 0 && (size_t)n < sizeof g_signal_note ? (size_t)n : 0;
+    }
+    return 1;
+}
+
+void train_dist_report(const tfm_dist *d, const tfm_config *c) {
+    const int n = tfm_dist_size(d);
+    if (n == 1 || tfm_dist_rank(d) != 0) return;
+    const double mb = 4.0 * (double)tfm_config_param_count(c) / 1e6;
+    fprintf(stderr, "tfm train: data-parallel over %d MPI ranks (rank 0 validates, saves and reports); each step "
+                    "sums %.1f MB of gradients, %.1f MB sent per rank (ring allreduce)\n",
+            n, mb, 2.0 * (n - 1) / n * mb);
+}
+
+int train_is_root(const tfm_dist *d) { return tfm_dist_rank(d) == 0; }
+
+int train_dist_finish(tfm_dist *d, int rc) { return tfm_dist_finish(d, rc); }

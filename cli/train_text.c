@@ -21,7 +21,7 @@ static int file_exists(const char *p) { return access(p, R_OK) == 0; }
 typedef struct {
     const char *data, *src, *tgt, *init, *resume, *save, *save_best;
     int steps, batch_tokens, warmup, seed, vocab_size, eval_every, log_every, save_every;
-    float lr, dropout, smoothing, clip, time_limit;
+    float lr, dropout, smoothing, clip, time_limit, mpi_timeout;
     const char *optimizer, *schedule;
 } text_flags;
 
@@ -34,6 +34,8 @@ typedef struct {
     tfm_batcher *tb, *vb;
     tfm_trainer *tr;
     char *best;         /* the default --save-best */
+    tfm_dist *dist;     /* the MPI ranks (one without mpirun) */
+    int root;           /* this process reports (rank 0) */
 } text_run;
 
 static void run_free(text_run *r) {
@@ -110,8 +112,41 @@ static void on_event(const tfm_loop_event *ev, void *user) {
 
 /* ---- setting up: tokenizer, model, corpus, trainer ------------------------------------------ */
 
+/* Under mpirun: rank 0 trains the tokenizer and sends it to the other ranks (so every rank encodes
+ * the corpus with the same pieces, whatever SentencePiece's training does with threads). The
+ * others wait up to a day for it: training on a big corpus can outlast --mpi-timeout, and a rank 0
+ * that dies meanwhile ends the job through the launcher anyway. */
+#define TOKENIZER_WAIT_S 86400.0
+static int share_tokenizer(tfm_dist *d, const char *const paths[2], const tfm_tokenizer_train_opts *o,
+                           tfm_tokenizer **tok) {
+    const int root = train_is_root(d);
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    uint64_t n = 0;
+    if (root) {
+        if (tfm_tokenizer_train(paths, 2, o, tok) != TFM_OK || tfm_tokenizer_serialize(*tok, &bytes, &len) != TFM_OK)
+            cli_error("train", "tokenizer: %s", tfm_last_error());
+        else
+            n = len;
+    }
+    const double timeout = tfm_dist_timeout(d);
+    if (timeout < TOKENIZER_WAIT_S) tfm_dist_set_timeout(d, TOKENIZER_WAIT_S);
+    tfm_status st = tfm_dist_bcast(d, &n, sizeof n);
+    tfm_dist_set_timeout(d, timeout);
+    if (st == TFM_OK && n == 0 && !root) cli_error("train", "rank 0 could not train the tokenizer");
+    if (st == TFM_OK && n > 0 && !root) {
+        bytes = malloc((size_t)n);
+        st = bytes ? TFM_OK : TFM_ERR_NOMEM;
+    }
+    if (st == TFM_OK && n > 0) st = tfm_dist_bcast(d, bytes, (size_t)n);
+    if (st == TFM_OK && n > 0 && !root) st = tfm_tokenizer_load_bytes(bytes, (size_t)n, tok);
+    if (st != TFM_OK) cli_error("train", "tokenizer from rank 0: %s", tfm_last_error());
+    free(bytes);
+    return st == TFM_OK && n > 0;
+}
+
 /* The tokenizer of --init's model, or one trained jointly on both training sides. */
-static int get_tokenizer(tfm_model *m, const char *const paths[2], int vocab, tfm_tokenizer **tok) {
+static int get_tokenizer(tfm_dist *d, tfm_model *m, const char *const paths[2], int vocab, tfm_tokenizer **tok) {
     size_t len = 0;
     const unsigned char *bytes = m ? tfm_model_tokenizer(m, &len) : NULL;
     if (bytes) {
@@ -124,8 +159,10 @@ static int get_tokenizer(tfm_model *m, const char *const paths[2], int vocab, tf
     tfm_tokenizer_train_opts o;
     tfm_tokenizer_train_opts_default(&o);
     o.vocab_size = vocab;
-    fprintf(stderr, "tfm train: training a joint %d-piece SentencePiece vocabulary on %s and %s\n", vocab, paths[0],
-            paths[1]);
+    if (train_is_root(d))
+        fprintf(stderr, "tfm train: training a joint %d-piece SentencePiece vocabulary on %s and %s\n", vocab,
+                paths[0], paths[1]);
+    if (tfm_dist_size(d) > 1) return share_tokenizer(d, paths, &o, tok);
     if (tfm_tokenizer_train(paths, 2, &o, tok) != TFM_OK) {
         cli_error("train", "tokenizer: %s", tfm_last_error());
         return 0;
@@ -155,7 +192,7 @@ static int setup_model(text_run *r, const text_flags *f, model_flags *mf) {
     }
     if (!start && !model_flags_resolve("train", mf)) return EXIT_USAGE;
     const char *const train_paths[2] = {r->path[0], r->path[1]};
-    if (!get_tokenizer(r->m, train_paths, r->m ? tfm_model_config(r->m)->src_vocab : f->vocab_size, &r->tok))
+    if (!get_tokenizer(r->dist, r->m, train_paths, r->m ? tfm_model_config(r->m)->src_vocab : f->vocab_size, &r->tok))
         return EXIT_RUNTIME;
     if (!r->m) {
         mf->c.src_vocab = mf->c.tgt_vocab = tfm_tokenizer_vocab_size(r->tok);
@@ -199,7 +236,8 @@ static int setup_corpus(text_run *r, const text_flags *f) {
         cli_error("train", "%s", tfm_last_error());
         return 0;
     }
-    fprintf(stderr, "tfm train: %zu training pairs (%zu skipped: empty side; %zu: longer than max_len %d), "
+    if (r->root)
+        fprintf(stderr, "tfm train: %zu training pairs (%zu skipped: empty side; %zu: longer than max_len %d), "
                     "%zu source and %zu target tokens\n",
             ts.n_pairs, ts.n_skipped_empty, ts.n_skipped_long, c->max_len, ts.src_tokens, ts.tgt_tokens);
     if (tfm_batcher_create(r->train, f->batch_tokens, c->pad_id, 1, (uint64_t)f->seed, &r->tb) != TFM_OK ||
@@ -212,7 +250,8 @@ static int setup_corpus(text_run *r, const text_flags *f) {
 
 /* The trainer; with --resume its saved state, checked against this run's batches. */
 static int setup_trainer(text_run *r, const text_flags *f, const tfm_train_config *tc) {
-    if (tfm_trainer_create(r->m, tc, 1, 1, 2, &r->tr) != TFM_OK) { /* the loop reserves every batch shape */
+    if (tfm_trainer_create(r->m, tc, 1, 1, 2, &r->tr) != TFM_OK || /* the loop reserves every batch shape */
+        tfm_trainer_set_dist(r->tr, r->dist) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         return 0;
     }
@@ -227,7 +266,8 @@ static int setup_trainer(text_run *r, const text_flags *f, const tfm_train_confi
                            "needs the same batches", f->resume, (long long)prog.batch_tokens, f->batch_tokens);
         return 0;
     }
-    fprintf(stderr, "tfm train: resuming %s at step %lld (epoch %llu, batch %llu)\n", f->resume,
+    if (r->root)
+        fprintf(stderr, "tfm train: resuming %s at step %lld (epoch %llu, batch %llu)\n", f->resume,
             (long long)tfm_trainer_steps(r->tr), (unsigned long long)prog.epoch, (unsigned long long)prog.index);
     return 1;
 }
@@ -239,7 +279,7 @@ static int setup_trainer(text_run *r, const text_flags *f, const tfm_train_confi
 static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags *fp, model_flags *mfp,
                        tfm_train_config *tc) {
     text_flags f = {NULL, "en", "es", NULL, NULL, NULL, NULL, 1000000, 3000, 400, 1, 8000, 500, 50, 0,
-                    0.32f, 0.1f, 0.1f, 1.0f, 0.0f, "adam", "noam"};
+                    0.32f, 0.1f, 0.1f, 1.0f, 0.0f, (float)TRAIN_MPI_TIMEOUT_S, "adam", "noam"};
     model_flags mf = model_flags_default();
     mf.c.norm_first = 1; /* pre-LN trains stably at this learning rate (DESIGN.md §6) */
     mf.c.tie_embeddings = 1;
@@ -269,6 +309,8 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
         {"--eval-every", OPT_INT, &f.eval_every, 0, "validate (and checkpoint) every N steps"},
         {"--save-every", OPT_INT, &f.save_every, 0, "checkpoint every N steps (default: --eval-every)"},
         {"--log-every", OPT_INT, &f.log_every, 0, "log line every N steps when stderr is not a terminal"},
+        {"--mpi-timeout", OPT_FLOAT, &f.mpi_timeout, 0, "under mpirun: seconds to wait for the other ranks "
+                                                        "before failing (docs/MPI.md)"},
         MODEL_OPTS(mf),
     };
     int r = cli_parse(cmd, argc, argv, opts, sizeof opts / sizeof opts[0]);
@@ -276,9 +318,9 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
     *tc = tfm_train_config_default();
     if (!train_parse_optim(f.optimizer, f.schedule, tc)) return EXIT_USAGE;
     if (f.steps < 1 || f.batch_tokens < 1 || f.seed < 0 || f.eval_every < 1 || f.log_every < 1 || f.save_every < 0 ||
-        !(f.time_limit >= 0)) {
+        !(f.time_limit >= 0) || !(f.mpi_timeout > 0)) {
         cli_error("train", "--steps, --batch-tokens, --eval-every and --log-every must be >= 1; --seed, "
-                           "--save-every and --time-limit >= 0");
+                           "--save-every and --time-limit >= 0; --mpi-timeout > 0");
         return EXIT_USAGE;
     }
     if (f.save_every == 0) f.save_every = f.eval_every;
@@ -317,16 +359,19 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
             cli_error("train", "no corpus: %s is missing (scripts/get-corpus makes data/bible-en-es)", r.path[i]);
             return EXIT_RUNTIME;
         }
+    if (!train_dist_start(f.mpi_timeout, &r.dist)) return EXIT_RUNTIME;
+    r.root = train_is_root(r.dist);
     r.best = f.save_best ? NULL : best_path(f.save);
     const char *best_file = f.save_best ? f.save_best : r.best;
     rc = setup_model(&r, &f, &mf);
     if (rc == 0 && !(setup_corpus(&r, &f) && setup_trainer(&r, &f, &tc))) rc = EXIT_RUNTIME;
     if (rc != 0) {
         run_free(&r);
-        return rc;
+        return train_dist_finish(r.dist, rc);
     }
     const tfm_config *c = tfm_model_config(r.m);
-    fprintf(stderr, "tfm train: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, %zu parameters; "
+    if (r.root)
+        fprintf(stderr, "tfm train: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, %zu parameters; "
                     "%zu batches/epoch of <= %d tokens; %s lr %s %g (peak %.3g), warm-up %d\n",
             c->d_model, c->n_heads, c->n_enc_layers, c->n_dec_layers, c->d_ff, c->tgt_vocab,
             tfm_config_param_count(c), tfm_batcher_batches_per_epoch(r.tb), f.batch_tokens, f.optimizer, f.schedule,
@@ -334,6 +379,7 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
             tc.schedule == TFM_SCHEDULE_NOAM ? (double)f.lr / sqrt((double)c->d_model * f.warmup) : (double)f.lr,
             f.warmup);
 
+    train_dist_report(r.dist, c);
     progress_view view = {isatty(STDERR_FILENO), 0, f.log_every, f.steps, (double)f.time_limit * 60.0, f.save};
     tfm_loop_config lc = tfm_loop_config_default();
     lc.max_steps = f.steps;
@@ -351,9 +397,9 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
     tfm_status st = tfm_train_loop(r.tr, r.tb, r.vb, &lc, &res);
     close_bar(&view);
     rc = train_exit_code(st);
-    if (rc != EXIT_RUNTIME)
+    if (rc != EXIT_RUNTIME && r.root)
         fprintf(stderr, "tfm train: %lld steps in %.1f min; wrote %s%s%s\n", (long long)res.steps,
                 res.elapsed_s / 60.0, f.save, r.vb ? ", best model " : "", r.vb ? best_file : "");
     run_free(&r);
-    return rc;
+    return train_dist_finish(r.dist, rc);
 }

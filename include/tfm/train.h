@@ -62,9 +62,13 @@ tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T);
 /** One training step on a batch: forward with dropout, loss, backward, clipping, one optimizer
  * update. src (B, S) and tgt (B, T) are laid out as for tfm_model_score (rows padded with pad_id;
  * target rows BOS first, EOS last). A batch needing more workspace than reserved grows it first
- * (the only case in which a step allocates). Errors: TFM_ERR_INVALID_ARG / TFM_ERR_RANGE as
+ * (the only case in which a step allocates). With MPI ranks (tfm_trainer_set_dist, tfm/dist.h)
+ * the batch is the global batch, the same on every rank: this rank trains its share of the rows,
+ * the loss is the mean over the global batch's targets and the gradient is summed over the ranks
+ * before clipping and the update (docs/MPI.md). Errors: TFM_ERR_INVALID_ARG / TFM_ERR_RANGE as
  * tfm_model_score; TFM_ERR_NOMEM; TFM_ERR_NUMERIC if the loss or gradient is not finite (the
- * parameters are then left unchanged). */
+ * parameters are then left unchanged); with ranks, TFM_ERR_IO when another rank does not answer
+ * within the timeout. */
 tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                             tfm_step_stats *stats);
 

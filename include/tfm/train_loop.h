@@ -111,6 +111,12 @@ typedef struct {
  * save_resumable) and the trainer's progress is left at the current position, so a second call
  * continues where this one ended.
  *
+ * With MPI ranks (tfm_trainer_set_dist, tfm/dist.h) every rank calls this with the same batchers
+ * and configuration: rank 0 alone validates, writes save_path and best_path and calls on_event;
+ * *stop (from any rank) and the time limit (rank 0's clock) are agreed before every step; before
+ * the first step the ranks check that they hold the same settings, weights, optimizer state and
+ * batches, and at every save the same weights (TFM_ERR_INVALID_ARG on every rank otherwise).
+ *
  * A step count already at max_steps trains nothing and only saves again. `result` may be NULL.
  * Returns TFM_OK when a limit ended the run; TFM_ERR_INTERRUPTED when *stop did (after save_path
  * was written). Errors (each with tfm_last_error() naming the step, file or setting):

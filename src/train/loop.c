@@ -13,10 +13,17 @@
  * about to be saved on the last training batch (a forward pass, dropout off: parameters can be
  * finite yet so large that the next forward overflows) ends the run with TFM_ERR_NUMERIC at once:
  * no checkpoint or best model is ever written from a diverged model, so the files on disk are the
- * last finite ones, and the message says which. */
+ * last finite ones, and the message says which.
+ *
+ * With ranks (tfm_trainer_set_dist, docs/MPI.md) every rank runs this loop over the same batches;
+ * rank 0 alone validates, writes files and emits events; the stop flag and the time limit are
+ * agreed by all ranks before each step (any rank's stop flag, rank 0's clock), so every rank takes
+ * the same steps; before the first step every rank must hold the same settings, weights, optimizer
+ * state and data, and at every checkpoint the same weights (fingerprints, dist.c). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "core_internal.h"
 #include "data_internal.h"
+#include "dist_internal.h"
 #include "model_internal.h"
 #include "tfm/fileio.h"
 #include "tfm/score.h"
@@ -83,6 +90,8 @@ typedef struct {
     double last;     /* the last validation loss of this call */
     int64_t saved_step; /* step of this call's last write of save_path; -1: none yet */
     int64_t best_step;  /* step of this call's last write of best_path; -1: none yet */
+    tfm_dist *dist;  /* the trainer's ranks (NULL: one process) */
+    int root;        /* this process validates, saves and reports (rank 0) */
 } loop_state;
 
 /* "NaN", "+inf" or "-inf" for a non-finite x. */
@@ -135,7 +144,7 @@ static void emit(const loop_state *s, tfm_loop_event *ev) {
     ev->step = tfm_trainer_steps(s->tr);
     ev->run_steps = ev->step - s->step0;
     ev->elapsed_s = now_seconds() - s->t0;
-    if (s->cfg->on_event) s->cfg->on_event(ev, s->cfg->user);
+    if (s->cfg->on_event && s->root) s->cfg->on_event(ev, s->cfg->user);
 }
 
 /* Mean negative log-likelihood per target token over one pass of the validation batcher, nats. */
@@ -214,6 +223,8 @@ static tfm_status save(loop_state *s) {
     p.batch_tokens = tfm_batcher_batching(s->train);
     tfm_trainer_set_progress(s->tr, &p);
     if (!s->cfg->save_path) return TFM_OK;
+    TRY(dist_check_same(s->dist, trainer_weights_fingerprint(s->tr), "the weights at the checkpoint"));
+    if (!s->root) return TFM_OK;
     TRY(check_before_save(s));
     if (s->cfg->save_resumable) TRY(tfm_trainer_save(s->tr, s->cfg->save_path));
     else TRY(tfm_model_save(tfm_trainer_model(s->tr), s->cfg->save_path));
@@ -246,6 +257,7 @@ static tfm_status prepare(loop_state *s) {
         batcher_shape(s->train, k, &B, &S, &T);
         TRY(tfm_trainer_reserve(s->tr, B, S, T));
     }
+    TRY(dist_check_run(s->dist, s->tr, s->train, s->cfg));
     int max_B = 0, valid_B = 0;
     tfm_batcher_max_dims(s->train, &max_B, NULL, NULL);
     if (s->valid) tfm_batcher_max_dims(s->valid, &valid_B, NULL, NULL);
@@ -264,12 +276,18 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
     double window_tok = 0.0, window_t = s->t0, tok_s = 0.0;
     int64_t step = tfm_trainer_steps(s->tr), validated = step;
     *end = TFM_LOOP_END_STEPS;
+    const int agree = tfm_dist_size(s->dist) > 1;
     while (step < c->max_steps) {
-        if (c->stop && *c->stop) {
+        int64_t v[2] = {c->stop ? *c->stop : 0, s->root && limit > 0 && now_seconds() - s->t0 >= limit};
+        if (agree) { /* any rank's stop flag, rank 0's clock */
+            TRY(dist_max_i64(s->dist, v, 2, "waiting for rank 0 (validation, checkpoint) and the stop decision"));
+            if (v[0] && c->stop) *c->stop = (sig_atomic_t)v[0];
+        }
+        if (v[0]) {
             *end = TFM_LOOP_END_STOPPED;
             break;
         }
-        if (limit > 0 && now_seconds() - s->t0 >= limit) {
+        if (v[1]) {
             *end = TFM_LOOP_END_TIME;
             break;
         }
@@ -312,7 +330,9 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
         ev.kind = TFM_LOOP_EVENT_STEP;
         ev.tokens_per_s = tok_s;
         emit(s, &ev);
-        const int time_up = limit > 0 && now_seconds() - s->t0 >= limit;
+        /* with ranks the time limit is decided (agreed) at the top of the next iteration, which
+         * then validates after the loop: the same steps, one small allreduce fewer per step */
+        const int time_up = !agree && limit > 0 && now_seconds() - s->t0 >= limit;
         const int last = step == c->max_steps || time_up;
         if (time_up) *end = TFM_LOOP_END_TIME;
         if (s->valid && ((c->eval_every > 0 && step % c->eval_every == 0) || last)) {
@@ -335,7 +355,9 @@ tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *vali
     memset(&s, 0, sizeof s);
     s.tr = tr;
     s.train = train;
-    s.valid = valid;
+    s.dist = trainer_dist(tr);
+    s.root = tfm_dist_rank(s.dist) == 0;
+    s.valid = s.root ? valid : NULL; /* rank 0 alone validates */
     s.cfg = cfg;
     s.last = NAN;
     s.saved_step = s.best_step = s.last_step = s.vouched_step = -1;

@@ -1,5 +1,6 @@
 /* The training step: forward with dropout, label-smoothed cross-entropy, backward, clipping,
  * Adam or SGD (Vaswani et al. 2017, §5). Every buffer is allocated by tfm_trainer_create. */
+#include "dist_internal.h"
 #include "model_internal.h"
 #include "ops.h"
 #include "optim.h"
@@ -26,6 +27,7 @@ struct tfm_trainer {
     tfm_rng rng;        /* dropout seeds */
     int64_t step;
     tfm_train_progress progress;
+    tfm_dist *dist;     /* NULL: one process; else each step trains this rank's share (docs/MPI.md) */
 };
 
 tfm_train_config tfm_train_config_default(void) {
@@ -63,7 +65,8 @@ static tfm_status validate(const tfm_train_config *c) {
     return TFM_OK;
 }
 
-tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T) {
+/* Grows the workspaces for B rows of (S, T) that this process itself trains. */
+static tfm_status reserve_rows(tfm_trainer *t, int B, int S, int T) {
     tfm_model *m = t->m;
     RETURN_IF(B < 1 || S < 0 || T < 2, TFM_ERR_INVALID_ARG,
               "batch sizes must be B >= 1, S >= 0, T >= 2; got %d, %d, %d", B, S, T);
@@ -85,6 +88,11 @@ tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T) {
         TRY(arena_init(&t->ws_arena, counter.used, "the backward workspace"));
     }
     return context_reserve(t->ctx, B, S, T - 1, 1);
+}
+
+tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T) {
+    /* with ranks, a step trains only this rank's share of the B rows */
+    return reserve_rows(t, t->dist && B >= 1 ? dist_share_max(t->dist, B) : B, S, T);
 }
 
 tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max_B, int max_S, int max_T,
@@ -123,36 +131,61 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
     return TFM_OK;
 }
 
+/* Data parallelism (docs/MPI.md): with ranks, this rank trains rows [row0, row0 + rows) of the
+ * global batch; the loss is normalised by the global count of non-pad targets (summed over ranks
+ * before the backward pass), the gradients are summed over ranks between the backward pass and the
+ * clipping, so every rank clips by the global norm and applies the same update. */
 tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                             tfm_step_stats *stats) {
     tfm_model *m = t->m;
     const tfm_config *c = &m->cfg;
+    tfm_dist *d = t->dist;
+    const int ranks = tfm_dist_size(d);
     TRY(model_check_batch(m, B, S, T, src, tgt));
+    int row0 = 0, rows = B;
+    dist_share(d, B, &row0, &rows);
+    src += (size_t)row0 * (size_t)S;
+    tgt += (size_t)row0 * (size_t)T;
     const int Td = T - 1;
-    const size_t N = (size_t)B * (size_t)Td, V = (size_t)c->tgt_vocab;
-    TRY(tfm_trainer_reserve(t, B, S, T)); /* a reserved shape only re-carves: no allocation */
+    const size_t N = (size_t)rows * (size_t)Td, V = (size_t)c->tgt_vocab;
+    if (rows > 0) TRY(reserve_rows(t, rows, S, T)); /* a reserved shape only re-carves: no allocation */
     tfm_arena ws = t->ws_arena;
     ws.used = 0;
-    grad_workspace_layout(c, B, S, Td, &ws, &t->ws);
+    if (rows > 0) grad_workspace_layout(c, rows, S, Td, &ws, &t->ws);
     /* the step's dropout seed: two draws, high half first (rng_u64 fixes the order, which an
-     * expression with two rng_u32 calls would leave to the compiler) */
-    dropout_cfg drop = {t->cfg.dropout, rng_u64(&t->rng)};
+     * expression with two rng_u32 calls would leave to the compiler); every rank draws it */
+    dropout_cfg drop = {t->cfg.dropout, dist_dropout_seed(d, rng_u64(&t->rng))};
+    if (d) d->step = t->step + 1;
 
-    model_forward(t->ctx, B, S, Td, src, tgt, (size_t)T, &drop);
     float *logits = t->ctx->acts.logits;
-    for (int b = 0; b < B; b++)
-        for (int i = 0; i < Td; i++) t->targets[(size_t)b * (size_t)Td + (size_t)i] = tgt[(size_t)b * (size_t)T + (size_t)i + 1];
     size_t n_tok = 0;
-    double loss = cross_entropy_forward(t->losses, &n_tok, logits, t->targets, c->pad_id,
-                                        t->cfg.label_smoothing, N, V);
-    RETURN_IF(!isfinite(loss), TFM_ERR_NUMERIC, "step %lld: the loss is %g; parameters left unchanged",
-              (long long)(t->step + 1), loss);
-    cross_entropy_backward(logits, logits, t->targets, c->pad_id, t->cfg.label_smoothing, n_tok, N, V);
+    double loss = 0.0;
+    if (rows > 0) {
+        model_forward(t->ctx, rows, S, Td, src, tgt, (size_t)T, &drop);
+        logits = t->ctx->acts.logits;
+        for (int b = 0; b < rows; b++)
+            for (int i = 0; i < Td; i++)
+                t->targets[(size_t)b * (size_t)Td + (size_t)i] = tgt[(size_t)b * (size_t)T + (size_t)i + 1];
+        loss = cross_entropy_forward(t->losses, &n_tok, logits, t->targets, c->pad_id, t->cfg.label_smoothing, N, V);
+    }
+    if (ranks > 1) { /* the global mean: Σ loss sums / Σ target counts */
+        double v[2] = {n_tok ? loss * (double)n_tok : (isfinite(loss) ? 0.0 : loss), (double)n_tok};
+        TRY(dist_sum_f64(d, v, 2, "the sum of the loss and the target count"));
+        n_tok = (size_t)v[1];
+        loss = n_tok ? v[0] / v[1] : v[0];
+    }
+    if (!isfinite(loss))
+        return dist_fail(d, tfm_set_error(TFM_ERR_NUMERIC, "step %lld: the loss is %g; parameters left unchanged",
+                                          (long long)(t->step + 1), loss), 1);
+    if (rows > 0) cross_entropy_backward(logits, logits, t->targets, c->pad_id, t->cfg.label_smoothing, n_tok, N, V);
     memset(t->grads, 0, m->n_params * sizeof(float));
-    model_backward(t->ctx, &t->g, &t->ws, src, tgt, (size_t)T, &drop);
+    if (rows > 0) model_backward(t->ctx, &t->g, &t->ws, src, tgt, (size_t)T, &drop);
+    if (ranks > 1) TRY(dist_sum_f32(d, t->grads, m->n_params, "the gradient allreduce"));
     double norm = optim_clip_grad_norm(t->grads, m->n_params, t->cfg.clip_norm);
-    RETURN_IF(!isfinite(norm), TFM_ERR_NUMERIC, "step %lld: the gradient norm is %g; parameters left unchanged",
-              (long long)(t->step + 1), norm);
+    if (!isfinite(norm))
+        return dist_fail(d, tfm_set_error(TFM_ERR_NUMERIC,
+                                          "step %lld: the gradient norm is %g; parameters left unchanged",
+                                          (long long)(t->step + 1), norm), 1);
 
     t->step++;
     double lr = lr_schedule(t->cfg.schedule, t->cfg.lr, t->step, c->d_model, t->cfg.warmup);
@@ -170,6 +203,21 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
         stats->n_tokens = n_tok;
     }
     return TFM_OK;
+}
+
+tfm_status tfm_trainer_set_dist(tfm_trainer *t, tfm_dist *d) {
+    RETURN_IF(!t, TFM_ERR_INVALID_ARG, "tfm_trainer_set_dist: NULL trainer");
+    if (d) TRY(dist_comm_reserve(d, t->m->n_params));
+    t->dist = d;
+    return TFM_OK;
+}
+
+tfm_dist *trainer_dist(const tfm_trainer *t) { return t->dist; }
+
+const float *trainer_gradients(const tfm_trainer *t) { return t->grads; }
+
+uint64_t trainer_weights_fingerprint(const tfm_trainer *t) {
+    return dist_fingerprint(0, t->m->param_arena.base, t->m->n_params * sizeof(float));
 }
 
 int64_t tfm_trainer_steps(const tfm_trainer *t) { return t->step; }
@@ -190,6 +238,20 @@ static void config_values(const tfm_train_config *c, double v[N_CONFIG]) {
     const double x[N_CONFIG] = {c->optimizer, c->lr, c->schedule, c->warmup, c->dropout, c->label_smoothing,
                                 c->clip_norm, c->beta1, c->beta2, c->adam_eps, (double)c->seed};
     memcpy(v, x, sizeof x);
+}
+
+uint64_t trainer_fingerprint(const tfm_trainer *t) {
+    double config[N_CONFIG];
+    config_values(&t->cfg, config);
+    uint64_t h = dist_fingerprint(trainer_weights_fingerprint(t), config, sizeof config);
+    h = dist_fingerprint(h, &t->m->n_params, sizeof t->m->n_params);
+    h = dist_fingerprint(h, &t->step, sizeof t->step);
+    h = dist_fingerprint(h, &t->rng, sizeof t->rng);
+    if (t->adam_m) {
+        h = dist_fingerprint(h, t->adam_m, t->m->n_params * sizeof(float));
+        h = dist_fingerprint(h, t->adam_v, t->m->n_params * sizeof(float));
+    }
+    return h;
 }
 
 tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path) {
