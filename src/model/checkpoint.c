@@ -181,10 +181,9 @@ tfm_status tfm_model_load(const char *path, tfm_model **out) {
 
 tfm_status tfm_model_save(const tfm_model *m, const char *path) { return model_save_extra(m, path, NULL, 0); }
 
-tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_tensor *extra, size_t n_extra) {
-    const tfm_config *c = &m->cfg;
-    char vals[32][32];
-    const char *kv[2 * 32];
+size_t model_metadata(const tfm_config *c, model_meta *out) {
+    char (*vals)[32] = out->vals;
+    const char **kv = out->kv;
     size_t nm = 0;
 #define META_STR(key, val) (kv[2 * nm] = (key), kv[2 * nm + 1] = (val), nm++)
 #define META_INT(key, val) (snprintf(vals[nm], sizeof vals[nm], "%d", (val)), META_STR(key, vals[nm]))
@@ -216,7 +215,13 @@ tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_t
     META_INT("tie_embeddings", c->tie_embeddings);
 #undef META_INT
 #undef META_STR
-    TFM_ASSERT(nm <= 32);
+    TFM_ASSERT(nm <= MODEL_META_MAX);
+    return nm;
+}
+
+tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_tensor *extra, size_t n_extra) {
+    model_meta meta;
+    const size_t nm = model_metadata(&m->cfg, &meta);
     st_out_tensor *t = calloc(m->n_entries + 1 + n_extra, sizeof *t);
     RETURN_IF(!t, TFM_ERR_NOMEM, "out of memory saving %s", path);
     const float *base = (const float *)m->param_arena.base;
@@ -229,7 +234,7 @@ tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_t
     if (m->tokenizer)
         t[n++] = (st_out_tensor){TOKENIZER_TENSOR, "U8", 1, {m->tokenizer_len, 0}, m->tokenizer, m->tokenizer_len};
     for (size_t i = 0; i < n_extra; i++) t[n++] = extra[i];
-    tfm_status st = st_write(path, kv, nm, t, n);
+    tfm_status st = st_write(path, meta.kv, nm, t, n);
     free(t);
     return st;
 }

@@ -145,7 +145,7 @@ tfm_status dist_check_run(tfm_dist *d, const tfm_trainer *t, tfm_batcher *train,
     const int64_t loop[3] = {c->max_steps, c->save_every, c->save_path != NULL};
     uint64_t data = 0;
     TRY(batches_fingerprint(train, &data));
-    TRY(dist_check_same(d, trainer_fingerprint(t), "the training settings, weights or optimizer state"));
+    TRY(dist_check_same(d, trainer_fingerprint(t), "the model configuration, training settings, weights or optimizer state"));
     TRY(dist_check_same(d, data, "the training batches (data files, batch size or seed)"));
     return dist_check_same(d, dist_fingerprint(0, loop, sizeof loop), "--steps or --save-every");
 }

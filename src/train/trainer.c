@@ -245,6 +245,11 @@ uint64_t trainer_fingerprint(const tfm_trainer *t) {
     config_values(&t->cfg, config);
     uint64_t h = dist_fingerprint(trainer_weights_fingerprint(t), config, sizeof config);
     h = dist_fingerprint(h, &t->m->n_params, sizeof t->m->n_params);
+    /* the model's configuration as its checkpoint metadata states it: two models with the same
+     * tensor shapes but another position encoding, norm placement, epsilon ... must not mix */
+    model_meta meta;
+    const size_t nm = model_metadata(&t->m->cfg, &meta);
+    for (size_t i = 0; i < 2 * nm; i++) h = dist_fingerprint(h, meta.kv[i], strlen(meta.kv[i]) + 1);
     h = dist_fingerprint(h, &t->step, sizeof t->step);
     h = dist_fingerprint(h, &t->rng, sizeof t->rng);
     if (t->adam_m) {

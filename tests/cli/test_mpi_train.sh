@@ -127,4 +127,15 @@ rc=$?
 [ ! -e "$WORK/x.st" ] && ok || bad "ranks that disagree wrote a checkpoint"
 mpi -np 1 "$TFM" train "${IDS[@]}" --save "$WORK/y.st" : -np 1 "$TFM" train "${IDS[@]}" --tgt-ids "$WORK/src.ids" \
   --save "$WORK/y.st" > /dev/null 2> "$WORK/diff2.err" && bad "ranks with other files: exit 0" || ok
+# same tensor shapes, another configuration: rope and alibi have no tensors, so only the
+# configuration tells the two models apart
+for pe in rope alibi; do
+  "$TFM" init --d-model 32 --n-heads 4 --d-ff 64 --n-enc-layers 1 --n-dec-layers 1 --src-vocab 20 --tgt-vocab 20 \
+    --max-len 16 --seed 1 --pe $pe --save "$WORK/init_$pe.st" 2>/dev/null || bad "tfm init --pe $pe"
+done
+PE=(--src-ids "$WORK/src.ids" --tgt-ids "$WORK/tgt.ids" --steps 2 --batch-size 16 --save "$WORK/z.st")
+mpi -np 1 "$TFM" train --init "$WORK/init_rope.st" "${PE[@]}" : -np 1 "$TFM" train --init "$WORK/init_alibi.st" \
+  "${PE[@]}" > /dev/null 2> "$WORK/diff3.err" && bad "ranks with another position encoding: exit 0" || ok
+grep -q "model configuration" "$WORK/diff3.err" && ok || bad "want the configuration named: $(cat "$WORK/diff3.err")"
+[ ! -e "$WORK/z.st" ] && ok || bad "ranks with different models wrote a checkpoint"
 finish mpi_train
