@@ -50,7 +50,8 @@ size_t tfm_text_one_line(char *s, size_t n) {
     unsigned char *u = (unsigned char *)s;
     size_t w = 0;
     for (size_t i = 0; i < n;) {
-        const size_t k = line_break_at(u + i, n - i);
+        /* a NUL is no line break, but it ends the line for every C string and file reader */
+        const size_t k = u[i] == 0 ? 1 : line_break_at(u + i, n - i);
         if (k) {
             u[w++] = ' ';
             i += k;

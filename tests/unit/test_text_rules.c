@@ -117,6 +117,12 @@ static void test_one_line(void) {
         CHECK(m == strlen(cases[i].out) && memcmp(buf, cases[i].out, m) == 0 && buf[m] == '\0',
               "one_line case %zu: got '%.*s' (%zu bytes)", i, (int)m, buf, m);
     }
+    /* NUL bytes (a byte-fallback piece <0x00> decodes to one) become spaces: the length is kept */
+    {
+        char nul[] = {'a', '\0', 'b', '\0', '\0', 'c'};
+        const size_t m = tfm_text_one_line(nul, sizeof nul);
+        CHECK(m == 6 && memcmp(nul, "a b  c", 6) == 0, "NUL bytes: got %zu bytes '%.*s'", m, (int)m, nul);
+    }
     /* every code point: after one_line no line break remains, whatever the text */
     char buf[8];
     for (uint32_t cp = 1; cp < 0x3000; cp++) {
