@@ -78,6 +78,10 @@ tfm_dist *trainer_dist(const tfm_trainer *t);
 uint64_t trainer_fingerprint(const tfm_trainer *t);
 /* A fingerprint of the weights alone (equal on every rank after every step). */
 uint64_t trainer_weights_fingerprint(const tfm_trainer *t);
+/* 1 if an optimizer moment (Adam's m or v) is NaN or infinite, naming it ("adam_m"/"adam_v") and the
+ * parameter index; 0 otherwise (also for SGD). A moment can overflow while every weight stays
+ * finite (v = (1 − β2)·g² with |g| > ~1e19 and no clipping), and would freeze those weights. */
+int trainer_optimizer_non_finite(const tfm_trainer *t, const char **which, size_t *index);
 /* The gradient of the last step (after the allreduce and clipping): [n_params]. */
 const float *trainer_gradients(const tfm_trainer *t);
 

@@ -226,6 +226,13 @@ static tfm_status save(loop_state *s) {
     TRY(dist_check_same(s->dist, trainer_weights_fingerprint(s->tr), "the weights at the checkpoint"));
     if (!s->root) return TFM_OK;
     TRY(check_before_save(s));
+    const char *moment = NULL;
+    size_t at = 0;
+    if (s->cfg->save_resumable && trainer_optimizer_non_finite(s->tr, &moment, &at)) {
+        char what[128];
+        snprintf(what, sizeof what, "the optimizer state train_state.%s[%zu] is not finite", moment, at);
+        return diverged(s, tfm_trainer_steps(s->tr), "", what);
+    }
     if (s->cfg->save_resumable) TRY(tfm_trainer_save(s->tr, s->cfg->save_path));
     else TRY(tfm_model_save(tfm_trainer_model(s->tr), s->cfg->save_path));
     s->saved_step = tfm_trainer_steps(s->tr);

@@ -216,6 +216,20 @@ tfm_dist *trainer_dist(const tfm_trainer *t) { return t->dist; }
 
 const float *trainer_gradients(const tfm_trainer *t) { return t->grads; }
 
+int trainer_optimizer_non_finite(const tfm_trainer *t, const char **which, size_t *index) {
+    if (!t->adam_m) return 0;
+    const float *const moments[2] = {t->adam_m, t->adam_v};
+    static const char *const names[2] = {"adam_m", "adam_v"};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < t->m->n_params; i++)
+            if (!isfinite(moments[k][i])) {
+                *which = names[k];
+                *index = i;
+                return 1;
+            }
+    return 0;
+}
+
 uint64_t trainer_weights_fingerprint(const tfm_trainer *t) {
     return dist_fingerprint(0, t->m->param_arena.base, t->m->n_params * sizeof(float));
 }

@@ -208,6 +208,21 @@ int main(void) {
         tfm_model_free(m);
         rig_free(&r);
     }
+    /* 7. Adam's second moment overflows while every weight and loss stays finite: the decoder's
+     * final norm scaled by 1e20 makes the generator's gradient ~1e20, g² is +inf in float, the
+     * update (m / sqrt(v)) is 0 — a resumable checkpoint would freeze those weights for good */
+    if (rig_make(&r, TFM_OPTIMIZER_ADAM, 1e-3)) {
+        float *base = (float *)r.m->param_arena.base;
+        for (size_t e = 0; e < r.m->n_entries; e++) {
+            const param_entry *pe = &r.m->entries[e];
+            if (strcmp(pe->name, "transformer.decoder.norm.weight") == 0)
+                for (size_t i = 0; i < pe->numel; i++) base[pe->offset + i] *= 1e22f;
+        }
+        tfm_status st = run(&r, 0, 5, 1);
+        expect_diverged("optimizer state inf", st, "step 1: the optimizer state train_state.adam_v[", before, ck, n_ck,
+                        best, n_best);
+        rig_free(&r);
+    }
     /* 6. no file before and none saved: the message says nothing was kept */
     unlink(tmp_path("ck.safetensors"));
     unlink(tmp_path("best.safetensors"));
