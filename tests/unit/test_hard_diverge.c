@@ -209,7 +209,7 @@ int main(void) {
         rig_free(&r);
     }
     /* 7. Adam's second moment overflows while every weight and loss stays finite: the decoder's
-     * final norm scaled by 1e20 makes the generator's gradient ~1e20, g² is +inf in float, the
+     * final norm scaled by 1e22 makes the generator's gradient ~1e22, g² is +inf in float, the
      * update (m / sqrt(v)) is 0 — a resumable checkpoint would freeze those weights for good */
     if (rig_make(&r, TFM_OPTIMIZER_ADAM, 1e-3)) {
         float *base = (float *)r.m->param_arena.base;
