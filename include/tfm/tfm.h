@@ -15,6 +15,7 @@
 #include "tfm/tokenizer.h"
 #include "tfm/data.h"
 #include "tfm/fileio.h"
+#include "tfm/memory.h"
 #include "tfm/names.h"
 
 #endif
