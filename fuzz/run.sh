@@ -2,6 +2,7 @@
 # Runs every libFuzzer target of a TFM_FUZZ=ON build for SECONDS each (docs/FUZZING.md):
 #   fuzz/run.sh BUILD_DIR SECONDS [TARGET...]
 # Each target starts from its seed corpus fuzz/corpus/<t>/ (and the regression inputs tests/fuzz/<t>/),
+# with the dictionary fuzz/<t>.dict if there is one,
 # read only: what libFuzzer finds new goes to BUILD_DIR/fuzz-corpus/<t>/, crashes, leaks, timeouts
 # (10 s per input) and out-of-memory (2 GB) inputs to BUILD_DIR/fuzz-artifacts/<t>/. Prints one line
 # per target (executions, executions/s, corpus size, result) and writes them to
@@ -28,10 +29,12 @@ for t in "${targets[@]}"; do
   seeds=("fuzz/corpus/$t")
   [ -d "tests/fuzz/$t" ] && seeds+=("tests/fuzz/$t")
   log="$build/fuzz-$t.log"
+  dict=()
+  [ -f "fuzz/$t.dict" ] && dict=(-dict="fuzz/$t.dict")  # tokens libFuzzer would hardly guess
   # -close_fd_mask=3: the readers' error messages would drown the log (sanitizer reports still show)
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
   OMP_NUM_THREADS=1 "$bin" "$work" "${seeds[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -malloc_limit_mb=2048 -close_fd_mask=3 -print_final_stats=1 -artifact_prefix="$art/" > "$log" 2>&1
+    -malloc_limit_mb=2048 -close_fd_mask=3 -print_final_stats=1 -artifact_prefix="$art/" "${dict[@]}" > "$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
