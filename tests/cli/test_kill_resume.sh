@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tfm-test: slow (about 60 s idle: 50 killed runs, each checked)
 # Crash safety at scale (issue 12, docs/FUZZING.md): a training run that saves every step is killed
-# with SIGKILL 50 times at seeded random moments (0.05 to 1.0 s after it starts: loading, encoding,
-# reserving, training, in the middle of a save). After every kill the last complete checkpoint
+# with SIGKILL 50 times at seeded random moments (0.05 to 1 s after it starts, more on a slow build:
+# loading, encoding, reserving, training, in the middle of a save). After every kill the last complete checkpoint
 # loads (tfm translate with it) and the next run resumes from it at a step no earlier than the
 # last one seen; temporary files a killed save left ("PATH.tmp.XXXXXX") are removed by the next
 # save to the same path, and never those of another path; at the end one clean run finishes.
@@ -19,12 +19,18 @@ CK=$WORK/ck.safetensors
 printf 'w1 w2 w3\n' > "$WORK/probe.en"
 "$TFM" train "${ARGS[@]}" --steps 2 --save "$CK" > /dev/null 2> "$WORK/first.log" || bad "first run failed: $(tail -2 "$WORK/first.log")"
 
+# the kill window: 0.05 s to 1 s, or to 4 times what a run takes to load and save once when that is
+# longer (a sanitizer build, a busy machine), so most kills land after the resume
+t0=$(date +%s%N)
+"$TFM" train "${ARGS[@]}" --steps 2 --resume "$CK" --save "$CK" > /dev/null 2>&1 || bad "a run that only saves failed"
+span=$(( ($(date +%s%N) - t0) / 250000 ))
+[ "$span" -lt 950 ] && span=950
 # a leftover of another checkpoint in the same folder: no save of $CK may touch it
 printf 'not mine' > "$WORK/other.safetensors.tmp.Ab12Cd"
 RANDOM=20261201
 last=2 left_seen=0 resumed=0
 for i in $(seq 50); do
-  ms=$((50 + RANDOM % 951))
+  ms=$((50 + (RANDOM * 32768 + RANDOM) % (span + 1)))
   "$TFM" train "${ARGS[@]}" --steps 100000000 --resume "$CK" --save "$CK" > /dev/null 2> "$WORK/run.log" &
   pid=$!
   sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
