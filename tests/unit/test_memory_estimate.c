@@ -1,8 +1,9 @@
-/* tfm-test: slow (about 10 s idle: two training runs of 300-600 MB, one step each)
+/* tfm-test: slow (about 15 s idle: two training runs of 300-900 MB, one step each, and a beam search)
  * Memory up front (include/tfm/memory.h): the training estimate is within 20 % of the peak resident
  * memory that `tfm train` really reaches (ru_maxrss of the child process, from wait4) for two
  * configurations, one where the parameters and Adam's state dominate (vocabulary 16,000, short
- * batches) and one where the activations do (long sequences, 8 heads); and the pieces of the API
+ * batches) and one where the activations do (long sequences, 8 heads); the decoding estimate within
+ * 20 % of `tfm translate --beam 8`'s peak, where the KV cache dominates; and the pieces of the API
  * (sizes as text, MemAvailable, the refusal message) on fixed cases. */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "test_util.h"
@@ -32,23 +33,30 @@ static void write_ids(const char *src, const char *tgt, int n, int lo, int hi, i
     fclose(ft);
 }
 
-/* Runs `tfm train` for one step; returns its peak RSS in bytes (0 on failure). */
-static size_t train_peak_rss(const char *tfm, const char *model, const char *src, const char *tgt, int batch,
-                             const char *out) {
-    char b[16];
-    snprintf(b, sizeof b, "%d", batch);
+/* Runs argv (argv[0] the program) with stdout to /dev/null; returns its peak RSS in bytes (0 on
+ * failure). */
+static size_t peak_rss(char *const argv[]) {
     pid_t pid = fork();
     if (pid == 0) {
         setenv("GOMP_SPINCOUNT", "10000", 1); /* no re-execution (cli/main.c) */
         if (!freopen("/dev/null", "w", stdout)) _exit(127);
-        execl(tfm, tfm, "train", "--init", model, "--src-ids", src, "--tgt-ids", tgt, "--steps", "1", "--batch-size",
-              b, "--save", out, (char *)NULL);
+        execv(argv[0], argv);
         _exit(127);
     }
     int status = 0;
     struct rusage ru;
     if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
     return (size_t)ru.ru_maxrss * 1024; /* KiB on Linux */
+}
+
+/* Runs `tfm train` for one step; returns its peak RSS in bytes (0 on failure). */
+static size_t train_peak_rss(const char *tfm, const char *model, const char *src, const char *tgt, int batch,
+                             const char *out) {
+    char b[16];
+    snprintf(b, sizeof b, "%d", batch);
+    char *const argv[] = {(char *)tfm, "train", "--init", (char *)model, "--src-ids", (char *)src, "--tgt-ids",
+                          (char *)tgt, "--steps", "1", "--batch-size", b, "--save", (char *)out, NULL};
+    return peak_rss(argv);
 }
 
 static double mib(size_t bytes) { return (double)bytes / 1048576.0; }
@@ -82,6 +90,72 @@ static void check_config(const char *tfm, const char *dir, const char *name, tfm
            mib(e.data), mib(rss), ratio);
     CHECK(ratio >= 0.8 && ratio <= 1.2, "%s: estimate within 20 %% of the peak RSS (ratio %.3f)", name, ratio);
     remove(model), remove(src), remove(tgt), remove(out);
+}
+
+/* Decoding with the KV cache and beam 8: a model with fuzz/tok400.model as its tokenizer translates
+ * 8 lines of 20 CJK characters, which the tokenizer's byte fallback turns into 3 pieces each plus
+ * "▁" (61 ids = bytes + 1, the bound the CLI uses), so the estimate's source length is the real
+ * one; the cache is sized (and zeroed) for the longest output allowed (200 tokens), whatever the
+ * model emits. One encoder layer and three decoder layers: the KV cache is the largest part. */
+static void check_decode(const char *tfm, const char *dir) {
+    tfm_tokenizer *tok = NULL;
+    uint8_t *blob = NULL;
+    size_t blen = 0;
+    CHECK(tfm_tokenizer_load_file(test_path("fuzz/tok400.model"), &tok) == TFM_OK &&
+              tfm_tokenizer_serialize(tok, &blob, &blen) == TFM_OK,
+          "decode: tokenizer: %s", tfm_last_error());
+    if (!tok) return;
+    tfm_config c = tfm_config_default();
+    c.d_model = 256, c.n_heads = 4, c.n_enc_layers = 1, c.n_dec_layers = 3, c.d_ff = 1024, c.max_len = 256;
+    c.src_vocab = c.tgt_vocab = tfm_tokenizer_vocab_size(tok);
+    c.pad_id = tfm_tokenizer_pad_id(tok), c.bos_id = tfm_tokenizer_bos_id(tok), c.eos_id = tfm_tokenizer_eos_id(tok);
+    char model[4200], in[4200], out[4200];
+    snprintf(model, sizeof model, "%s/decode.safetensors", dir);
+    snprintf(in, sizeof in, "%s/decode.in", dir);
+    snprintf(out, sizeof out, "%s/decode.out", dir);
+    tfm_model *m = NULL;
+    CHECK(tfm_model_create(&c, 1, &m) == TFM_OK && tfm_model_set_tokenizer(m, blob, blen) == TFM_OK &&
+              tfm_model_save(m, model) == TFM_OK,
+          "decode: model made: %s", tfm_last_error());
+    tfm_model_free(m);
+    free(blob);
+    FILE *f = fopen(in, "w");
+    srand(3);
+    size_t text = 0, longest = 0;
+    for (int i = 0; i < 8; i++) {
+        char line[256];
+        size_t n = 0;
+        for (int k = 0; k < 20; k++) { /* U+4E00..U+9FFF as 3-byte UTF-8 */
+            const unsigned cp = 0x4E00u + (unsigned)(rand() % 0x5200);
+            line[n++] = (char)(0xE0 | (cp >> 12));
+            line[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            line[n++] = (char)(0x80 | (cp & 0x3F));
+        }
+        line[n] = '\0';
+        fprintf(f, "%s\n", line);
+        text += 2 * (n + 1) + 2 * sizeof(char *);
+        if (n > longest) longest = n;
+    }
+    fclose(f);
+    int32_t *ids = NULL;
+    size_t n_ids = 0;
+    CHECK(tfm_tokenizer_encode(tok, "\xe4\xb8\x80\xe4\xb8\x80", 6, &ids, &n_ids) == TFM_OK && n_ids == 7,
+          "decode: a CJK character is 3 byte pieces, plus the leading piece (%zu ids for 2)", n_ids);
+    free(ids);
+    tfm_tokenizer_free(tok);
+    const int S = (int)longest + 1, beam = 8, batch = 64, max_out = 200; /* --max-len-a 0 --max-len-b 200 */
+    tfm_memory_estimate e;
+    CHECK(tfm_memory_estimate_decode(&c, batch / beam * beam, S, max_out, 1, text, &e) == TFM_OK, "decode: estimate");
+    char *const argv[] = {(char *)tfm, "translate", "--model", model, "--input", in, "--output", out, "--beam", "8",
+                          "--batch-size", "64", "--max-len-a", "0", "--max-len-b", "200", NULL};
+    const size_t rss = peak_rss(argv);
+    CHECK(rss > 0, "decode: tfm translate ran");
+    const double ratio = rss ? (double)e.total / (double)rss : 0.0;
+    printf("decode (beam 8, 64 rows, S %d): estimate %.1f MiB (params %.1f, activations %.1f, KV cache %.1f, "
+           "data %.1f), peak RSS %.1f MiB, ratio %.3f\n",
+           S, mib(e.total), mib(e.params), mib(e.activations), mib(e.cache), mib(e.data), mib(rss), ratio);
+    CHECK(ratio >= 0.8 && ratio <= 1.2, "decode: estimate within 20 %% of the peak RSS (ratio %.3f)", ratio);
+    remove(model), remove(in), remove(out);
 }
 
 static void check_api(void) {
@@ -151,6 +225,7 @@ int main(void) {
     b.d_model = 64, b.n_heads = 8, b.n_enc_layers = 2, b.n_dec_layers = 2, b.d_ff = 256;
     b.src_vocab = b.tgt_vocab = 2000, b.max_len = 256;
     check_config(tfm, dir, "activations", b, 32, 150, 220, 32);
+    check_decode(tfm, dir);
     rmdir(dir);
     return test_finish("memory_estimate");
 }
