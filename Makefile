@@ -5,11 +5,12 @@
 #   make test-fast    builds and runs the fast tier only (ctest -L fast, under a minute)
 #   make test-asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make portable     build-portable/tfm for any x86-64 CPU (no AVX), checked with objdump
+#   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 60) each, ASan + UBSan (clang)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CORPUS := data/bible-en-es
 CORPUS_PKGS := diatheke sword-text-web sword-text-sparv python3
 
-.PHONY: all deps corpus demo test test-fast test-asan portable clean
+.PHONY: all deps corpus demo test test-fast test-asan portable fuzz clean
 
 all: build/tfm
 
@@ -52,7 +53,17 @@ portable: deps
 	cmake --build build-portable -j $(JOBS)
 	cd build-portable && ctest -L portable --output-on-failure
 
+# Fuzzing (docs/FUZZING.md): clang, libFuzzer and clang's OpenMP from Debian, an instrumented build in
+# build-fuzz/, then fuzz/run.sh: each target FUZZ_SECONDS from its seed corpus; fails on a finding.
+FUZZ_SECONDS ?= 60
+FUZZ_PKGS := clang libclang-rt-dev libomp-dev
+fuzz: deps
+	@scripts/install-deps $(FUZZ_PKGS)
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFM_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS) --target fuzzers
+	fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf build build-asan build-portable out
+	rm -rf build build-asan build-portable build-fuzz out
 
 FORCE:

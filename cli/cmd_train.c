@@ -3,6 +3,7 @@
  * line over the library's training loop (include/tfm/train_loop.h) with line-count batches
  * (tfm_batcher_create_lines); `tfm train --data` is in train_text.c. */
 #include "args.h"
+#include "memory_check.h"
 #include "text_io.h"
 #include "train_common.h"
 #include "train_text.h"
@@ -82,7 +83,7 @@ static int run(int argc, char **argv) {
     for (int i = 1; i < argc; i++) /* training on a text corpus has its own flags */
         if (strcmp(argv[i], "--data") == 0) return train_text_run(&cmd_train, argc, argv);
     const char *init = NULL, *src_path = NULL, *tgt_path = NULL, *save = NULL;
-    const char *optimizer = "adam", *schedule = "constant";
+    const char *optimizer = "adam", *schedule = "constant", *max_memory = NULL;
     int steps = 0, batch = 32, warmup = 4000, seed = 1;
     float lr = 1e-3f, dropout = 0.0f, smoothing = 0.0f, clip = 0.0f, mpi_timeout = TRAIN_MPI_TIMEOUT_S;
     cli_opt opts[] = {
@@ -103,6 +104,7 @@ static int run(int argc, char **argv) {
         {"--seed", OPT_INT, &seed, 0, "seed of dropout and shuffling"},
         {"--mpi-timeout", OPT_FLOAT, &mpi_timeout, 0, "under mpirun: seconds to wait for the other ranks "
                                                       "before failing (docs/MPI.md)"},
+        MEMORY_OPT(max_memory),
     };
     int r = cli_parse(&cmd_train, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : EXIT_USAGE;
@@ -125,6 +127,7 @@ static int run(int argc, char **argv) {
                   (double)dropout, (double)smoothing, (double)lr, (double)clip, warmup);
         return EXIT_USAGE;
     }
+    if (!memory_flag_ok("train", max_memory)) return EXIT_USAGE;
     if (!output_dir_ok("train", save)) return EXIT_RUNTIME;
     tc.lr = lr;
     tc.warmup = warmup;
@@ -146,8 +149,13 @@ static int run(int argc, char **argv) {
     }
     const tfm_config *c = tfm_model_config(m);
     if (!load_data(c, src_path, tgt_path, &ds)) goto done;
-    if (tfm_batcher_create_lines(ds, batch, c->pad_id, 1, (uint64_t)seed, &bt) != TFM_OK ||
-        tfm_trainer_create(m, &tc, 1, 1, 2, &tr) != TFM_OK || tfm_trainer_set_dist(tr, dist) != TFM_OK) {
+    if (tfm_batcher_create_lines(ds, batch, c->pad_id, 1, (uint64_t)seed, &bt) != TFM_OK) {
+        cli_error("train", "%s", tfm_last_error());
+        goto done;
+    }
+    if (!memory_fits_train("train", max_memory, c, tc.optimizer, bt, NULL, tfm_memory_dataset_bytes(ds), "--batch-size"))
+        goto done;
+    if (tfm_trainer_create(m, &tc, 1, 1, 2, &tr) != TFM_OK || tfm_trainer_set_dist(tr, dist) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
     }

@@ -14,7 +14,7 @@ int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc) {
         cli_error(cmd, "--beam must be in [1, 256], --batch-size >= 1, --lenpen, --max-len-a and --max-len-b >= 0");
         return 0;
     }
-    return 1;
+    return memory_flag_ok(cmd, f->max_memory);
 }
 
 int translate_lines(const char *cmd, const char *input, const tfm_model *m, tfm_tokenizer *tok,

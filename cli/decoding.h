@@ -3,15 +3,17 @@
 #define TFM_CLI_DECODING_H
 
 #include "args.h"
+#include "memory_check.h"
 #include "tfm/tfm.h"
 
 typedef struct {
     int beam, batch, max_len_b;
     float lenpen, max_len_a;
     int no_cache;
+    const char *max_memory; /* --max-memory (cli/memory_check.h), NULL: MemAvailable */
 } decode_flags;
 
-#define DECODE_FLAGS_DEFAULT {1, 64, 10, 1.0f, 1.5f, 0}
+#define DECODE_FLAGS_DEFAULT {1, 64, 10, 1.0f, 1.5f, 0, NULL}
 
 /* The cli_opt entries of the decoding flags (expands to several initialisers). */
 #define DECODE_OPTS(f)                                                                             \
@@ -20,7 +22,8 @@ typedef struct {
         {"--max-len-a", OPT_FLOAT, &(f).max_len_a, 0, "at most a * source tokens + b output tokens"}, \
         {"--max-len-b", OPT_INT, &(f).max_len_b, 0, "(see --max-len-a)"},                          \
         {"--batch-size", OPT_INT, &(f).batch, 0, "sentences decoded together (divided by the beam)"},    \
-        {"--no-kv-cache", OPT_FLAG, &(f).no_cache, 0, "recompute the whole prefix every step (slow; for comparison)"}
+        {"--no-kv-cache", OPT_FLAG, &(f).no_cache, 0, "recompute the whole prefix every step (slow; for comparison)"}, \
+        MEMORY_OPT((f).max_memory)
 
 /* Checks the flags and fills a decode config; prints an error and returns 0 if they are bad. */
 int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc);

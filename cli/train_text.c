@@ -5,6 +5,7 @@
  * --time-limit, Ctrl-C (a resumable save, exit 130). This file only turns flags into calls and
  * events into the progress bar and log lines. */
 #define _POSIX_C_SOURCE 200809L /* access, isatty */
+#include "memory_check.h"
 #include "model_flags.h"
 #include "text_io.h"
 #include "train_common.h"
@@ -23,6 +24,7 @@ typedef struct {
     int steps, batch_tokens, warmup, seed, vocab_size, eval_every, log_every, save_every;
     float lr, dropout, smoothing, clip, time_limit, mpi_timeout;
     const char *optimizer, *schedule;
+    const char *max_memory; /* --max-memory, NULL: MemAvailable */
 } text_flags;
 
 /* Everything the run holds, freed by run_free. */
@@ -279,7 +281,7 @@ static int setup_trainer(text_run *r, const text_flags *f, const tfm_train_confi
 static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags *fp, model_flags *mfp,
                        tfm_train_config *tc) {
     text_flags f = {NULL, "en", "es", NULL, NULL, NULL, NULL, 1000000, 3000, 400, 1, 8000, 500, 50, 0,
-                    0.32f, 0.1f, 0.1f, 1.0f, 0.0f, (float)TRAIN_MPI_TIMEOUT_S, "adam", "noam"};
+                    0.32f, 0.1f, 0.1f, 1.0f, 0.0f, (float)TRAIN_MPI_TIMEOUT_S, "adam", "noam", NULL};
     model_flags mf = model_flags_default();
     mf.c.norm_first = 1; /* pre-LN trains stably at this learning rate (DESIGN.md §6) */
     mf.c.tie_embeddings = 1;
@@ -311,12 +313,14 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
         {"--log-every", OPT_INT, &f.log_every, 0, "log line every N steps when stderr is not a terminal"},
         {"--mpi-timeout", OPT_FLOAT, &f.mpi_timeout, 0, "under mpirun: seconds to wait for the other ranks "
                                                         "before failing (docs/MPI.md)"},
+        MEMORY_OPT(f.max_memory),
         MODEL_OPTS(mf),
     };
     int r = cli_parse(cmd, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? -1 : EXIT_USAGE;
     *tc = tfm_train_config_default();
     if (!train_parse_optim(f.optimizer, f.schedule, tc)) return EXIT_USAGE;
+    if (!memory_flag_ok("train", f.max_memory)) return EXIT_USAGE;
     if (f.steps < 1 || f.batch_tokens < 1 || f.seed < 0 || f.eval_every < 1 || f.log_every < 1 || f.save_every < 0 ||
         !(f.time_limit >= 0) || !(f.mpi_timeout > 0)) {
         cli_error("train", "--steps, --batch-tokens, --eval-every and --log-every must be >= 1; --seed, "
@@ -364,7 +368,12 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
     r.best = f.save_best ? NULL : best_path(f.save);
     const char *best_file = f.save_best ? f.save_best : r.best;
     rc = setup_model(&r, &f, &mf);
-    if (rc == 0 && !(setup_corpus(&r, &f) && setup_trainer(&r, &f, &tc))) rc = EXIT_RUNTIME;
+    if (rc == 0 && !(setup_corpus(&r, &f) &&
+                     memory_fits_train("train", f.max_memory, tfm_model_config(r.m), tc.optimizer, r.tb, r.vb,
+                                       tfm_memory_dataset_bytes(r.train) + tfm_memory_dataset_bytes(r.valid),
+                                       "--batch-tokens") &&
+                     setup_trainer(&r, &f, &tc)))
+        rc = EXIT_RUNTIME;
     if (rc != 0) {
         run_free(&r);
         return train_dist_finish(r.dist, rc);

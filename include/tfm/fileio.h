@@ -66,7 +66,9 @@ void tfm_line_reader_free(tfm_line_reader *r);
 typedef struct tfm_atomic_file tfm_atomic_file;
 
 /** Starts writing `path` atomically: creates "PATH.tmp.XXXXXX" beside it with mode
- * 0666 & ~umask. Write through tfm_atomic_file_stream(), then tfm_atomic_file_commit() (or
+ * 0666 & ~umask, holding an flock on it until commit or abort. First it removes the temporary
+ * files of `path` that a writer killed before its rename left behind ("PATH.tmp." and six
+ * characters, not locked by a live writer), so repeated crashes do not fill the folder. Write through tfm_atomic_file_stream(), then tfm_atomic_file_commit() (or
  * tfm_atomic_file_abort() to give up). Errors: TFM_ERR_IO naming the path ("cannot save to PATH:
  * DIR is not an existing folder", or the system's reason), TFM_ERR_NOMEM. */
 tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out);

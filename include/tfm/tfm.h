@@ -16,6 +16,7 @@
 #include "tfm/data.h"
 #include "tfm/fileio.h"
 #include "tfm/text.h"
+#include "tfm/memory.h"
 #include "tfm/names.h"
 
 #endif

@@ -1,14 +1,19 @@
 /* The atomic file writer of include/tfm/fileio.h: mkstemp beside the target, fchmod to
- * 0666 & ~umask, write, fflush, fsync, rename, fsync of the folder. */
+ * 0666 & ~umask, write, fflush, fsync, rename, fsync of the folder. A writer holds an flock on its
+ * temporary file until the rename, so the next save to the same path can tell the files a killed
+ * writer left (no lock) from a live writer's, and removes them. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fchmod, fsync, fdopen */
+#define _DEFAULT_SOURCE         /* flock */
 
 #include "core_internal.h"
 #include "tfm/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +86,31 @@ static tfm_status open_error(const char *path, int err) {
                          strerror(err));
 }
 
+/* Removes the temporary files "BASE.tmp.XXXXXX" of `path` (BASE its last component) that earlier
+ * writers left when they were killed between mkstemp and rename: those whose flock can be taken,
+ * i.e. that no live process is writing. Best effort: anything unexpected leaves the file alone. */
+static void remove_stale_temps(const char *path) {
+    char dir[4096], full[4096 + 512];
+    if (!parent_dir(path, dir, sizeof dir)) return;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const size_t blen = strlen(base);
+    if (blen == 0) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, blen) != 0 || strncmp(n + blen, ".tmp.", 5) != 0 || strlen(n + blen + 5) != 6) continue;
+        if (snprintf(full, sizeof full, "%s/%s", dir, n) >= (int)sizeof full) continue;
+        int fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct stat sb;
+        if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0) unlink(full);
+        close(fd); /* releases the lock */
+    }
+    closedir(d);
+}
+
 tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out) {
     RETURN_IF(!out, TFM_ERR_INVALID_ARG, "tfm_atomic_file_open: NULL output");
     *out = NULL;
@@ -98,12 +128,14 @@ tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out) {
     memcpy(af->path, path, plen + 1);
     memcpy(af->tmp, path, plen);
     memcpy(af->tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX"); /* mkstemp replaces the six X */
+    remove_stale_temps(path);
     int fd = mkstemp(af->tmp);
     if (fd < 0) {
         tfm_status st = open_error(path, errno);
         af_free(af);
         return st;
     }
+    (void)flock(fd, LOCK_EX); /* "being written": remove_stale_temps leaves a locked file alone */
     /* mkstemp creates the file for its owner only (0600); give it what open(2) would have. Best
      * effort: a file system without permissions refuses, and the file stays private. */
     (void)fchmod(fd, 0666 & ~process_umask());

@@ -30,6 +30,13 @@ static void layout(const tfm_config *cfg, int Bi, int Si, int cap, tfm_arena *a,
     c->tmp = arena_take_f32(a, B * L * 2 * d);
 }
 
+size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T) {
+    kv_cache dummy;
+    tfm_arena counter = {NULL, 0, 0};
+    layout(cfg, B, S, cap_T, &counter, &dummy);
+    return counter.used;
+}
+
 tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T) {
     const tfm_config *cfg = &ctx->m->cfg;
     kv_cache *c = &ctx->cache;

@@ -170,6 +170,8 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training);
  * positions (growing its arena only if needed), and reserves the workspace for encoding (B, S).
  * Errors: TFM_ERR_INVALID_ARG (sizes), TFM_ERR_NOMEM. */
 tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T);
+/** Bytes of the KV cache arena kv_cache_reserve(B, S, cap_T) lays out (its layout, counted). */
+size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T);
 void kv_cache_free(kv_cache *c);
 
 /** Beam bookkeeping: row b of the cache becomes (a copy of) row rows[b], for every cached position,

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -221,14 +222,13 @@ tfm_status tfm_tokenizer_train(const char *const *paths, size_t n_paths,
         if (lines.err != TFM_OK) return tfm_set_error(lines.err, "%s", lines.msg.c_str());
         RETURN_IF(!st.ok(), TFM_ERR_INVALID_ARG, "tokenizer training failed: %s", st.message());
 
-        tfm_tokenizer *tok = new tfm_tokenizer();
+        // owned until handed out: an exception inside SentencePiece must not leak it
+        std::unique_ptr<tfm_tokenizer> tok(new tfm_tokenizer());
         st = tok->sp.LoadFromSerializedProto(model);
-        if (!st.ok()) {
-            delete tok;
+        if (!st.ok())
             return tfm_set_error(TFM_ERR_FORMAT, "tokenizer: the trained model does not load: %s",
                                  st.message());
-        }
-        *out = tok;
+        *out = tok.release();
         return TFM_OK;
     });
 }
@@ -238,20 +238,18 @@ tfm_status tfm_tokenizer_load_bytes(const void *data, size_t len, tfm_tokenizer 
     RETURN_IF(!data && len > 0, TFM_ERR_INVALID_ARG, "tokenizer: NULL model bytes");
     RETURN_IF(len == 0, TFM_ERR_FORMAT, "tokenizer: the model is empty (0 bytes)");
     return guarded("tokenizer load", [&]() -> tfm_status {
-        tfm_tokenizer *tok = new tfm_tokenizer();
+        // owned until handed out: SentencePiece throws on some malformed models (darts_clone's
+        // "zero-length key", found by fuzz/fuzz_tokenizer_model.c), and that must not leak it
+        std::unique_ptr<tfm_tokenizer> tok(new tfm_tokenizer());
         sentencepiece::util::Status st =
             tok->sp.LoadFromSerializedProto(absl::string_view(static_cast<const char *>(data), len));
-        if (!st.ok()) {
-            delete tok;
+        if (!st.ok())
             return tfm_set_error(TFM_ERR_FORMAT,
                                  "tokenizer: %zu bytes are not a SentencePiece model: %s", len,
                                  st.message());
-        }
-        if (tok->sp.GetPieceSize() <= 0) {
-            delete tok;
+        if (tok->sp.GetPieceSize() <= 0)
             return tfm_set_error(TFM_ERR_FORMAT, "tokenizer: the model has no pieces");
-        }
-        *out = tok;
+        *out = tok.release();
         return TFM_OK;
     });
 }

@@ -1,0 +1,67 @@
+#include "memory_check.h"
+
+#include "args.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int memory_flag_ok(const char *cmd, const char *max_memory) {
+    size_t bytes;
+    if (!max_memory || tfm_memory_parse(max_memory, &bytes) == TFM_OK) return 1;
+    cli_error(cmd, "--max-memory: %s", tfm_last_error());
+    return 0;
+}
+
+/* The limit and its name; 0 when none is known (no flag, no /proc/meminfo). */
+static int memory_limit(const char *max_memory, size_t *limit, char *name, size_t cap) {
+    if (max_memory) {
+        snprintf(name, cap, "--max-memory %s", max_memory);
+        return tfm_memory_parse(max_memory, limit) == TFM_OK;
+    }
+    snprintf(name, cap, "the available memory (MemAvailable of /proc/meminfo; --max-memory sets another limit)");
+    return tfm_memory_available(limit) == TFM_OK;
+}
+
+static int fits(const char *cmd, const char *max_memory, const tfm_memory_estimate *e, const char *advice) {
+    size_t limit;
+    char name[160];
+    if (!memory_limit(max_memory, &limit, name, sizeof name)) return 1;
+    if (tfm_memory_check(e, limit, name, advice) == TFM_OK) return 1;
+    cli_error(cmd, "%s", tfm_last_error());
+    return 0;
+}
+
+int memory_fits_train(const char *cmd, const char *max_memory, const tfm_config *c, tfm_optimizer opt,
+                      const tfm_batcher *train, const tfm_batcher *valid, size_t data_bytes,
+                      const char *batch_flag) {
+    tfm_memory_estimate e;
+    if (tfm_memory_estimate_train(c, opt, train, valid, data_bytes, &e) != TFM_OK) {
+        cli_error(cmd, "%s", tfm_last_error());
+        return 0;
+    }
+    char advice[128];
+    snprintf(advice, sizeof advice, "lower %s (the largest batch), or use a smaller model", batch_flag);
+    return fits(cmd, max_memory, &e, advice);
+}
+
+int memory_fits_decode(const char *cmd, const char *max_memory, const tfm_model *m, const tfm_decode_config *dc,
+                       int batch, char *const *lines, size_t n) {
+    const tfm_config *c = tfm_model_config(m);
+    size_t longest = 0, text = 0;
+    for (size_t i = 0; i < n; i++) {
+        const size_t len = strlen(lines[i]);
+        if (len > longest) longest = len;
+        text += 2 * (len + 1) + 2 * sizeof(char *); /* the line, its translation (about as long) */
+    }
+    const int S = longest + 1 < (size_t)c->max_len ? (int)longest + 1 : c->max_len;
+    const double lim = (double)dc->max_len_a * S + dc->max_len_b;
+    const int out = lim < c->max_len - 1 ? (int)lim : c->max_len - 1;
+    const int per = batch / dc->beam > 0 ? batch / dc->beam : 1;
+    const size_t sentences = n < (size_t)per ? (n ? n : 1) : (size_t)per;
+    tfm_memory_estimate e;
+    if (tfm_memory_estimate_decode(c, (int)sentences * dc->beam, S, out, dc->use_cache, text, &e) != TFM_OK) {
+        cli_error(cmd, "%s", tfm_last_error());
+        return 0;
+    }
+    return fits(cmd, max_memory, &e, "lower --batch-size, --beam or --max-len-a/--max-len-b");
+}

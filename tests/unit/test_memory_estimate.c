@@ -1,0 +1,231 @@
+/* tfm-test: slow (about 15 s idle: two training runs of 300-900 MB, one step each, and a beam search)
+ * Memory up front (include/tfm/memory.h): the training estimate is within 20 % of the peak resident
+ * memory that `tfm train` really reaches (ru_maxrss of the child process, from wait4) for two
+ * configurations, one where the parameters and Adam's state dominate (vocabulary 16,000, short
+ * batches) and one where the activations do (long sequences, 8 heads); the decoding estimate within
+ * 20 % of `tfm translate --beam 8`'s peak, where the KV cache dominates; and the pieces of the API
+ * (sizes as text, MemAvailable, the refusal message) on fixed cases. */
+#define _DEFAULT_SOURCE /* wait4 */
+#include "test_util.h"
+
+#include "tfm/tfm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Writes n pairs of id files with lengths in [lo, hi] (target rows BOS ... EOS). */
+static void write_ids(const char *src, const char *tgt, int n, int lo, int hi, int vocab, unsigned seed) {
+    FILE *fs = fopen(src, "w"), *ft = fopen(tgt, "w");
+    srand(seed);
+    for (int i = 0; i < n; i++) {
+        int ls = lo + rand() % (hi - lo + 1), lt = lo + rand() % (hi - lo + 1);
+        for (int k = 0; k < ls; k++) fprintf(fs, k ? " %d" : "%d", 3 + rand() % (vocab - 3));
+        fprintf(ft, "1");
+        for (int k = 0; k < lt - 2; k++) fprintf(ft, " %d", 3 + rand() % (vocab - 3));
+        fprintf(ft, " 2\n");
+        fputc('\n', fs);
+    }
+    fclose(fs);
+    fclose(ft);
+}
+
+/* Runs argv (argv[0] the program) with stdout to /dev/null; returns its peak RSS in bytes (0 on
+ * failure). */
+static size_t peak_rss(char *const argv[]) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("GOMP_SPINCOUNT", "10000", 1); /* no re-execution (cli/main.c) */
+        if (!freopen("/dev/null", "w", stdout)) _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
+    return (size_t)ru.ru_maxrss * 1024; /* KiB on Linux */
+}
+
+/* Runs `tfm train` for one step; returns its peak RSS in bytes (0 on failure). */
+static size_t train_peak_rss(const char *tfm, const char *model, const char *src, const char *tgt, int batch,
+                             const char *out) {
+    char b[16];
+    snprintf(b, sizeof b, "%d", batch);
+    char *const argv[] = {(char *)tfm, "train", "--init", (char *)model, "--src-ids", (char *)src, "--tgt-ids",
+                          (char *)tgt, "--steps", "1", "--batch-size", b, "--save", (char *)out, NULL};
+    return peak_rss(argv);
+}
+
+static double mib(size_t bytes) { return (double)bytes / 1048576.0; }
+
+static void check_config(const char *tfm, const char *dir, const char *name, tfm_config c, int pairs, int lo, int hi,
+                         int batch) {
+    char model[4200], src[4200], tgt[4200], out[4200];
+    snprintf(model, sizeof model, "%s/%s.safetensors", dir, name);
+    snprintf(src, sizeof src, "%s/%s.src", dir, name);
+    snprintf(tgt, sizeof tgt, "%s/%s.tgt", dir, name);
+    snprintf(out, sizeof out, "%s/%s.out.safetensors", dir, name);
+    write_ids(src, tgt, pairs, lo, hi, c.src_vocab, 7);
+    tfm_model *m = NULL;
+    CHECK(tfm_model_create(&c, 1, &m) == TFM_OK && tfm_model_save(m, model) == TFM_OK, "%s: model made", name);
+    tfm_model_free(m);
+    tfm_dataset *ds = NULL;
+    tfm_batcher *bt = NULL;
+    tfm_memory_estimate e;
+    CHECK(tfm_dataset_from_ids(src, tgt, c.max_len, &ds, NULL) == TFM_OK &&
+              tfm_batcher_create_lines(ds, batch, c.pad_id, 1, 1, &bt) == TFM_OK &&
+              tfm_memory_estimate_train(&c, TFM_OPTIMIZER_ADAM, bt, NULL, tfm_memory_dataset_bytes(ds), &e) == TFM_OK,
+          "%s: estimate: %s", name, tfm_last_error());
+    tfm_batcher_free(bt);
+    tfm_dataset_free(ds);
+    const size_t rss = train_peak_rss(tfm, model, src, tgt, batch, out);
+    CHECK(rss > 0, "%s: tfm train ran", name);
+    const double ratio = rss ? (double)e.total / (double)rss : 0.0;
+    printf("%s: estimate %.1f MiB (params %.1f, grads+Adam %.1f, activations %.1f, workspace %.1f, data %.1f), "
+           "peak RSS %.1f MiB, ratio %.3f\n",
+           name, mib(e.total), mib(e.params), mib(e.grads + e.optimizer), mib(e.activations), mib(e.workspace),
+           mib(e.data), mib(rss), ratio);
+    CHECK(ratio >= 0.8 && ratio <= 1.2, "%s: estimate within 20 %% of the peak RSS (ratio %.3f)", name, ratio);
+    remove(model), remove(src), remove(tgt), remove(out);
+}
+
+/* Decoding with the KV cache and beam 8: a model with fuzz/tok400.model as its tokenizer translates
+ * 8 lines of 20 CJK characters, which the tokenizer's byte fallback turns into 3 pieces each plus
+ * "▁" (61 ids = bytes + 1, the bound the CLI uses), so the estimate's source length is the real
+ * one; the cache is sized (and zeroed) for the longest output allowed (200 tokens), whatever the
+ * model emits. One encoder layer and three decoder layers: the KV cache is the largest part. */
+static void check_decode(const char *tfm, const char *dir) {
+    tfm_tokenizer *tok = NULL;
+    uint8_t *blob = NULL;
+    size_t blen = 0;
+    CHECK(tfm_tokenizer_load_file(test_path("fuzz/tok400.model"), &tok) == TFM_OK &&
+              tfm_tokenizer_serialize(tok, &blob, &blen) == TFM_OK,
+          "decode: tokenizer: %s", tfm_last_error());
+    if (!tok) return;
+    tfm_config c = tfm_config_default();
+    c.d_model = 256, c.n_heads = 4, c.n_enc_layers = 1, c.n_dec_layers = 3, c.d_ff = 1024, c.max_len = 256;
+    c.src_vocab = c.tgt_vocab = tfm_tokenizer_vocab_size(tok);
+    c.pad_id = tfm_tokenizer_pad_id(tok), c.bos_id = tfm_tokenizer_bos_id(tok), c.eos_id = tfm_tokenizer_eos_id(tok);
+    char model[4200], in[4200], out[4200];
+    snprintf(model, sizeof model, "%s/decode.safetensors", dir);
+    snprintf(in, sizeof in, "%s/decode.in", dir);
+    snprintf(out, sizeof out, "%s/decode.out", dir);
+    tfm_model *m = NULL;
+    CHECK(tfm_model_create(&c, 1, &m) == TFM_OK && tfm_model_set_tokenizer(m, blob, blen) == TFM_OK &&
+              tfm_model_save(m, model) == TFM_OK,
+          "decode: model made: %s", tfm_last_error());
+    tfm_model_free(m);
+    free(blob);
+    FILE *f = fopen(in, "w");
+    srand(3);
+    size_t text = 0, longest = 0;
+    for (int i = 0; i < 8; i++) {
+        char line[256];
+        size_t n = 0;
+        for (int k = 0; k < 20; k++) { /* U+4E00..U+9FFF as 3-byte UTF-8 */
+            const unsigned cp = 0x4E00u + (unsigned)(rand() % 0x5200);
+            line[n++] = (char)(0xE0 | (cp >> 12));
+            line[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            line[n++] = (char)(0x80 | (cp & 0x3F));
+        }
+        line[n] = '\0';
+        fprintf(f, "%s\n", line);
+        text += 2 * (n + 1) + 2 * sizeof(char *);
+        if (n > longest) longest = n;
+    }
+    fclose(f);
+    int32_t *ids = NULL;
+    size_t n_ids = 0;
+    CHECK(tfm_tokenizer_encode(tok, "\xe4\xb8\x80\xe4\xb8\x80", 6, &ids, &n_ids) == TFM_OK && n_ids == 7,
+          "decode: a CJK character is 3 byte pieces, plus the leading piece (%zu ids for 2)", n_ids);
+    free(ids);
+    tfm_tokenizer_free(tok);
+    const int S = (int)longest + 1, beam = 8, batch = 64, max_out = 200; /* --max-len-a 0 --max-len-b 200 */
+    tfm_memory_estimate e;
+    CHECK(tfm_memory_estimate_decode(&c, batch / beam * beam, S, max_out, 1, text, &e) == TFM_OK, "decode: estimate");
+    char *const argv[] = {(char *)tfm, "translate", "--model", model, "--input", in, "--output", out, "--beam", "8",
+                          "--batch-size", "64", "--max-len-a", "0", "--max-len-b", "200", NULL};
+    const size_t rss = peak_rss(argv);
+    CHECK(rss > 0, "decode: tfm translate ran");
+    const double ratio = rss ? (double)e.total / (double)rss : 0.0;
+    printf("decode (beam 8, 64 rows, S %d): estimate %.1f MiB (params %.1f, activations %.1f, KV cache %.1f, "
+           "data %.1f), peak RSS %.1f MiB, ratio %.3f\n",
+           S, mib(e.total), mib(e.params), mib(e.activations), mib(e.cache), mib(e.data), mib(rss), ratio);
+    CHECK(ratio >= 0.8 && ratio <= 1.2, "decode: estimate within 20 %% of the peak RSS (ratio %.3f)", ratio);
+    remove(model), remove(in), remove(out);
+}
+
+static void check_api(void) {
+    size_t b = 0;
+    CHECK(tfm_memory_parse("2G", &b) == TFM_OK && b == ((size_t)2 << 30), "2G");
+    CHECK(tfm_memory_parse("1.5GiB", &b) == TFM_OK && b == ((size_t)3 << 29), "1.5GiB");
+    CHECK(tfm_memory_parse("512m", &b) == TFM_OK && b == ((size_t)512 << 20), "512m");
+    CHECK(tfm_memory_parse("800K", &b) == TFM_OK && b == 800 * 1024, "800K");
+    CHECK(tfm_memory_parse("1000", &b) == TFM_OK && b == 1000, "1000");
+    const char *bad[] = {"", "G", "-1G", "2X", "2 G", "1.2.3", "99999999999999999999T", "2GG"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(tfm_memory_parse(bad[i], &b) == TFM_ERR_INVALID_ARG, "'%s' refused", bad[i]);
+    size_t avail = 0;
+    CHECK(tfm_memory_available(&avail) == TFM_OK && avail > ((size_t)16 << 20), "MemAvailable read (%zu)", avail);
+    char buf[32];
+    tfm_memory_format((size_t)3 << 29, buf, sizeof buf);
+    CHECK(strcmp(buf, "1.50 GiB") == 0, "format 1.5 GiB: %s", buf);
+    tfm_memory_estimate e = {0};
+    e.params = (size_t)100 << 20;
+    e.total = e.params;
+    CHECK(tfm_memory_check(&e, e.total, "x", "y") == TFM_OK, "fits exactly");
+    CHECK(tfm_memory_check(&e, e.total - 1, "--max-memory 99M", "lower --beam") == TFM_ERR_NOMEM &&
+              strstr(tfm_last_error(), "100 MiB") && strstr(tfm_last_error(), "--max-memory 99M") &&
+              strstr(tfm_last_error(), "lower --beam"),
+          "refusal names the estimate, the limit and the flag: %s", tfm_last_error());
+    /* decoding: the KV cache grows with the beam (rows) and the output length */
+    tfm_config c = tfm_config_default();
+    tfm_memory_estimate d1, d4, nc;
+    CHECK(tfm_memory_estimate_decode(&c, 16, 50, 85, 1, 0, &d1) == TFM_OK &&
+              tfm_memory_estimate_decode(&c, 64, 50, 85, 1, 0, &d4) == TFM_OK &&
+              tfm_memory_estimate_decode(&c, 16, 50, 85, 0, 0, &nc) == TFM_OK,
+          "decode estimates");
+    CHECK(d4.cache > 3 * d1.cache && d1.cache > 0 && nc.cache == 0 && nc.activations > d1.activations,
+          "cache scales with rows; recomputation has no cache but more activations");
+    CHECK(tfm_memory_estimate_decode(&c, 0, 50, 85, 1, 0, &d1) == TFM_ERR_INVALID_ARG, "0 rows refused");
+}
+
+/* Built with AddressSanitizer (make test-asan), tfm's peak RSS holds ASan's shadow memory and
+ * redzones too, which the estimate rightly ignores: the comparison needs an uninstrumented build. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TFM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TFM_TEST_ASAN 1
+#endif
+#endif
+
+int main(void) {
+    check_api();
+#ifdef TFM_TEST_ASAN
+    printf("SKIP: peak RSS under AddressSanitizer includes its shadow memory; the estimate is compared with "
+           "tfm's peak RSS in the optimized build (make test)\n");
+    return test_failed_ ? test_finish("memory_estimate") : TEST_SKIP;
+#endif
+    const char *tfm = getenv("TFM");
+    if (!tfm || access(tfm, X_OK) != 0) {
+        printf("SKIP: $TFM (the tfm binary) is not set; ctest sets it\n");
+        return TEST_SKIP;
+    }
+    char dir[4096];
+    if (!test_make_tmpdir(dir, sizeof dir, "memory")) return 1;
+    tfm_config a = tfm_config_default(); /* parameters and Adam's state dominate */
+    a.d_model = 256, a.n_heads = 4, a.n_enc_layers = 2, a.n_dec_layers = 2, a.d_ff = 1024;
+    a.src_vocab = a.tgt_vocab = 16000, a.max_len = 64;
+    check_config(tfm, dir, "params", a, 16, 10, 30, 8);
+    tfm_config b = tfm_config_default(); /* activations dominate */
+    b.d_model = 64, b.n_heads = 8, b.n_enc_layers = 2, b.n_dec_layers = 2, b.d_ff = 256;
+    b.src_vocab = b.tgt_vocab = 2000, b.max_len = 256;
+    check_config(tfm, dir, "activations", b, 32, 150, 220, 32);
+    check_decode(tfm, dir);
+    rmdir(dir);
+    return test_finish("memory_estimate");
+}
