@@ -104,7 +104,8 @@ static void options(void) {
     char dir[256], path[320];
     CHECK(test_make_tmpdir(dir, sizeof dir, "pe_t2t") != NULL, "tmpdir");
     snprintf(path, sizeof path, "%s/m.safetensors", dir);
-    CHECK(tfm_model_create(&c, 1, &m) == TFM_OK && tfm_model_save(m, path) == TFM_OK && tfm_model_load(path, &r) == TFM_OK,
+    CHECK(tfm_model_create(&c, 1, &m) == TFM_OK && tfm_model_save(m, path) == TFM_OK &&
+              tfm_model_load(path, &r) == TFM_OK,
           "save/load: %s", tfm_last_error());
     CHECK(r && tfm_model_config(r)->pe_layout == TFM_PE_LAYOUT_TENSOR2TENSOR, "pe_layout after reload");
     tfm_model_free(m);
