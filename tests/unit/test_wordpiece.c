@@ -348,7 +348,8 @@ static void test_long_runs(const tfm_wordpiece *wp) {
     tfm_status st = tfm_wordpiece_encode(wp, line, bytes + 1, 1, SIZE_MAX, &ids, &n);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    /* the marks are Mn: stripped, leaving the word "a" between [CLS] and [SEP] */
+    /* the marks are Mn: stripped, leaving the word "a" between [CLS] and [SEP] (`tokenizers` 0.19.1
+     * gives "a" too, measured on the line) */
     CHECK(st == TFM_OK && n == 3 && ids[1] == tfm_wordpiece_token_to_id(wp, "a"),
           "600 KB of marks after 'a': status %d, %zu ids", (int)st, n);
     CHECK(secs < 5.0, "600 KB of combining marks took %.2f s to encode (limit 5 s)", secs);
