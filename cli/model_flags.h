@@ -25,7 +25,7 @@ typedef struct {
         {"--activation", OPT_STR, &(f).activation, 0, "FFN activation: relu or gelu"},             \
         {"--pe", OPT_STR, &(f).pe, 0,                                                              \
          "position encoding: sinusoidal, none, learned, floater, shaw, t5, rope or alibi"},        \
-        {"--pe-layout", OPT_STR, &(f).pe_layout, 0, "sinusoidal columns: interleaved or concat"},  \
+        {"--pe-layout", OPT_STR, &(f).pe_layout, 0, "sinusoidal columns: interleaved, concat or tensor2tensor"},  \
         {"--pe-zero-pad", OPT_FLAG, &(f).c.pe_zero_pad, 0, "sinusoidal: position 0 is zero"},     \
         {"--pe-scale", OPT_FLAG, &(f).c.pe_scale, 0, "sinusoidal: table times sqrt(d_model)"},     \
         {"--pe-max-distance", OPT_INT, &(f).c.pe_max_distance, 0,                                  \

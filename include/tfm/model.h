@@ -51,8 +51,10 @@ typedef enum {
 
 /* The order of the sinusoidal table's columns. */
 typedef enum {
-    TFM_PE_LAYOUT_INTERLEAVED = 0, /* PE[p, 2i] = sin, PE[p, 2i+1] = cos (the paper, §3.5) */
-    TFM_PE_LAYOUT_CONCAT = 1       /* all sines, then all cosines (tensor2tensor, fairseq) */
+    TFM_PE_LAYOUT_INTERLEAVED = 0,  /* PE[p, 2i] = sin, PE[p, 2i+1] = cos (the paper, §3.5) */
+    TFM_PE_LAYOUT_CONCAT = 1,       /* the paper's values, all sines then all cosines */
+    TFM_PE_LAYOUT_TENSOR2TENSOR = 2 /* concat order with tensor2tensor's / fairseq's frequencies
+                                       10000^(−i/(d/2−1)): their models load as trained */
 } tfm_pe_layout;
 
 /* Which dimensions RoPE rotates together. */

@@ -29,7 +29,9 @@ static const name_entry k_pe[] = {
     {TFM_PE_FLOATER, "floater"},       {TFM_PE_SHAW, "shaw"}, {TFM_PE_T5, "t5"},
     {TFM_PE_ROPE, "rope"},             {TFM_PE_ALIBI, "alibi"},
 };
-static const name_entry k_pe_layout[] = {{TFM_PE_LAYOUT_INTERLEAVED, "interleaved"}, {TFM_PE_LAYOUT_CONCAT, "concat"}};
+static const name_entry k_pe_layout[] = {{TFM_PE_LAYOUT_INTERLEAVED, "interleaved"},
+                                         {TFM_PE_LAYOUT_CONCAT, "concat"},
+                                         {TFM_PE_LAYOUT_TENSOR2TENSOR, "tensor2tensor"}};
 static const name_entry k_rope_pairing[] = {{TFM_ROPE_INTERLEAVED, "interleaved"}, {TFM_ROPE_HALF, "half"}};
 static const name_entry k_optimizer[] = {{TFM_OPTIMIZER_ADAM, "adam"}, {TFM_OPTIMIZER_SGD, "sgd"}};
 static const name_entry k_schedule[] = {{TFM_SCHEDULE_CONSTANT, "constant"}, {TFM_SCHEDULE_NOAM, "noam"}};
@@ -38,7 +40,7 @@ static const name_table t_arch = TABLE("arch", k_arch, "encoder-decoder, decoder
 static const name_table t_activation = TABLE("activation", k_activation, "relu or gelu");
 static const name_table t_pe =
     TABLE("position encoding", k_pe, "sinusoidal, none, learned, floater, shaw, t5, rope or alibi");
-static const name_table t_pe_layout = TABLE("sinusoidal layout", k_pe_layout, "interleaved or concat");
+static const name_table t_pe_layout = TABLE("sinusoidal layout", k_pe_layout, "interleaved, concat or tensor2tensor");
 static const name_table t_rope_pairing = TABLE("rope pairing", k_rope_pairing, "interleaved or half");
 static const name_table t_optimizer = TABLE("optimizer", k_optimizer, "adam or sgd");
 static const name_table t_schedule = TABLE("schedule", k_schedule, "constant or noam");

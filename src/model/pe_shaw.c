@@ -16,6 +16,17 @@ static size_t shaw_clip(const tfm_config *cfg) {
     return cfg->pe_max_distance > 0 ? (size_t)cfg->pe_max_distance : SHAW_DEFAULT_MAX_DISTANCE;
 }
 
+/* An explicit k must be at most max_len − 1: no query and key in one sequence are farther apart
+ * (sequences hold at most max_len tokens), so rows beyond would be parameters never used (k =
+ * 1048576 made 2·10^6 rows per table per layer). The default (16) is kept whatever max_len. */
+static tfm_status shaw_validate(const tfm_config *cfg) {
+    RETURN_IF(cfg->pe_max_distance > cfg->max_len - 1, TFM_ERR_INVALID_ARG,
+              "shaw: pe_max_distance (%d) must be at most max_len - 1 (%d): offsets beyond max_len - 1 never occur, "
+              "so those rows of the relative tables would never be used",
+              cfg->pe_max_distance, cfg->max_len - 1);
+    return TFM_OK;
+}
+
 /* Per layer, shared by the heads (§3.1: "shared across attention heads"): a^K (2k+1, d_k) and,
  * with values, a^V (2k+1, d_k), row k + clip(j − i, ±k); Xavier-uniform like tensor2tensor's
  * default initializer of these tables. */
@@ -45,6 +56,7 @@ static void shaw_rel_tables(const tfm_config *cfg, const layer_params *lp, float
 const pe_kind pe_kind_shaw = {
     .name = "shaw",
     .options = PE_OPT_MAX_DISTANCE | PE_OPT_SHAW_VALUES,
+    .validate = shaw_validate,
     .add_params = shaw_add_params,
     .rel_tables = shaw_rel_tables,
 };

@@ -4,13 +4,15 @@
 
 #include "core_internal.h"
 #include "ops.h"
+#include "tfm/names.h"
 
 #include <math.h>
 
 /* The options as the kernel takes them. */
 static pe_sinusoid_opts opts_of(const tfm_config *cfg) {
     pe_sinusoid_opts o;
-    o.concat = cfg->pe_layout == TFM_PE_LAYOUT_CONCAT;
+    o.concat = cfg->pe_layout == TFM_PE_LAYOUT_CONCAT || cfg->pe_layout == TFM_PE_LAYOUT_TENSOR2TENSOR;
+    o.t2t_freq = cfg->pe_layout == TFM_PE_LAYOUT_TENSOR2TENSOR;
     o.zero_pad = cfg->pe_zero_pad;
     o.scale = cfg->pe_scale ? sqrt((double)cfg->d_model) : 1.0;
     return o;
@@ -20,8 +22,12 @@ static pe_sinusoid_opts opts_of(const tfm_config *cfg) {
  * PE(p, 2i+1) = cos(p / 10000^(2i/d)), with
  *   pe_layout concat: the same values, all sines (columns 0..d/2−1) then all cosines — the column
  *     order of tensor2tensor's get_timing_signal_1d and fairseq's SinusoidalPositionalEmbedding
- *     (both also use other frequencies, 10000^(−i/(d/2−1)), which tfm does not: here the layouts
- *     hold the same numbers permuted);
+ *     (both also use other frequencies, 10000^(−i/(d/2−1)), which concat does not: interleaved and
+ *     concat hold the same numbers permuted);
+ *   pe_layout tensor2tensor: concat's order with those toolkits' frequencies, ω_i =
+ *     10000^(−i/max(d/2−1, 1)) (get_timing_signal_1d with min_timescale 1, max_timescale 10^4;
+ *     fairseq's get_embedding the same, without the max); positions start at 0 (fairseq starts
+ *     at padding_idx + 1: a fairseq model's position p is tfm's p − padding_idx − 1);
  *   pe_zero_pad, pe_scale: the semantics of positional_encoding(inputs, num_units, zero_pad,
  *     scale) of the TensorFlow implementation our notes quote (Kyubyong Park's "transformer",
  *     modules.py): zero_pad replaces row 0 of the lookup table by zeros (the first token of a
@@ -40,8 +46,9 @@ static void sinusoidal_forward(const tfm_config *cfg, const pe_params *p, float 
 /* The concatenated layout splits the columns in two halves: an odd d_model has no such split
  * (tensor2tensor and fairseq append a zero column there; tfm refuses rather than guess). */
 static tfm_status sinusoidal_validate(const tfm_config *cfg) {
-    RETURN_IF(cfg->pe_layout == TFM_PE_LAYOUT_CONCAT && cfg->d_model % 2 != 0, TFM_ERR_INVALID_ARG,
-              "pe_layout concat needs an even d_model (half sines, half cosines), got d_model %d", cfg->d_model);
+    RETURN_IF(cfg->pe_layout != TFM_PE_LAYOUT_INTERLEAVED && cfg->d_model % 2 != 0, TFM_ERR_INVALID_ARG,
+              "pe_layout %s needs an even d_model (half sines, half cosines), got d_model %d",
+              tfm_pe_layout_name(cfg->pe_layout), cfg->d_model);
     return TFM_OK;
 }
 

@@ -3,8 +3,9 @@
  * additive per-head bias, a query position offset (blocks of new positions against a KV cache)
  * and dropout on the weights: one (batch, head) pair per OpenMP iteration, each with two CBLAS
  * products on strided views of the packed projections (no copies); and its backward, four CBLAS
- * products per pair. Optional relative key/value embeddings (Shaw et al. 2018) add O(T·(S + k·d_k))
- * per pair; absent, they cost one pointer test. */
+ * products per pair. Optional relative key/value embeddings (Shaw et al. 2018) add
+ * O(T·(S + min(S, 2k + 1)·d_k)) per pair, whatever the clip distance k; absent, they cost one
+ * pointer test. */
 #include "ops.h"
 #include "parallel.h"
 
@@ -50,6 +51,21 @@ static void rel_keys(size_t pos, size_t k, size_t lim, size_t r, size_t *s0, siz
     *s0 = a, *s1 = b;
 }
 
+/* The rows [*r0, *r1] of the (2k+1, d_k) tables that a query at position pos reaches through its
+ * keys s in [0, lim): r = k + clip(s − pos, ±k) is monotone in s, so they run from
+ * k + clip(−pos) to k + clip(lim − 1 − pos); at most lim rows however large k is. Returns 0
+ * (no rows) when lim is 0. */
+static int rel_rows(size_t pos, size_t k, size_t lim, size_t *r0, size_t *r1) {
+    if (lim == 0) return 0;
+    const size_t last = lim - 1; /* the farthest key */
+    *r0 = k - (pos < k ? pos : k);
+    if (last >= pos)
+        *r1 = k + (last - pos < k ? last - pos : k);
+    else
+        *r1 = k - (pos - last < k ? pos - last : k);
+    return 1;
+}
+
 static float dot_f(const float *x, const float *y, size_t n) {
     float s = 0.0f;
     for (size_t i = 0; i < n; i++) s += x[i] * y[i];
@@ -69,14 +85,16 @@ static float sum_f(const float *x, size_t s0, size_t s1) {
 /* rows (T, S) of one (b, h) += alpha · X_t·table[r(t, s)] for the keys each query may see, X (T,
  * d_k) with row stride x_stride: the relative key scores of the forward (X = Q, table a^K) and the
  * relative value term of dP' in the backward (X = dO, table a^V). One dot product per row r that
- * some key uses, shared by its keys. */
+ * some key uses, shared by its keys: O(S + rows·d_k) per query, rows ≤ S (rel_rows). */
 static void rel_add_dots(float *rows, const float *X, size_t x_stride, const float *table, float alpha,
                          const attn_args *a) {
     const size_t k = a->rel_clip, S = a->S, d_k = a->d_k;
     for (size_t t = 0; t < a->T; t++) {
         const size_t pos = a->q_pos0 + t, lim = key_limit(a, t);
         float *row = rows + t * S;
-        for (size_t r = 0; r <= 2 * k; r++) {
+        size_t r0, r1;
+        if (!rel_rows(pos, k, lim, &r0, &r1)) continue;
+        for (size_t r = r0; r <= r1; r++) {
             size_t s0, s1;
             rel_keys(pos, k, lim, r, &s0, &s1);
             if (s0 == s1) continue;
@@ -89,13 +107,15 @@ static void rel_add_dots(float *rows, const float *X, size_t x_stride, const flo
 /* Y_t (T, d_k; row stride y_stride) += alpha · Σ_s W[t, s] table[r(t, s)], W (T, S) one (b, h)'s
  * weights: the relative value term of the output (W = P', table a^V) and the relative key term of
  * dQ in the backward (W = dS, table a^K, alpha = 1/√d_k). The weights of keys sharing a row are
- * summed first: one axpy per row. */
+ * summed first: one axpy per row the query reaches (rel_rows). */
 static void rel_add_rows(float *Y, size_t y_stride, const float *W, const float *table, float alpha,
                          const attn_args *a) {
     const size_t k = a->rel_clip, S = a->S, d_k = a->d_k;
     for (size_t t = 0; t < a->T; t++) {
         const size_t pos = a->q_pos0 + t, lim = key_limit(a, t);
-        for (size_t r = 0; r <= 2 * k; r++) {
+        size_t r0, r1;
+        if (!rel_rows(pos, k, lim, &r0, &r1)) continue;
+        for (size_t r = r0; r <= r1; r++) {
             size_t s0, s1;
             rel_keys(pos, k, lim, r, &s0, &s1);
             const float w = sum_f(W + t * S, s0, s1);
@@ -168,14 +188,23 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
 
 /* The table gradients of the relative terms, after the per-(b, h) backward left dS in dprobs:
  * row r of drel_k += Σ_{b,h,t} (Σ_{s: r(t,s)=r} dS[b,h,t,s]) Q[b,t,h]/√d_k, and of drel_v +=
- * Σ_{b,h,t} (Σ_{s: r(t,s)=r} P'[b,h,t,s]) dO[b,t,h]. Parallel over rows r: each row is summed by
- * one thread in a fixed order, so the result does not depend on the thread count. */
+ * Σ_{b,h,t} (Σ_{s: r(t,s)=r} P'[b,h,t,s]) dO[b,t,h]. Only the rows some query reaches
+ * (rel_rows, fewer than T + S of the 2k+1): the others get nothing. Parallel over rows r: each row is
+ * summed by one thread in a fixed order, so the result does not depend on the thread count. */
 static void rel_table_grads(const float *dprobs, const float *Pd_all, const float *dout, const float *q,
                             const attn_args *a, float scale) {
     const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, k = a->rel_clip;
-    const size_t R = 2 * k + 1;
+    size_t lo = 2 * k + 1, hi = 0; /* the rows [lo, hi) some query reaches */
+    for (size_t t = 0; t < T; t++) {
+        size_t r0, r1;
+        if (!rel_rows(a->q_pos0 + t, k, key_limit(a, t), &r0, &r1)) continue;
+        if (r0 < lo) lo = r0;
+        if (r1 + 1 > hi) hi = r1 + 1;
+    }
+    if (lo >= hi) return;
+    const size_t R = hi - lo;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(B * H * T * (S + R * d_k)))
-    for (size_t r = 0; r < R; r++) {
+    for (size_t r = lo; r < hi; r++) {
         float *gk = a->drel_k ? a->drel_k + r * d_k : NULL;
         float *gv = a->drel_v ? a->drel_v + r * d_k : NULL;
         for (size_t b = 0; b < B; b++)

@@ -157,11 +157,15 @@ typedef struct {
                      d even) */
     int zero_pad; /* 1: position 0 adds the zero vector (TF's zero_pad) */
     double scale; /* every value times this: 1.0, or √d_model for TF's scale */
+    int t2t_freq; /* 0: ω_i = 10000^(−2i/d) (the paper); 1: ω_i = 10000^(−i/max(d/2−1, 1))
+                     (tensor2tensor's get_timing_signal_1d, fairseq's SinusoidalPositionalEmbedding;
+                     with concat = 1, d even) */
 } pe_sinusoid_opts;
 
 /** x[B, T, d] += PE[pos0 + t, :] with the sinusoidal encoding of Vaswani et al. 2017, §3.5:
- * PE(p, 2i) = sin(p·ω_i), PE(p, 2i+1) = cos(p·ω_i), ω_i = 10000^(−2i/d), in log space for any
- * position (no table, nothing truncated), with the columns and options of *o. */
+ * PE(p, 2i) = sin(p·ω_i), PE(p, 2i+1) = cos(p·ω_i), ω_i = 10000^(−2i/d) (or tensor2tensor's
+ * 10000^(−i/max(d/2−1, 1)) with o->t2t_freq), in log space for any position (no table, nothing
+ * truncated), with the columns and options of *o. */
 void pe_sinusoidal_add(float *x, size_t B, size_t T, size_t d, size_t pos0, const pe_sinusoid_opts *o);
 /* The sinusoidal encoding has no parameters: its backward is the identity (dx passes through). */
 

@@ -58,26 +58,65 @@ static int is_chinese(uint32_t c) {
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
-/* The canonical ordering algorithm (Unicode §3.11, D109): within each run of characters whose
- * canonical combining class is not 0, a stable sort by that class. Runs are a few marks long. */
-static void canonical_order(uint32_t *v, size_t n) {
-    for (size_t i = 1; i < n; i++) {
-        uint32_t c = v[i];
-        int cc = utf8proc_get_property((utf8proc_int32_t)c)->combining_class;
-        if (cc == 0) continue;
-        size_t j = i;
-        while (j > 0) {
-            int pc = utf8proc_get_property((utf8proc_int32_t)v[j - 1])->combining_class;
-            if (pc <= cc) break; /* a starter (class 0) or an equal class stops it: stable */
-            v[j] = v[j - 1];
-            j--;
+static int combining_class(uint32_t c) { return utf8proc_get_property((utf8proc_int32_t)c)->combining_class; }
+
+/* Runs up to this long are insertion-sorted in place; longer ones counting-sorted. */
+#define WP_SHORT_RUN 32
+
+/* Stable sort of v[0..m) (one run of non-starters) by combining class: insertion sort for a
+ * short run, else a counting sort over the classes 0..255 through scratch (grown to m). Returns
+ * 0 when out of memory. */
+static int sort_run(uint32_t *v, size_t m, wp_cps *scratch) {
+    if (m <= WP_SHORT_RUN) {
+        for (size_t i = 1; i < m; i++) {
+            const uint32_t c = v[i];
+            const int cc = combining_class(c);
+            size_t j = i;
+            while (j > 0 && combining_class(v[j - 1]) > cc) { /* an equal class stops it: stable */
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = c;
         }
-        v[j] = c;
+        return 1;
     }
+    if (scratch->cap < m) {
+        uint32_t *p = realloc(scratch->v, m * sizeof *p);
+        if (!p) return 0;
+        scratch->v = p;
+        scratch->cap = m;
+    }
+    size_t start[257] = {0};
+    for (size_t i = 0; i < m; i++) start[combining_class(v[i]) + 1]++;
+    for (size_t c = 1; c < 257; c++) start[c] += start[c - 1];
+    for (size_t i = 0; i < m; i++) scratch->v[start[combining_class(v[i])]++] = v[i];
+    for (size_t i = 0; i < m; i++) v[i] = scratch->v[i];
+    return 1;
 }
 
-/* NFD (canonical decomposition, Hangul included, then canonical order), then drop every Mn. */
-static int strip_accents(const wp_cps *in, wp_cps *out) {
+/* The canonical ordering algorithm (Unicode §3.11, D109): within each maximal run of characters
+ * whose canonical combining class is not 0, a stable sort by that class. O(n) overall (a run of
+ * m > WP_SHORT_RUN marks costs O(m + 256)): a line of 600 KB of marks is one run. scratch's
+ * contents are overwritten. Returns 0 when out of memory. */
+static int canonical_order(uint32_t *v, size_t n, wp_cps *scratch) {
+    scratch->n = 0;
+    size_t i = 0;
+    while (i < n) {
+        if (combining_class(v[i]) == 0) {
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < n && combining_class(v[j]) != 0) j++;
+        if (!sort_run(v + i, j - i, scratch)) return 0;
+        i = j;
+    }
+    return 1;
+}
+
+/* NFD (canonical decomposition, Hangul included, then canonical order), then drop every Mn. in's
+ * contents are spent: its array is the canonical ordering's scratch. */
+static int strip_accents(wp_cps *in, wp_cps *out) {
     out->n = 0;
     for (size_t i = 0; i < in->n; i++) {
         utf8proc_int32_t d[32];
@@ -89,7 +128,7 @@ static int strip_accents(const wp_cps *in, wp_cps *out) {
         for (utf8proc_ssize_t j = 0; j < k; j++)
             if (!wp_cps_push(out, (uint32_t)d[j])) return 0;
     }
-    canonical_order(out->v, out->n);
+    if (!canonical_order(out->v, out->n, in)) return 0;
     size_t m = 0;
     for (size_t i = 0; i < out->n; i++)
         if (category(out->v[i]) != UTF8PROC_CATEGORY_MN) out->v[m++] = out->v[i];

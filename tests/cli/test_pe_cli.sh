@@ -43,7 +43,7 @@ expect_fail "zero_pad with learned" 2 "pe_zero_pad (flag --pe-zero-pad) is not a
   "$TFM" init "${SMALL[@]}" --pe learned --pe-zero-pad --save "$WORK/x.st"
 expect_fail "layout with none" 2 "pe_layout (flag --pe-layout) is not an option of position encoding 'none'" \
   "$TFM" init "${SMALL[@]}" --pe none --pe-layout concat --save "$WORK/x.st"
-expect_fail "unknown layout" 2 "--pe-layout must be interleaved or concat, got 'diagonal'" \
+expect_fail "unknown layout" 2 "--pe-layout must be interleaved, concat or tensor2tensor, got 'diagonal'" \
   "$TFM" init "${SMALL[@]}" --pe-layout diagonal --save "$WORK/x.st"
 expect_fail "unknown pe" 2 "--pe must be" "$TFM" init "${SMALL[@]}" --pe wavelet --save "$WORK/x.st"
 expect_fail "concat with odd d_model" 2 "pe_layout concat needs an even d_model" \

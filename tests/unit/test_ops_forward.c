@@ -91,7 +91,7 @@ static void attention_case(void) {
 static void pe_case(void) {
     enum { T = 3, D = 6 };
     float x[T * D] = {0};
-    const pe_sinusoid_opts paper = {0, 0, 1.0};
+    const pe_sinusoid_opts paper = {0, 0, 1.0, 0};
     pe_sinusoidal_add(x, 1, T, D, 0, &paper);
     CHECK_NEAR(x[0], 0.0, 1e-7, "PE(0, 0) = sin 0");
     CHECK_NEAR(x[1], 1.0, 1e-7, "PE(0, 1) = cos 0");

@@ -5,7 +5,9 @@
  * edge rows; a pair alone == inside the batch; the KV cache: teacher-forced cached steps give the
  * batched logits at every position, and greedy and beam-4 translations equal the recompute path,
  * a sentence alone equals it inside a batch; save, reload and score give identical scores; the
- * relative terms' gradients do not depend on the thread count. */
+ * relative terms' gradients do not depend on the thread count; a clip distance far beyond the
+ * sequence equals a naive reimplementation and leaves unreachable rows unread; pe_max_distance
+ * beyond max_len − 1 is refused. */
 #include "model_internal.h"
 #include "ops.h"
 #include "safetensors.h"
@@ -279,6 +281,139 @@ static void thread_independent(void) {
     free(qkv), free(dout), free(out), free(probs), free(pdrop), free(dprobs), free(dqkv[0]), free(dqkv[1]);
 }
 
+/* A clip distance far beyond the sequence (k = 40, sequences of 12 keys): attn_forward and
+ * attn_backward, which visit only the table rows a query reaches, equal a naive per-(t, s)
+ * reimplementation of Shaw et al. eq. 3–4 (scores, outputs, dS, dQ, both table gradients), for the
+ * encoder (bidirectional, whole sequence), the decoder (causal) and a cached block (T = 3 at
+ * q_pos0 = 9 of 12, causal), and for k = 0 and 3. The rows no query reaches hold NaN: reading
+ * one would show; their gradients must stay 0. */
+static void far_clip_case(size_t T, size_t S, size_t q_pos0, int causal, size_t k) {
+    enum { NB = 2, NH = 2, DK = 4, D = NH * DK };
+    const size_t R = 2 * k + 1, n_q = NB * T * D, n_kv = NB * S * D, n_p = NB * NH * T * S;
+    const float scale = 0.5f; /* 1/√d_k */
+    float *q = malloc(sizeof(float) * n_q), *kk = malloc(sizeof(float) * n_kv), *v = malloc(sizeof(float) * n_kv);
+    float *dout = malloc(sizeof(float) * n_q), *out = malloc(sizeof(float) * n_q);
+    float *dq = calloc(n_q, sizeof(float)), *dk = calloc(n_kv, sizeof(float)), *dv = calloc(n_kv, sizeof(float));
+    float *probs = malloc(sizeof(float) * n_p), *dprobs = malloc(sizeof(float) * n_p);
+    float *tk = malloc(sizeof(float) * R * DK), *tv = malloc(sizeof(float) * R * DK);
+    float *gk = calloc(R * DK, sizeof(float)), *gv = calloc(R * DK, sizeof(float));
+    double *ngk = calloc(R * DK, sizeof(double)), *ngv = calloc(R * DK, sizeof(double));
+    int *reached = calloc(R, sizeof(int));
+    uint32_t x = (uint32_t)(T * 131 + S * 7 + q_pos0 + k * 1000 + (size_t)causal);
+#define RND() ((float)((x = x * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f)
+    for (size_t i = 0; i < n_q; i++) q[i] = RND(), dout[i] = RND();
+    for (size_t i = 0; i < n_kv; i++) kk[i] = RND(), v[i] = RND();
+    for (size_t t = 0; t < T; t++) {
+        const size_t pos = q_pos0 + t, lim = causal ? (pos + 1 < S ? pos + 1 : S) : S;
+        for (size_t s = 0; s < lim; s++) {
+            long off = (long)s - (long)pos;
+            off = off < -(long)k ? -(long)k : off > (long)k ? (long)k : off;
+            reached[(size_t)((long)k + off)] = 1;
+        }
+    }
+    for (size_t r = 0; r < R; r++)
+        for (size_t c = 0; c < DK; c++) {
+            tk[r * DK + c] = reached[r] ? RND() : NAN;
+            tv[r * DK + c] = reached[r] ? RND() : NAN;
+        }
+#undef RND
+    attn_args a = attn_args_make(NB, T, S, NH, DK, D, D);
+    a.causal = causal;
+    a.q_pos0 = q_pos0;
+    a.rel_k = tk, a.rel_v = tv, a.rel_clip = k, a.drel_k = gk, a.drel_v = gv;
+    attn_forward(out, probs, NULL, q, kk, v, &a);
+    attn_backward(dq, dk, dv, dprobs, dout, probs, NULL, q, kk, v, &a);
+    double worst = 0.0;
+    char what[160];
+    snprintf(what, sizeof what, "shaw k = %zu, T = %zu, S = %zu, q_pos0 = %zu, %s", k, T, S, q_pos0,
+             causal ? "causal" : "bidirectional");
+    for (size_t b = 0; b < NB; b++)
+        for (size_t h = 0; h < NH; h++)
+            for (size_t t = 0; t < T; t++) {
+                const size_t pos = q_pos0 + t, lim = causal ? (pos + 1 < S ? pos + 1 : S) : S;
+                const float *Q = q + (b * T + t) * D + h * DK, *dO = dout + (b * T + t) * D + h * DK;
+                double p[64], dp[64], o[DK] = {0}, dqn[DK] = {0}, mx = -INFINITY, z = 0.0, pdp = 0.0;
+                size_t rr[64];
+                for (size_t s = 0; s < lim; s++) {
+                    long off = (long)s - (long)pos;
+                    off = off < -(long)k ? -(long)k : off > (long)k ? (long)k : off;
+                    rr[s] = (size_t)((long)k + off);
+                    double e = 0.0;
+                    for (size_t c = 0; c < DK; c++)
+                        e += (double)Q[c] * ((double)kk[(b * S + s) * D + h * DK + c] + (double)tk[rr[s] * DK + c]);
+                    p[s] = e * scale;
+                    if (p[s] > mx) mx = p[s];
+                }
+                for (size_t s = 0; s < lim; s++) z += (p[s] = exp(p[s] - mx));
+                const float *P = probs + ((b * NH + h) * T + t) * S, *dS = dprobs + ((b * NH + h) * T + t) * S;
+                for (size_t s = 0; s < lim; s++) {
+                    p[s] /= z;
+                    worst = fmax(worst, fabs(p[s] - (double)P[s]));
+                    dp[s] = 0.0;
+                    for (size_t c = 0; c < DK; c++) {
+                        const double vv = (double)v[(b * S + s) * D + h * DK + c] + (double)tv[rr[s] * DK + c];
+                        o[c] += p[s] * vv;
+                        dp[s] += (double)dO[c] * vv;
+                    }
+                    pdp += p[s] * dp[s];
+                }
+                for (size_t s = 0; s < lim; s++) {
+                    const double ds = p[s] * (dp[s] - pdp);
+                    worst = fmax(worst, fabs(ds - (double)dS[s]));
+                    for (size_t c = 0; c < DK; c++) {
+                        dqn[c] += scale * ds * ((double)kk[(b * S + s) * D + h * DK + c] + (double)tk[rr[s] * DK + c]);
+                        ngk[rr[s] * DK + c] += scale * ds * (double)Q[c];
+                        ngv[rr[s] * DK + c] += p[s] * (double)dO[c];
+                    }
+                }
+                for (size_t c = 0; c < DK; c++) {
+                    worst = fmax(worst, fabs(o[c] - (double)out[(b * T + t) * D + h * DK + c]));
+                    worst = fmax(worst, fabs(dqn[c] - (double)dq[(b * T + t) * D + h * DK + c]));
+                }
+            }
+    size_t dead_touched = 0;
+    for (size_t i = 0; i < R * DK; i++) {
+        if (!reached[i / DK]) {
+            dead_touched += gk[i] != 0.0f || gv[i] != 0.0f;
+            continue;
+        }
+        worst = fmax(worst, fabs(ngk[i] - (double)gk[i]));
+        worst = fmax(worst, fabs(ngv[i] - (double)gv[i]));
+    }
+    CHECK(worst <= 1e-5, "%s: max |attention - naive| = %.3g (probs, dS, out, dQ, table gradients)", what, worst);
+    CHECK(dead_touched == 0, "%s: %zu gradients of rows no query reaches are not 0", what, dead_touched);
+    free(q), free(kk), free(v), free(dout), free(out), free(dq), free(dk), free(dv), free(probs), free(dprobs);
+    free(tk), free(tv), free(gk), free(gv), free(ngk), free(ngv), free(reached);
+}
+
+static void far_clip(void) {
+    far_clip_case(12, 12, 0, 0, 40);
+    far_clip_case(12, 12, 0, 1, 40);
+    far_clip_case(3, 12, 9, 1, 40);
+    far_clip_case(12, 12, 0, 0, 3);
+    far_clip_case(3, 12, 9, 1, 3);
+    far_clip_case(5, 7, 0, 0, 0);
+}
+
+/* pe_max_distance beyond max_len − 1 is refused by name (its rows could never be used); max_len − 1
+ * and the default (0: 16) are accepted whatever max_len. */
+static void max_distance_refused(void) {
+    tfm_config c = tfm_config_default();
+    c.pe = TFM_PE_SHAW;
+    c.max_len = 1024;
+    c.pe_max_distance = 1023;
+    CHECK(tfm_config_validate(&c) == TFM_OK, "shaw k = max_len - 1 refused: %s", tfm_last_error());
+    c.pe_max_distance = 1024;
+    CHECK(tfm_config_validate(&c) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "pe_max_distance (1024)") &&
+              strstr(tfm_last_error(), "max_len - 1 (1023)"),
+          "shaw k = max_len accepted or unclear: %s", tfm_last_error());
+    c.pe_max_distance = 1048576;
+    CHECK(tfm_config_validate(&c) == TFM_ERR_INVALID_ARG, "shaw k = 1048576 with max_len 1024 accepted");
+    c.max_len = 8;
+    c.pe_max_distance = 0;
+    CHECK(tfm_config_validate(&c) == TFM_OK, "shaw default k with max_len 8 refused: %s", tfm_last_error());
+}
+
 static void run_case(const char *name) {
     golden_case g;
     if (!golden_case_load(name, &g)) {
@@ -302,5 +437,7 @@ int main(void) {
     run_case("shaw_keys");
     run_case("shaw_values");
     thread_independent();
+    far_clip();
+    max_distance_refused();
     return test_finish("pe_shaw");
 }

@@ -35,7 +35,7 @@
 /* The table rows 0..L−1 (L, d) of the kernel with options o; caller frees. */
 static float *table(size_t L, size_t d, int concat, int zero_pad, double scale) {
     float *x = calloc(L * d, sizeof *x);
-    const pe_sinusoid_opts o = {concat, zero_pad, scale};
+    const pe_sinusoid_opts o = {concat, zero_pad, scale, 0};
     pe_sinusoidal_add(x, 1, L, d, 0, &o);
     return x;
 }
@@ -84,7 +84,7 @@ static void distinct_and_bounded(size_t d) {
     CHECK(in_range, "d_model %zu: a value outside [-1, 1]", d);
     const size_t far[] = {65535, 1000003, 1000000000};
     float *row = calloc(d, sizeof *row);
-    const pe_sinusoid_opts o = {0, 0, 1.0};
+    const pe_sinusoid_opts o = {0, 0, 1.0, 0};
     for (size_t f = 0; f < sizeof far / sizeof far[0]; f++) {
         memset(row, 0, d * sizeof *row);
         pe_sinusoidal_add(row, 1, 1, d, far[f], &o);

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FIX "tests/fixtures/wordpiece/"
@@ -310,6 +311,53 @@ static void test_normalize(void) {
     }
 }
 
+/* Canonical ordering of long runs of marks (the counting sort): a run of 3000 non-starters
+ * U+1D16D (ccc 226, Mc), U+1D165, U+1D166 (ccc 216, Mc) and U+0301 (ccc 230, Mn: dropped) after
+ * an 'x' becomes x, every 216 in input order, then every 226; and a 600 KB line of alternating
+ * U+0301 / U+0316 (one run; it took 21 s with the quadratic sort) encodes in well under 5 s. */
+static void test_long_runs(const tfm_wordpiece *wp) {
+    enum { N = 3000 };
+    static const uint32_t cycle[7] = {0x1D16D, 0x1D165, 0x301, 0x1D166, 0x1D16D, 0x1D166, 0x1D165};
+    uint32_t *in = malloc(sizeof(uint32_t) * (N + 1)), *want = malloc(sizeof(uint32_t) * (N + 1));
+    size_t nw = 0;
+    in[0] = want[nw++] = 'x';
+    for (size_t i = 0; i < N; i++) in[i + 1] = cycle[i % 7];
+    for (size_t i = 1; i <= N; i++)
+        if (in[i] == 0x1D165 || in[i] == 0x1D166) want[nw++] = in[i];
+    for (size_t i = 1; i <= N; i++)
+        if (in[i] == 0x1D16D) want[nw++] = in[i];
+    wp_cps out = {0}, tmp = {0};
+    tfm_wordpiece_settings s = {.strip_accents = 1};
+    int ok = wp_normalize(&s, in, N + 1, &out, &tmp);
+    CHECK(ok && out.n == nw && memcmp(out.v, want, nw * sizeof *want) == 0,
+          "normalize: a run of %d marks is not stably sorted by combining class (got %zu code points, want %zu)", N,
+          out.n, nw);
+    free(out.v), free(tmp.v), free(in), free(want);
+
+    const size_t bytes = 600000; /* U+0301 = CC 81, U+0316 = CC 96 */
+    char *line = malloc(bytes + 2);
+    line[0] = 'a';
+    for (size_t i = 0; i < bytes / 2; i++) {
+        line[1 + 2 * i] = (char)0xCC;
+        line[2 + 2 * i] = (char)(i % 2 ? 0x96 : 0x81);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int32_t *ids = NULL;
+    size_t n = 0;
+    tfm_status st = tfm_wordpiece_encode(wp, line, bytes + 1, 1, SIZE_MAX, &ids, &n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    /* the marks are Mn: stripped, leaving the word "a" between [CLS] and [SEP] (`tokenizers` 0.19.1
+     * gives "a" too, measured on the line) */
+    CHECK(st == TFM_OK && n == 3 && ids[1] == tfm_wordpiece_token_to_id(wp, "a"),
+          "600 KB of marks after 'a': status %d, %zu ids", (int)st, n);
+    CHECK(secs < 5.0, "600 KB of combining marks took %.2f s to encode (limit 5 s)", secs);
+    printf("600 KB of combining marks: %.3f s\n", secs);
+    free(ids);
+    free(line);
+}
+
 /* bytes.txt: hex of the input bytes, a tab, the ids. */
 static void test_bytes(const tfm_wordpiece *wp) {
     lines_t l;
@@ -436,6 +484,7 @@ int main(void) {
     }
 
     test_normalize();
+    test_long_runs(wp);
     test_errors(wp, dir);
     rmdir(dir);
     lines_free(&lines);
