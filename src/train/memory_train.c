@@ -49,8 +49,13 @@ tfm_status tfm_memory_estimate_train(const tfm_config *cfg, tfm_optimizer optimi
     size_t act = 0, ws = 0, rows = 0, vact = 0, vws = 0, vrows = 0;
     largest_batch(cfg, train, 1, &act, &ws, &rows);
     if (valid) largest_batch(cfg, valid, 0, &vact, &vws, &vrows);
+    /* the loop's scoring context scores validation batches and, before a save that no validation
+     * vouched for, the last training batch (docs/HARDENING.md): its workspace is the larger */
+    size_t sact = 0, sws = 0, srows = 0;
+    largest_batch(cfg, train, 0, &sact, &sws, &srows);
+    if (sact > vact) vact = sact;
     out->activations = act;
-    /* the backward workspace, per-row losses and targets, and validation's own context */
+    /* the backward workspace, per-row losses and targets, and the scoring context */
     out->workspace = ws + rows * (sizeof(float) + sizeof(int32_t)) + vact;
     /* the batchers' padded batch buffers (their per-pair indexes are in data_bytes) */
     size_t batcher = 0;
