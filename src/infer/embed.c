@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 
 #define EMBED_MAX_BATCH 64
-#define EMBED_MAX_BATCH_TOKENS 16384
+#define EMBED_MAX_BATCH_TOKENS 4096      /* B · S */
+#define EMBED_MAX_BATCH_CELLS (1u << 20) /* B · S · S: the attention weights, per head and layer */
 
 struct tfm_embedder {
     tfm_model *model;
@@ -162,10 +163,14 @@ tfm_status tfm_embedder_encode(const tfm_embedder *e, tfm_context *ctx, const ch
                          : (size_t)e->max_tokens * sizeof *src);
         if (st == TFM_OK && !src) st = tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
     }
-    /* batches of consecutive lengths: grow while B · (the longest length) fits */
+    /* batches of consecutive lengths: grow while B · S tokens and B · S² attention cells fit */
     for (size_t at = 0; at < n && st == TFM_OK;) {
         size_t B = 1;
-        while (at + B < n && B < EMBED_MAX_BATCH && (B + 1) * n_ids[order[at + B]] <= EMBED_MAX_BATCH_TOKENS) B++;
+        while (at + B < n && B < EMBED_MAX_BATCH) {
+            const size_t S = n_ids[order[at + B]]; /* the batch's length if it takes the next text */
+            if ((B + 1) * S > EMBED_MAX_BATCH_TOKENS || (B + 1) * S * S > EMBED_MAX_BATCH_CELLS) break;
+            B++;
+        }
         st = run_batch(e, ctx, ids, n_ids, order + at, B, src, out);
         at += B;
     }
