@@ -63,8 +63,8 @@ const tfm_model *tfm_embedder_model(const tfm_embedder *e);
  * ids with [CLS]/[SEP], truncated to max_tokens; the encoder's last hidden states H (S, d); then
  * the pooling — mean: Σ_t H[t] / S over the tokens of the text (the attention mask: padding not
  * counted), cls: H[0], max: max_t H[t] — and, if the model says so, v / max(‖v‖₂, 1e-12).
- * Texts are sorted by length and run in batches of similar lengths (at most 64 texts, 4,096 padded
- * tokens and 2^20 attention cells B·S² a batch); the ops' threads share each batch. `ctx` is a context of the
+ * Texts are sorted by length and run in batches of similar lengths (at most 64 texts, 2,048 padded
+ * tokens and 2^19 attention cells B·S² a batch); the ops' threads share each batch. `ctx` is a context of the
  * embedder's model. Errors name text i (from 1) as "name:i" when `name` is given (the
  * file, when the texts are its lines) else "text i": TFM_ERR_FORMAT "name:i: invalid UTF-8 at
  * byte offset N (byte 0xXX)"; TFM_ERR_RANGE for an id outside the model's vocabulary or the

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 
 #define EMBED_MAX_BATCH 64
-#define EMBED_MAX_BATCH_TOKENS 4096      /* B · S */
-#define EMBED_MAX_BATCH_CELLS (1u << 20) /* B · S · S: the attention weights, per head and layer */
+#define EMBED_MAX_BATCH_TOKENS 2048      /* B · S */
+#define EMBED_MAX_BATCH_CELLS (1u << 19) /* B · S · S: the attention weights, per head and layer */
 
 struct tfm_embedder {
     tfm_model *model;
