@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,18 +53,23 @@ tfm_status hf_json_load(const char *path, cJSON **out) {
     *out = NULL;
     FILE *fp = fopen(path, "rb");
     RETURN_IF(!fp, TFM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = malloc(HF_JSON_MAX_BYTES + 1);
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > HF_JSON_MAX_BYTES) {
+        fclose(fp);
+        return tfm_set_error(TFM_ERR_FORMAT, "%s: not a regular file of at most 64 MiB", path);
+    }
+    const size_t size = (size_t)sb.st_size;
+    char *buf = malloc(size + 1);
     if (!buf) {
         fclose(fp);
         return tfm_set_error(TFM_ERR_NOMEM, "%s: out of memory", path);
     }
-    size_t len = fread(buf, 1, HF_JSON_MAX_BYTES + 1, fp);
-    const int bad = ferror(fp);
+    const size_t len = fread(buf, 1, size, fp);
+    const int bad = ferror(fp) || len != size;
     fclose(fp);
-    if (bad || len > HF_JSON_MAX_BYTES) {
+    if (bad) {
         free(buf);
-        return tfm_set_error(bad ? TFM_ERR_IO : TFM_ERR_FORMAT, "%s: %s", path,
-                             bad ? "read error" : "larger than 64 MiB: not a model's JSON file");
+        return tfm_set_error(TFM_ERR_IO, "%s: read error", path);
     }
     cJSON *root = cJSON_ParseWithLength(buf, len);
     if (!root) {
