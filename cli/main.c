@@ -24,6 +24,8 @@ static const cli_command *const commands[] = {
     &cmd_train,
     &cmd_translate,
     &cmd_eval,
+    &cmd_embed,
+    &cmd_similarity,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -90,6 +90,12 @@ typedef struct {
     int pad_id, bos_id, eos_id;
     float layer_norm_eps; /* 1e-5 as PyTorch */
     int tie_embeddings;   /* 1: src_embed, tgt_embed and generator.weight share one matrix */
+    /* BERT's embedding block (Devlin et al. 2019, §3 "Input/Output Representations"; docs/BERT.md),
+     * per stack; both 0 for every other model: */
+    int type_vocab;       /* token-type (segment) embeddings: rows of <stack>.type_embed.weight;
+                             0: none. Every token has type 0 (one-segment inputs). */
+    int embed_norm;       /* 1: x0 = LayerNorm(E[id] + P[pos] (+ T[0])), no √d_model scaling, and
+                             a post-LN encoder-only stack then has no final LayerNorm (BERT) */
 } tfm_config;
 
 typedef struct tfm_model tfm_model;

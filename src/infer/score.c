@@ -10,6 +10,8 @@
 tfm_status tfm_model_score(tfm_context *ctx, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                            double *out_logprob, int *out_ntok, float *out_logits) {
     const tfm_config *cfg = &ctx->m->cfg;
+    RETURN_IF(cfg->arch == TFM_ARCH_ENCODER_ONLY, TFM_ERR_UNSUPPORTED,
+              "an encoder-only model has no generator: it embeds (tfm embed), it does not score targets");
     TRY(model_check_batch(ctx->m, B, S, T, src, tgt));
     const int Td = T - 1; /* decoder positions */
     TRY(context_reserve(ctx, B, S, Td, 0));

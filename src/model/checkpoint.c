@@ -1,7 +1,9 @@
 /* Model checkpoints: the safetensors contract of DESIGN.md §3 (PyTorch names, config in the
  * header's __metadata__, reserved prefixes tokenizer. and train_state.). */
 #include "model_internal.h"
+#include "hf.h"
 #include "safetensors.h"
+#include "tfm/embed.h"
 #include "tfm/names.h"
 
 #include <errno.h>
@@ -75,6 +77,8 @@ static tfm_status config_from_meta(const st_file *f, tfm_config *c) {
     const char *pairing = st_meta_get(f, "rope_pairing");
     if (pairing && tfm_rope_pairing_from_name(pairing, &c->rope_pairing) != TFM_OK)
         return tfm_error_prefix(TFM_ERR_FORMAT, "%s: metadata: ", f->path);
+    TRY(meta_int(f, "type_vocab", 0, &c->type_vocab)); /* BERT's embedding block: absent = 0 */
+    TRY(meta_bool(f, "embed_norm", &c->embed_norm));
     const char *eps = st_meta_get(f, "layer_norm_eps");
     RETURN_IF(!eps, TFM_ERR_FORMAT, "%s: metadata key 'layer_norm_eps' is missing", f->path);
     char *end;
@@ -163,6 +167,7 @@ static tfm_status load_tensors(tfm_model *m, const st_file *f) {
 
 tfm_status tfm_model_load(const char *path, tfm_model **out) {
     *out = NULL;
+    if (hf_is_model(path)) return tfm_model_load_hf(path, out); /* a Hugging Face folder or file (hf_bert.c) */
     st_file f;
     TRY(st_open(path, &f));
     tfm_config cfg;
@@ -213,6 +218,8 @@ size_t model_metadata(const tfm_config *c, model_meta *out) {
     snprintf(vals[nm], sizeof vals[nm], "%.9g", (double)c->layer_norm_eps);
     META_STR("layer_norm_eps", vals[nm]);
     META_INT("tie_embeddings", c->tie_embeddings);
+    if (c->type_vocab) META_INT("type_vocab", c->type_vocab); /* BERT only: other files stay as they were */
+    if (c->embed_norm) META_INT("embed_norm", c->embed_norm);
 #undef META_INT
 #undef META_STR
     TFM_ASSERT(nm <= MODEL_META_MAX);

@@ -30,12 +30,19 @@ tfm_config tfm_config_default(void) {
     c.eos_id = 2;
     c.layer_norm_eps = 1e-5f;
     c.tie_embeddings = 0;
+    c.type_vocab = 0;
+    c.embed_norm = 0;
     return c;
 }
 
 tfm_status tfm_config_validate(const tfm_config *c) {
-    RETURN_IF(c->arch != TFM_ARCH_ENCODER_DECODER, TFM_ERR_UNSUPPORTED,
-              "arch %d: this build runs only the encoder-decoder architecture", (int)c->arch);
+    RETURN_IF(c->arch != TFM_ARCH_ENCODER_DECODER && c->arch != TFM_ARCH_ENCODER_ONLY, TFM_ERR_UNSUPPORTED,
+              "arch %d: this build runs only the encoder-decoder and encoder-only architectures", (int)c->arch);
+    RETURN_IF(c->arch == TFM_ARCH_ENCODER_ONLY && c->n_enc_layers < 1, TFM_ERR_INVALID_ARG,
+              "an encoder-only model needs n_enc_layers >= 1, got %d", c->n_enc_layers);
+    RETURN_IF(c->type_vocab < 0 || c->type_vocab > 65536, TFM_ERR_INVALID_ARG,
+              "type_vocab must be in [0, 65536], got %d", c->type_vocab);
+    RETURN_IF(c->embed_norm != 0 && c->embed_norm != 1, TFM_ERR_INVALID_ARG, "embed_norm must be 0 or 1");
     RETURN_IF(c->d_model <= 0 || c->d_model > 65536, TFM_ERR_INVALID_ARG,
               "d_model must be in [1, 65536], got %d", c->d_model);
     RETURN_IF(c->n_heads <= 0 || c->d_model % c->n_heads != 0, TFM_ERR_INVALID_ARG,

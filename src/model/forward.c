@@ -3,6 +3,7 @@
  * final LayerNorm of each stack — batched (every position at once; activations kept in the
  * context for the backward pass) or one step at a time on the KV cache. Both run layer_forward. */
 #include "layer.h"
+#include "bert.h"
 #include "hash.h"
 #include "ops.h"
 
@@ -22,7 +23,8 @@ void dropper_apply(dropper *dr, float *x, uint8_t *mask, size_t n) {
  * positions pos0..; ids row b at ids + b·ids_stride. */
 static void embed(const tfm_config *cfg, const pe_kind *pe, const stack_params *sp, pe_state *st, float *x0,
                   const int32_t *ids, size_t ids_stride, size_t B, size_t T, size_t d, size_t pos0) {
-    for (size_t b = 0; b < B; b++) embedding_forward(x0 + b * T * d, ids + b * ids_stride, sp->embed, sqrtf((float)d), T, d);
+    const float scale = cfg->embed_norm ? 1.0f : sqrtf((float)d); /* BERT does not scale (bert.c) */
+    for (size_t b = 0; b < B; b++) embedding_forward(x0 + b * T * d, ids + b * ids_stride, sp->embed, scale, T, d);
     pe_params pp = sp->pe;
     pp.state = st; /* the calling context's state of this stack (pe.h) */
     if (pe->embed_forward) pe->embed_forward(cfg, &pp, x0, B, T, d, pos0);
@@ -42,6 +44,8 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
         for (size_t t = 0; t < T; t++) A->pad[b * T + t] = (uint8_t)(ids[b * ids_stride + t] == cfg->pad_id);
     const pe_kind *pe = pe_of(cfg);
     embed(cfg, pe, sp, &ctx->pe.stack[s], A->x0, ids, ids_stride, B, T, d, 0);
+    /* BERT: + token type 0, LayerNorm (its mean/rstd in the final norm's buffers, not used yet) */
+    bert_embed_finish(cfg, sp, A->x0, A->out_mean, A->out_rstd, N, d);
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
     const stack_acts *M = sd->memory >= 0 ? &ctx->acts.stack[sd->memory] : NULL;
     layer_call c = {cfg, pe, sp, &sd->block, B, T, 0, A->pad, T, M ? (size_t)M->T : 0, M ? M->pad : NULL,
@@ -52,7 +56,11 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
         if (M) cross_kv_forward(L->cross_attn.qkv, &sp->layers[l].cross_attn, M->out, B * c.S_mem, d);
         x = layer_forward(dr, &c, L, &sp->layers[l], x);
     }
-    layernorm_forward(A->out, A->out_mean, A->out_rstd, x, sp->norm_weight, sp->norm_bias, N, d, cfg->layer_norm_eps);
+    if (sd->no_final_norm)
+        memcpy(A->out, x, N * d * sizeof(float)); /* BERT: the last block's LayerNorm is the output */
+    else
+        layernorm_forward(A->out, A->out_mean, A->out_rstd, x, sp->norm_weight, sp->norm_bias, N, d,
+                          cfg->layer_norm_eps);
 }
 
 /* The ids a stack reads. */

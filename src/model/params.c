@@ -84,6 +84,23 @@ static void add_block(param_builder *c, const char *prefix, const block_desc *bd
     }
 }
 
+/* BERT's embedding block (cfg->type_vocab, cfg->embed_norm; none for other models):
+ * <prefix>.type_embed.weight (type_vocab, d), <prefix>.embed_norm.weight/bias (d). */
+static void add_bert_embedding(param_builder *c, const tfm_config *cfg, const stack_desc *sd, stack_params *sp,
+                               size_t d) {
+    char name[NAME_BUF];
+    if (cfg->type_vocab > 0) {
+        snprintf(name, sizeof name, "%s.type_embed.weight", sd->prefix);
+        param_add(c, name, (size_t)cfg->type_vocab, d, sp ? &sp->type_embed : NULL, PARAM_INIT_POSITION, d);
+    }
+    if (cfg->embed_norm) {
+        snprintf(name, sizeof name, "%s.embed_norm.weight", sd->prefix);
+        param_add(c, name, d, 0, sp ? &sp->embed_norm_weight : NULL, PARAM_INIT_ONE, d);
+        snprintf(name, sizeof name, "%s.embed_norm.bias", sd->prefix);
+        param_add(c, name, d, 0, sp ? &sp->embed_norm_bias : NULL, PARAM_INIT_ZERO, d);
+    }
+}
+
 size_t params_layout(const tfm_config *cfg, model_params *p, float *base, param_entry *entries,
                      size_t *n_entries) {
     param_builder c = {base, entries, 0, 0};
@@ -110,14 +127,17 @@ size_t params_layout(const tfm_config *cfg, model_params *p, float *base, param_
     for (int s = 0; s < md.n_stacks; s++) {
         const stack_desc *sd = &md.stack[s];
         stack_params *sp = p ? &p->stack[s] : NULL;
+        add_bert_embedding(&c, cfg, sd, sp, d);
         for (int i = 0; i < sd->n_layers; i++) {
             snprintf(name, sizeof name, "%s.layers.%d", sd->prefix, i);
             add_block(&c, name, &sd->block, sp ? &sp->layers[i] : NULL, d, d_ff);
         }
-        snprintf(name, sizeof name, "%s.norm.weight", sd->prefix);
-        param_add(&c, name, d, 0, sp ? &sp->norm_weight : NULL, PARAM_INIT_ONE, d);
-        snprintf(name, sizeof name, "%s.norm.bias", sd->prefix);
-        param_add(&c, name, d, 0, sp ? &sp->norm_bias : NULL, PARAM_INIT_ZERO, d);
+        if (!sd->no_final_norm) {
+            snprintf(name, sizeof name, "%s.norm.weight", sd->prefix);
+            param_add(&c, name, d, 0, sp ? &sp->norm_weight : NULL, PARAM_INIT_ONE, d);
+            snprintf(name, sizeof name, "%s.norm.bias", sd->prefix);
+            param_add(&c, name, d, 0, sp ? &sp->norm_bias : NULL, PARAM_INIT_ZERO, d);
+        }
         if (pe->add_params) pe->add_params(&c, cfg, s, sd, sp ? &sp->pe : NULL, sp ? sp->layers : NULL);
     }
     if (md.out_stack >= 0) {

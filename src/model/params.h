@@ -55,6 +55,8 @@ typedef struct {
     layer_params layers[TFM_MAX_LAYERS];
     float *norm_weight, *norm_bias;        /* (d) */
     pe_params pe;                          /* the position encoding's per-stack tensors */
+    float *type_embed;                     /* (type_vocab, d) token-type embeddings, or NULL */
+    float *embed_norm_weight, *embed_norm_bias; /* (d) BERT's embedding LayerNorm, or NULL */
 } stack_params;
 
 typedef struct {

@@ -38,6 +38,8 @@ typedef struct {
     block_desc block;       /* every block of a stack is alike */
     int memory;             /* the stack whose output cross-attention reads, or −1 */
     int generator;          /* 1: the generator (logits over V_tgt) reads this stack's output */
+    int no_final_norm;      /* 1: the stack's output is its last block's (BERT: post-LN, no final
+                               LayerNorm); 0: the final LayerNorm <prefix>.norm */
 } stack_desc;
 
 typedef struct {
@@ -52,7 +54,8 @@ typedef struct {
  *     cross-attention to stack 0, FFN over the target; the generator reads stack 1;
  *   decoder-only (GPT): one causal stack over the target ids, named transformer.decoder, + generator;
  *   encoder-only (BERT): one bidirectional stack over the source ids, no generator.
- * Every stack ends with its final LayerNorm. */
+ * Every stack ends with its final LayerNorm, except a post-LN encoder-only stack with BERT's
+ * embedding LayerNorm (cfg->embed_norm), whose blocks already end in one. */
 void model_describe(const tfm_config *cfg, model_desc *out);
 
 /** Whether block `b` has a sub-layer of `kind`. */

@@ -10,11 +10,11 @@ static const block_desc k_causal_block = {2, {SUB_SELF_ATTN, SUB_FFN, SUB_FFN}, 
 void model_describe(const tfm_config *cfg, model_desc *d) {
     memset(d, 0, sizeof *d);
     stack_desc enc = {"transformer.encoder", "src_embed.weight", STACK_INPUT_SOURCE, cfg->src_vocab,
-                      cfg->n_enc_layers, k_encoder_block, -1, 0};
+                      cfg->n_enc_layers, k_encoder_block, -1, 0, 0};
     switch (cfg->arch) {
     case TFM_ARCH_ENCODER_DECODER: {
         stack_desc dec = {"transformer.decoder", "tgt_embed.weight", STACK_INPUT_TARGET, cfg->tgt_vocab,
-                          cfg->n_dec_layers, k_decoder_block, 0, 1};
+                          cfg->n_dec_layers, k_decoder_block, 0, 1, 0};
         d->n_stacks = 2;
         d->stack[0] = enc;
         d->stack[1] = dec;
@@ -23,7 +23,7 @@ void model_describe(const tfm_config *cfg, model_desc *d) {
     }
     case TFM_ARCH_DECODER_ONLY: {
         stack_desc dec = {"transformer.decoder", "tgt_embed.weight", STACK_INPUT_TARGET, cfg->tgt_vocab,
-                          cfg->n_dec_layers, k_causal_block, -1, 1};
+                          cfg->n_dec_layers, k_causal_block, -1, 1, 0};
         d->n_stacks = 1;
         d->stack[0] = dec;
         d->out_stack = 0;
@@ -32,6 +32,7 @@ void model_describe(const tfm_config *cfg, model_desc *d) {
     case TFM_ARCH_ENCODER_ONLY:
         d->n_stacks = 1;
         d->stack[0] = enc;
+        d->stack[0].no_final_norm = cfg->embed_norm && !cfg->norm_first;
         d->out_stack = -1;
         break;
     }

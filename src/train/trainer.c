@@ -98,6 +98,12 @@ tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T) {
 tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max_B, int max_S, int max_T,
                               tfm_trainer **out) {
     *out = NULL;
+    RETURN_IF(tfm_model_config(m)->arch == TFM_ARCH_ENCODER_ONLY, TFM_ERR_UNSUPPORTED,
+              "an encoder-only model has no generator and no training loss here: it runs for inference only "
+              "(docs/BERT.md)");
+    RETURN_IF(tfm_model_config(m)->embed_norm || tfm_model_config(m)->type_vocab, TFM_ERR_UNSUPPORTED,
+              "BERT's embedding block (type_vocab, embed_norm) has no backward pass here: inference only "
+              "(docs/BERT.md)");
     TRY(validate(cfg));
     tfm_trainer *t = calloc(1, sizeof *t);
     RETURN_IF(!t, TFM_ERR_NOMEM, "out of memory creating a trainer");

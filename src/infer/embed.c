@@ -1,0 +1,184 @@
+/* Sentence embeddings (include/tfm/embed.h): tokenise, sort by length, batch, run the encoder,
+ * pool, normalise — as sentence-transformers' Transformer → Pooling → Normalize modules do. */
+#include "hf.h"
+#include "model_internal.h"
+#include "tfm/embed.h"
+#include "tfm/wordpiece.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define EMBED_MAX_BATCH 64
+#define EMBED_MAX_BATCH_TOKENS 2048      /* B · S */
+#define EMBED_MAX_BATCH_CELLS (1u << 19) /* B · S · S: the attention weights, per head and layer */
+
+struct tfm_embedder {
+    tfm_model *model;
+    tfm_wordpiece *wp;
+    hf_st_settings st;
+    int max_tokens;
+};
+
+static int file_exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static tfm_status open_parts(const char *path, tfm_embedder *e) {
+    char dir[4096], tok[4200];
+    TRY(hf_model_dir(path, dir, sizeof dir));
+    TRY(tfm_model_load(path, &e->model));
+    const tfm_config *c = &e->model->cfg;
+    RETURN_IF(c->arch != TFM_ARCH_ENCODER_ONLY, TFM_ERR_UNSUPPORTED,
+              "%s: a %s model does not embed sentences (tfm embed needs an encoder-only model, e.g. BERT)", path,
+              c->arch == TFM_ARCH_ENCODER_DECODER ? "encoder-decoder" : "decoder-only");
+    snprintf(tok, sizeof tok, "%s/tokenizer.json", dir);
+    if (!file_exists(tok)) snprintf(tok, sizeof tok, "%s/vocab.txt", dir);
+    RETURN_IF(!file_exists(tok), TFM_ERR_IO, "%s: no tokenizer.json nor vocab.txt beside the model", dir);
+    TRY(tfm_wordpiece_load(tok, &e->wp));
+    RETURN_IF(tfm_wordpiece_vocab_size(e->wp) > (size_t)c->src_vocab, TFM_ERR_FORMAT,
+              "%s: %zu tokens, but the model's vocabulary has %d", tok, tfm_wordpiece_vocab_size(e->wp), c->src_vocab);
+    TRY(hf_st_settings_load(dir, &e->st));
+    size_t max = e->st.max_seq_length > 0 ? (size_t)e->st.max_seq_length : tfm_wordpiece_settings_of(e->wp)->max_length;
+    if (max > (size_t)c->max_len) max = (size_t)c->max_len;
+    e->max_tokens = (int)max;
+    return TFM_OK;
+}
+
+tfm_status tfm_embedder_open(const char *path, tfm_embedder **out) {
+    RETURN_IF(!path || !out, TFM_ERR_INVALID_ARG, "tfm_embedder_open: NULL argument");
+    *out = NULL;
+    tfm_embedder *e = calloc(1, sizeof *e);
+    RETURN_IF(!e, TFM_ERR_NOMEM, "out of memory opening %s", path);
+    tfm_status st = open_parts(path, e);
+    if (st != TFM_OK) {
+        tfm_embedder_free(e);
+        return st;
+    }
+    *out = e;
+    return TFM_OK;
+}
+
+int tfm_embedder_dim(const tfm_embedder *e) { return e->model->cfg.d_model; }
+int tfm_embedder_max_tokens(const tfm_embedder *e) { return e->max_tokens; }
+const tfm_model *tfm_embedder_model(const tfm_embedder *e) { return e->model; }
+
+void tfm_embedder_free(tfm_embedder *e) {
+    if (!e) return;
+    tfm_model_free(e->model);
+    tfm_wordpiece_free(e->wp);
+    free(e);
+}
+
+/* Pools the S_i token vectors H (S_i, d) of one text into v (d) and normalises it (embed.h). */
+static void pool(const tfm_embedder *e, const float *H, size_t S_i, size_t d, float *v) {
+    if (e->st.pooling == HF_POOL_CLS) {
+        memcpy(v, H, d * sizeof *v);
+    } else if (e->st.pooling == HF_POOL_MAX) {
+        memcpy(v, H, d * sizeof *v);
+        for (size_t t = 1; t < S_i; t++)
+            for (size_t c = 0; c < d; c++) v[c] = fmaxf(v[c], H[t * d + c]);
+    } else { /* mean over the attention mask, float sums as sentence-transformers */
+        memset(v, 0, d * sizeof *v);
+        for (size_t t = 0; t < S_i; t++)
+            for (size_t c = 0; c < d; c++) v[c] += H[t * d + c];
+        for (size_t c = 0; c < d; c++) v[c] /= (float)S_i;
+    }
+    if (!e->st.normalize) return;
+    double ss = 0.0;
+    for (size_t c = 0; c < d; c++) ss += (double)v[c] * v[c];
+    const float inv = (float)(1.0 / fmax(sqrt(ss), 1e-12)); /* torch.nn.functional.normalize */
+    for (size_t c = 0; c < d; c++) v[c] *= inv;
+}
+
+typedef struct {
+    size_t len, i;
+} by_len_item;
+
+static int by_length(const void *a, const void *b) {
+    const by_len_item *x = a, *y = b;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Runs the texts order[0..B) (ids[i] of n_ids[i] tokens, the longest last) through the encoder and
+ * pools each into its row of out. */
+static tfm_status run_batch(const tfm_embedder *e, tfm_context *ctx, int32_t *const *ids, const size_t *n_ids,
+                            const size_t *order, size_t B, int32_t *src, float *out) {
+    const tfm_config *c = &e->model->cfg;
+    const size_t S = n_ids[order[B - 1]], d = (size_t)c->d_model;
+    for (size_t b = 0; b < B; b++) {
+        const size_t i = order[b];
+        memcpy(src + b * S, ids[i], n_ids[i] * sizeof *src);
+        for (size_t t = n_ids[i]; t < S; t++) src[b * S + t] = c->pad_id;
+    }
+    TRY(context_reserve(ctx, (int)B, (int)S, 1, 0));
+    model_forward(ctx, (int)B, (int)S, 1, src, NULL, 0, NULL);
+    const float *H = ctx->acts.stack[0].out;
+    for (size_t b = 0; b < B; b++) pool(e, H + b * S * d, n_ids[order[b]], d, out + order[b] * d);
+    return TFM_OK;
+}
+
+tfm_status tfm_embedder_encode(const tfm_embedder *e, tfm_context *ctx, const char *const *texts, const size_t *lens,
+                               size_t n, const char *name, float *out) {
+    RETURN_IF(!e || !ctx || (n && (!texts || !lens || !out)), TFM_ERR_INVALID_ARG, "tfm_embedder_encode: NULL argument");
+    RETURN_IF(ctx->m != e->model, TFM_ERR_INVALID_ARG, "tfm_embedder_encode: the context is of another model");
+    if (n == 0) return TFM_OK;
+    int32_t **ids = calloc(n, sizeof *ids);
+    size_t *n_ids = calloc(n, sizeof *n_ids), *order = calloc(n, sizeof *order);
+    int32_t *src = NULL;
+    tfm_status st = ids && n_ids && order ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
+    const int32_t V = e->model->cfg.src_vocab, pad = e->model->cfg.pad_id;
+    for (size_t i = 0; i < n && st == TFM_OK; i++) {
+        st = tfm_wordpiece_encode(e->wp, texts[i], lens[i], 1, (size_t)e->max_tokens, &ids[i], &n_ids[i]);
+        if (st != TFM_OK) {
+            st = name ? tfm_error_prefix(st, "%s:%zu: ", name, i + 1) : tfm_error_prefix(st, "text %zu: ", i + 1);
+            break;
+        }
+        if (n_ids[i] == 0)
+            st = tfm_set_error(TFM_ERR_FORMAT, "%s%s%zu: the tokenizer gave no tokens", name ? name : "text ",
+                               name ? ":" : "", i + 1);
+        for (size_t t = 0; t < n_ids[i] && st == TFM_OK; t++)
+            if (ids[i][t] < 0 || ids[i][t] >= V || ids[i][t] == pad)
+                st = tfm_set_error(TFM_ERR_RANGE, "%s%s%zu: token %zu has id %d, %s", name ? name : "text ",
+                                   name ? ":" : "", i + 1, t, ids[i][t],
+                                   ids[i][t] == pad ? "the padding id (a literal [PAD] in the text?)"
+                                                    : "outside the model's vocabulary");
+        order[i] = i;
+    }
+    if (st == TFM_OK) {
+        by_len_item *items = malloc(n * sizeof *items);
+        if (items) {
+            for (size_t i = 0; i < n; i++) items[i] = (by_len_item){n_ids[i], i};
+            qsort(items, n, sizeof *items, by_length);
+            for (size_t i = 0; i < n; i++) order[i] = items[i].i;
+            free(items);
+        } else {
+            st = tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
+        }
+        if (st == TFM_OK) src = malloc((size_t)EMBED_MAX_BATCH_TOKENS > (size_t)e->max_tokens
+                         ? (size_t)EMBED_MAX_BATCH_TOKENS * sizeof *src
+                         : (size_t)e->max_tokens * sizeof *src);
+        if (st == TFM_OK && !src) st = tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
+    }
+    /* batches of consecutive lengths: grow while B · S tokens and B · S² attention cells fit */
+    for (size_t at = 0; at < n && st == TFM_OK;) {
+        size_t B = 1;
+        while (at + B < n && B < EMBED_MAX_BATCH) {
+            const size_t S = n_ids[order[at + B]]; /* the batch's length if it takes the next text */
+            if ((B + 1) * S > EMBED_MAX_BATCH_TOKENS || (B + 1) * S * S > EMBED_MAX_BATCH_CELLS) break;
+            B++;
+        }
+        st = run_batch(e, ctx, ids, n_ids, order + at, B, src, out);
+        at += B;
+    }
+    if (ids)
+        for (size_t i = 0; i < n; i++) free(ids[i]);
+    free(ids);
+    free(n_ids);
+    free(order);
+    free(src);
+    return st;
+}

@@ -1,0 +1,43 @@
+/* Hugging Face model folders (docs/BERT.md): recognising one, its JSON files, its paths. The
+ * loader itself is tfm_model_load_hf (include/tfm/embed.h, hf_bert.c). */
+#ifndef TFM_HF_H
+#define TFM_HF_H
+
+#include "core_internal.h"
+
+#include <stddef.h>
+
+/** 1 if `path` is a Hugging Face model rather than a transformer.c checkpoint: a folder, or a
+ * safetensors file with a config.json beside it and no `arch` in its metadata. Never fails (an
+ * unreadable path is "not HF": tfm_model_load then reports it). */
+int hf_is_model(const char *path);
+
+/** The folder of a HF model given as its folder or as a file inside it, into dir (size n).
+ * Errors: TFM_ERR_INVALID_ARG (the path does not fit). */
+tfm_status hf_model_dir(const char *path, char *dir, size_t n);
+
+/** 1 if `path` exists and is a directory. */
+int hf_is_dir(const char *path);
+
+/** Parses the JSON file `path` (at most 64 MiB; any JSON value) into *out (cJSON_Delete it).
+ * Errors: TFM_ERR_IO (cannot open/read, naming the path), TFM_ERR_FORMAT ("path:line:col: not
+ * valid JSON"), TFM_ERR_NOMEM. */
+struct cJSON;
+tfm_status hf_json_load(const char *path, struct cJSON **out);
+
+/** What sentence-transformers' files in a model folder say (modules.json, 1_Pooling/config.json,
+ * sentence_bert_config.json); the defaults where a file is absent. */
+typedef enum { HF_POOL_MEAN = 0, HF_POOL_CLS = 1, HF_POOL_MAX = 2 } hf_pooling;
+typedef struct {
+    hf_pooling pooling;  /* pooling_mode_*_tokens: mean (default), cls or max */
+    int normalize;       /* 1 if modules.json lists sentence_transformers.models.Normalize, or has no
+                            modules.json (the L2-normalised vector of docs/BERT.md) */
+    int max_seq_length;  /* sentence_bert_config.json's max_seq_length, 0 if absent */
+} hf_st_settings;
+
+/** Reads the sentence-transformers settings of the model folder `dir`. Errors: TFM_ERR_FORMAT /
+ * TFM_ERR_IO naming the file and key, TFM_ERR_UNSUPPORTED for a pooling mode we do not run
+ * (mean_sqrt_len, several modes at once, weightedmean, lasttoken). */
+tfm_status hf_st_settings_load(const char *dir, hf_st_settings *out);
+
+#endif

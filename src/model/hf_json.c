@@ -1,0 +1,86 @@
+/* Hugging Face folders: paths and JSON files (hf.h). */
+#include "hf.h"
+#include "safetensors.h"
+
+#include <cjson/cJSON.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define HF_JSON_MAX_BYTES (64u << 20)
+
+int hf_is_dir(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+tfm_status hf_model_dir(const char *path, char *dir, size_t n) {
+    int len;
+    if (hf_is_dir(path)) {
+        len = snprintf(dir, n, "%s", path);
+    } else {
+        const char *slash = strrchr(path, '/');
+        len = slash ? snprintf(dir, n, "%.*s", (int)(slash - path), path) : snprintf(dir, n, ".");
+        if (slash == path) len = snprintf(dir, n, "/");
+    }
+    RETURN_IF(len < 0 || (size_t)len >= n, TFM_ERR_INVALID_ARG, "path too long: %.80s...", path);
+    return TFM_OK;
+}
+
+int hf_is_model(const char *path) {
+    if (!path) return 0;
+    if (hf_is_dir(path)) return 1;
+    char dir[4096], cfg[4200];
+    if (hf_model_dir(path, dir, sizeof dir) != TFM_OK) return 0;
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    struct stat sb;
+    if (stat(cfg, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+    st_file f;
+    if (st_open(path, &f) != TFM_OK) {
+        tfm_clear_error();
+        return 0;
+    }
+    const int hf = st_meta_get(&f, "arch") == NULL;
+    st_close(&f);
+    return hf;
+}
+
+tfm_status hf_json_load(const char *path, cJSON **out) {
+    *out = NULL;
+    FILE *fp = fopen(path, "rb");
+    RETURN_IF(!fp, TFM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > HF_JSON_MAX_BYTES) {
+        fclose(fp);
+        return tfm_set_error(TFM_ERR_FORMAT, "%s: not a regular file of at most 64 MiB", path);
+    }
+    const size_t size = (size_t)sb.st_size;
+    char *buf = malloc(size + 1);
+    if (!buf) {
+        fclose(fp);
+        return tfm_set_error(TFM_ERR_NOMEM, "%s: out of memory", path);
+    }
+    const size_t len = fread(buf, 1, size, fp);
+    const int bad = ferror(fp) || len != size;
+    fclose(fp);
+    if (bad) {
+        free(buf);
+        return tfm_set_error(TFM_ERR_IO, "%s: read error", path);
+    }
+    cJSON *root = cJSON_ParseWithLength(buf, len);
+    if (!root) {
+        const char *ep = cJSON_GetErrorPtr();
+        size_t at = ep && ep >= buf && ep <= buf + len ? (size_t)(ep - buf) : 0, line = 1, col = 1;
+        for (size_t i = 0; i < at; i++, col++)
+            if (buf[i] == '\n') line++, col = 0;
+        free(buf);
+        return tfm_set_error(TFM_ERR_FORMAT, "%s:%zu:%zu: not valid JSON", path, line, col);
+    }
+    free(buf);
+    *out = root;
+    return TFM_OK;
+}
