@@ -14,7 +14,7 @@ typedef struct {
 /* The cli_opt entries of the model flags, vocabulary sizes excepted (expands to several
  * initialisers). */
 #define MODEL_OPTS(f)                                                                              \
-    {"--arch", OPT_STR, &(f).arch, 0, "architecture: encoder-decoder"},                           \
+    {"--arch", OPT_STR, &(f).arch, 0, "architecture: encoder-decoder or decoder-only"},                           \
         {"--d-model", OPT_INT, &(f).c.d_model, 0, "model width d_model"},                          \
         {"--n-heads", OPT_INT, &(f).c.n_heads, 0, "attention heads (must divide d_model)"},        \
         {"--n-enc-layers", OPT_INT, &(f).c.n_enc_layers, 0, "encoder layers"},                     \
@@ -36,7 +36,9 @@ typedef struct {
         {"--layer-norm-eps", OPT_FLOAT, &(f).c.layer_norm_eps, 0, "LayerNorm epsilon"},            \
         {"--tie-embeddings", OPT_INT, &(f).c.tie_embeddings, 0, "1: share src/tgt embeddings and generator"}
 
-/* The defaults of tfm_config_default(). */
+/* The defaults of tfm_config_default(), except n_enc_layers, norm_first and tie_embeddings: −1
+ * (unset) until model_flags_resolve gives them the architecture's default (decoder-only: 0, pre-LN,
+ * tied; otherwise 3, post-LN, untied). A caller may set them first (tfm train --data does). */
 model_flags model_flags_default(void);
 
 /* Resolves the string flags into f->c and validates it; prints an error and returns 0 if bad. */
