@@ -11,5 +11,7 @@ extern const cli_command cmd_tokenize;
 extern const cli_command cmd_train;
 extern const cli_command cmd_translate;
 extern const cli_command cmd_eval;
+extern const cli_command cmd_generate;
+extern const cli_command cmd_perplexity;
 
 #endif

@@ -24,6 +24,8 @@ static const cli_command *const commands[] = {
     &cmd_train,
     &cmd_translate,
     &cmd_eval,
+    &cmd_generate,
+    &cmd_perplexity,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
