@@ -72,8 +72,9 @@ typedef struct {
 /** A language-model dataset (docs/LM.md) from UTF-8 text files paths[0..n_paths), read in order:
  * each non-blank line is one sequence, the target row bos_id, its subwords, eos_id; a line of more
  * than max_len − 1 subwords keeps its first max_len and no EOS (the row then has max_len + 1 ids:
- * the decoder reads max_len positions). Every pair has an empty source, so tfm_batcher_create
- * batches by target tokens and tfm_trainer_step / tfm_model_score see S = 0. tfm_dataset_line gives
+ * the decoder reads max_len positions). Every pair has an empty source (a batch's one pad column,
+ * which a decoder-only model never reads), so tfm_batcher_create batches by target tokens.
+ * tfm_dataset_line gives
  * the line within its own file. Errors, naming file:line: TFM_ERR_IO, TFM_ERR_FORMAT (invalid UTF-8,
  * a NUL byte, a line over TFM_DATA_MAX_LINE_BYTES, an empty file, no non-blank line at all),
  * TFM_ERR_INVALID_ARG, TFM_ERR_NOMEM. `stats` may be NULL. On error *out is NULL. */

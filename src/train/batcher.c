@@ -189,7 +189,7 @@ static tfm_status batcher_make(const tfm_dataset *ds, int batch_tokens, int batc
     }
     cut(b);
     b->bperm = malloc(b->nb * sizeof *b->bperm);
-    b->src_buf = malloc((b->max_src_tok ? b->max_src_tok : 1) * sizeof *b->src_buf); /* S = 0: LM data */
+    b->src_buf = malloc(b->max_src_tok * sizeof *b->src_buf);
     b->tgt_buf = malloc(b->max_tgt_tok * sizeof *b->tgt_buf);
     if (!b->bperm || !b->src_buf || !b->tgt_buf) {
         tfm_batcher_free(b);
