@@ -15,7 +15,7 @@
 static int run(int argc, char **argv);
 
 const cli_command cmd_train = {
-    "train", "train a model on a text corpus (--data DIR) or on token-id files, and save it",
+    "train", "train a model on a parallel corpus (--data DIR), plain text (--text, decoder-only) or token-id files",
     "tfm train --data DIR --save M [...]   (tfm train --data x --help for its flags)\n"
     "       tfm train --arch decoder-only --text FILE[,FILE...] [--valid-text F] --save M [...]\n"
     "       tfm train --init M --src-ids F --tgt-ids F --steps N --save OUT [--optimizer adam|sgd] [--lr X] ...",

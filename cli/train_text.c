@@ -201,6 +201,13 @@ static int setup_model(text_run *r, const text_flags *f, model_flags *mf) {
         return EXIT_RUNTIME;
     }
     if (!start && !model_flags_resolve("train", mf)) return EXIT_USAGE;
+    const tfm_arch arch = r->m ? tfm_model_config(r->m)->arch : mf->c.arch; /* checked before any tokenizer work */
+    if ((arch == TFM_ARCH_DECODER_ONLY) != r->lm) {
+        cli_error("train", "%s is %s: %s", start ? start : "the new model", tfm_arch_name(arch),
+                  r->lm ? "--text trains a decoder-only model (--arch decoder-only)"
+                        : "--data trains an encoder-decoder; a decoder-only model trains on --text");
+        return EXIT_USAGE;
+    }
     const char *const pair_paths[2] = {r->path[0], r->path[1]};
     const char *const *train_paths = r->lm ? r->text.path : pair_paths;
     if (!get_tokenizer(r->dist, r->m, train_paths, r->lm ? r->text.n : 2,
@@ -215,12 +222,6 @@ static int setup_model(text_run *r, const text_flags *f, model_flags *mf) {
             cli_error("train", "%s", tfm_last_error());
             return EXIT_RUNTIME;
         }
-    }
-    if ((tfm_model_config(r->m)->arch == TFM_ARCH_DECODER_ONLY) != r->lm) {
-        cli_error("train", "%s is %s: %s", start ? start : "the new model", tfm_arch_name(tfm_model_config(r->m)->arch),
-                  r->lm ? "--text trains a decoder-only model (--arch decoder-only)"
-                        : "--data trains an encoder-decoder; a decoder-only model trains on --text");
-        return EXIT_USAGE;
     }
     if (tfm_tokenizer_check_model(r->tok, tfm_model_config(r->m)) != TFM_OK) {
         cli_error("train", "%s: %s", start ? start : "the new model", tfm_last_error());
