@@ -67,6 +67,9 @@ printf 'good line\nbad \xff byte\n' > "$WORK/bad.txt"
 expect_fail "invalid UTF-8 in training text" 1 "$WORK/bad.txt:2: invalid UTF-8" \
   "$TFM" train "${ARGS[@]}" --text "$WORK/train.txt,$WORK/bad.txt" --steps 1 --init "$M" --save "$WORK/x.st"
 expect_fail "invalid UTF-8 in perplexity text" 1 "line 2: " "$TFM" perplexity --model "$M" --text "$WORK/bad.txt"
+echo "In the beginning" > "$WORK/one.txt"
+expect_fail "translate with a decoder-only model" 1 "translate needs an encoder-decoder model" \
+  "$TFM" translate --model "$M" --input "$WORK/one.txt"
 expect_fail "negative temperature" 2 "temperature must be" "${G[@]}" --temperature -1
 expect_fail "top-p 0" 2 "top_p must be in (0, 1]" "${G[@]}" --top-p 0
 finish lm_cli
