@@ -3,7 +3,9 @@
  * training loop (include/tfm/train_loop.h): the paper's recipe (noam warm-up, label smoothing,
  * dropout, clipping), validation and checkpoints every N steps, the best model, --steps and
  * --time-limit, Ctrl-C (a resumable save, exit 130). This file only turns flags into calls and
- * events into the progress bar and log lines. */
+ * events into the progress bar and log lines. `tfm train --arch decoder-only --text FILE[,FILE...]`
+ * runs the same way on plain text, one sequence per line (a language model: cli/train_lm.h,
+ * docs/LM.md). */
 #define _POSIX_C_SOURCE 200809L /* access, isatty */
 #include "model_flags.h"
 #include "text_io.h"
