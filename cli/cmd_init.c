@@ -6,7 +6,10 @@
 static int run(int argc, char **argv);
 
 const cli_command cmd_init = {"init", "create a freshly initialised model and save it",
-                              "tfm init [--d-model N --n-heads N ...] --save M", run};
+                              "tfm init [--d-model N --n-heads N ...] --save M\n"
+                              "       (not given: --arch encoder-decoder has 3 encoder layers, post-LN, untied "
+                              "embeddings;\n        decoder-only has none, pre-LN, tied: docs/LM.md)",
+                              run};
 
 static int run(int argc, char **argv) {
     model_flags f = model_flags_default();
