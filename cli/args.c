@@ -25,7 +25,7 @@ static void print_help(FILE *f, const cli_command *cmd, const cli_opt *opts, siz
         char def[128] = "";
         if (o->required) {
             snprintf(def, sizeof def, " (required)");
-        } else if (o->kind == OPT_INT) {
+        } else if (o->kind == OPT_INT && *(int *)o->dst != OPT_INT_UNSET) {
             snprintf(def, sizeof def, " (default %d)", *(int *)o->dst);
         } else if (o->kind == OPT_FLOAT) {
             snprintf(def, sizeof def, " (default %g)", (double)*(float *)o->dst);

@@ -3,9 +3,15 @@
 #ifndef TFM_CLI_ARGS_H
 #define TFM_CLI_ARGS_H
 
+#include <limits.h>
+
 #include <stddef.h>
 
 typedef enum { OPT_INT, OPT_FLOAT, OPT_STR, OPT_FLAG } opt_kind;
+
+/* An OPT_INT whose variable holds this before parsing prints no default in --help: the caller
+ * fills it in when the option is not given (its help text says how). */
+#define OPT_INT_UNSET INT_MIN
 
 typedef struct {
     const char *name;  /* "--d-model" */

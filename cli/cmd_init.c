@@ -6,7 +6,10 @@
 static int run(int argc, char **argv);
 
 const cli_command cmd_init = {"init", "create a freshly initialised model and save it",
-                              "tfm init [--d-model N --n-heads N ...] --save M", run};
+                              "tfm init [--d-model N --n-heads N ...] --save M\n"
+                              "       (not given: --arch encoder-decoder has 3 encoder layers, post-LN, untied "
+                              "embeddings;\n        decoder-only has none, pre-LN, tied: docs/LM.md)",
+                              run};
 
 static int run(int argc, char **argv) {
     model_flags f = model_flags_default();
@@ -22,12 +25,17 @@ static int run(int argc, char **argv) {
         {"--seed", OPT_INT, &seed, 0, "random seed of the initialisation"},
         {"--save", OPT_STR, &save, 1, "output checkpoint (.safetensors)"},
     };
+    const int src_vocab_default = f.c.src_vocab;
     int r = cli_parse(&cmd_init, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : EXIT_USAGE;
     if (seed < 0) {
         cli_error("init", "--seed must be non-negative, got %d", seed);
         return EXIT_USAGE;
     }
+    tfm_arch arch;
+    if (tfm_arch_from_name(f.arch, &arch) == TFM_OK && arch == TFM_ARCH_DECODER_ONLY &&
+        f.c.src_vocab == src_vocab_default)
+        f.c.src_vocab = f.c.tgt_vocab; /* decoder-only: one vocabulary, --tgt-vocab's */
     if (!model_flags_resolve("init", &f)) return EXIT_USAGE;
     tfm_model *m = NULL;
     if (tfm_model_create(&f.c, (uint64_t)seed, &m) != TFM_OK || tfm_model_save(m, save) != TFM_OK) {

@@ -16,8 +16,9 @@
 static int run(int argc, char **argv);
 
 const cli_command cmd_train = {
-    "train", "train a model on a text corpus (--data DIR) or on token-id files, and save it",
+    "train", "train a model on a parallel corpus (--data DIR), plain text (--text, decoder-only) or token-id files",
     "tfm train --data DIR --save M [...]   (tfm train --data x --help for its flags)\n"
+    "       tfm train --arch decoder-only --text FILE[,FILE...] [--valid-text F] --save M [...]\n"
     "       tfm train --init M --src-ids F --tgt-ids F --steps N --save OUT [--optimizer adam|sgd] [--lr X] ...",
     run};
 
@@ -81,7 +82,7 @@ static int load_data(const tfm_config *c, const char *src_path, const char *tgt_
 /* Fails early, before any training, if --save names a file in a folder that does not exist. */
 static int run(int argc, char **argv) {
     for (int i = 1; i < argc; i++) /* training on a text corpus has its own flags */
-        if (strcmp(argv[i], "--data") == 0) return train_text_run(&cmd_train, argc, argv);
+        if (strcmp(argv[i], "--data") == 0 || strcmp(argv[i], "--text") == 0) return train_text_run(&cmd_train, argc, argv);
     const char *init = NULL, *src_path = NULL, *tgt_path = NULL, *save = NULL;
     const char *optimizer = "adam", *schedule = "constant", *max_memory = NULL;
     int steps = 0, batch = 32, warmup = 4000, seed = 1;

@@ -13,5 +13,7 @@ extern const cli_command cmd_translate;
 extern const cli_command cmd_eval;
 extern const cli_command cmd_embed;
 extern const cli_command cmd_similarity;
+extern const cli_command cmd_generate;
+extern const cli_command cmd_perplexity;
 
 #endif

@@ -26,6 +26,8 @@ static const cli_command *const commands[] = {
     &cmd_eval,
     &cmd_embed,
     &cmd_similarity,
+    &cmd_generate,
+    &cmd_perplexity,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -14,14 +14,16 @@ typedef struct {
 /* The cli_opt entries of the model flags, vocabulary sizes excepted (expands to several
  * initialisers). */
 #define MODEL_OPTS(f)                                                                              \
-    {"--arch", OPT_STR, &(f).arch, 0, "architecture: encoder-decoder"},                           \
+    {"--arch", OPT_STR, &(f).arch, 0, "architecture: encoder-decoder or decoder-only"},                           \
         {"--d-model", OPT_INT, &(f).c.d_model, 0, "model width d_model"},                          \
         {"--n-heads", OPT_INT, &(f).c.n_heads, 0, "attention heads (must divide d_model)"},        \
-        {"--n-enc-layers", OPT_INT, &(f).c.n_enc_layers, 0, "encoder layers"},                     \
+        {"--n-enc-layers", OPT_INT, &(f).c.n_enc_layers, 0,                                        \
+         "encoder layers (not given: 3; decoder-only 0)"},                                          \
         {"--n-dec-layers", OPT_INT, &(f).c.n_dec_layers, 0, "decoder layers"},                     \
         {"--d-ff", OPT_INT, &(f).c.d_ff, 0, "inner width of the feed-forward network"},            \
         {"--max-len", OPT_INT, &(f).c.max_len, 0, "longest sequence accepted, in tokens"},         \
-        {"--norm-first", OPT_INT, &(f).c.norm_first, 0, "1: pre-LN, 0: post-LN as the paper"},     \
+        {"--norm-first", OPT_INT, &(f).c.norm_first, 0,                                            \
+         "1: pre-LN, 0: post-LN as the paper"},                      \
         {"--activation", OPT_STR, &(f).activation, 0, "FFN activation: relu or gelu"},             \
         {"--pe", OPT_STR, &(f).pe, 0,                                                              \
          "position encoding: sinusoidal, none, learned, floater, shaw, t5, rope or alibi"},        \
@@ -34,9 +36,12 @@ typedef struct {
         {"--pe-shaw-values", OPT_FLAG, &(f).c.pe_shaw_values, 0, "shaw: relative value embeddings too"}, \
         {"--rope-pairing", OPT_STR, &(f).rope_pairing, 0, "rope: interleaved or half"},            \
         {"--layer-norm-eps", OPT_FLOAT, &(f).c.layer_norm_eps, 0, "LayerNorm epsilon"},            \
-        {"--tie-embeddings", OPT_INT, &(f).c.tie_embeddings, 0, "1: share src/tgt embeddings and generator"}
+        {"--tie-embeddings", OPT_INT, &(f).c.tie_embeddings, 0,                                    \
+         "1: share src/tgt embeddings and generator"}
 
-/* The defaults of tfm_config_default(). */
+/* The defaults of tfm_config_default(), except n_enc_layers, norm_first and tie_embeddings:
+ * OPT_INT_UNSET until model_flags_resolve gives them the architecture's default (decoder-only: 0, pre-LN,
+ * tied; otherwise 3, post-LN, untied). A caller may set them first (tfm train --data does). */
 model_flags model_flags_default(void);
 
 /* Resolves the string flags into f->c and validates it; prints an error and returns 0 if bad. */

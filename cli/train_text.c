@@ -3,12 +3,15 @@
  * training loop (include/tfm/train_loop.h): the paper's recipe (noam warm-up, label smoothing,
  * dropout, clipping), validation and checkpoints every N steps, the best model, --steps and
  * --time-limit, Ctrl-C (a resumable save, exit 130). This file only turns flags into calls and
- * events into the progress bar and log lines. */
+ * events into the progress bar and log lines. `tfm train --arch decoder-only --text FILE[,FILE...]`
+ * runs the same way on plain text, one sequence per line (a language model: cli/train_lm.h,
+ * docs/LM.md). */
 #define _POSIX_C_SOURCE 200809L /* access, isatty */
 #include "memory_check.h"
 #include "model_flags.h"
 #include "text_io.h"
 #include "train_common.h"
+#include "train_lm.h"
 #include "train_text.h"
 
 #include <math.h>
@@ -25,6 +28,7 @@ typedef struct {
     float lr, dropout, smoothing, clip, time_limit, mpi_timeout;
     const char *optimizer, *schedule;
     const char *max_memory; /* --max-memory, NULL: MemAvailable */
+    const char *text, *valid_text; /* --text mode: a decoder-only LM on plain text (cli/train_lm.h) */
 } text_flags;
 
 /* Everything the run holds, freed by run_free. */
@@ -38,6 +42,8 @@ typedef struct {
     char *best;         /* the default --save-best */
     tfm_dist *dist;     /* the MPI ranks (one without mpirun) */
     int root;           /* this process reports (rank 0) */
+    int lm;             /* --text: the files below instead of path[] */
+    lm_files text, valid_text;
 } text_run;
 
 static void run_free(text_run *r) {
@@ -49,6 +55,8 @@ static void run_free(text_run *r) {
     tfm_dataset_free(r->valid);
     tfm_tokenizer_free(r->tok);
     tfm_model_free(r->m);
+    lm_files_free(&r->text);
+    lm_files_free(&r->valid_text);
 }
 
 /* ---- progress: the loop's events as a progress bar (terminal) or log lines ------------------ */
@@ -119,14 +127,14 @@ static void on_event(const tfm_loop_event *ev, void *user) {
  * others wait up to a day for it: training on a big corpus can outlast --mpi-timeout, and a rank 0
  * that dies meanwhile ends the job through the launcher anyway. */
 #define TOKENIZER_WAIT_S 86400.0
-static int share_tokenizer(tfm_dist *d, const char *const paths[2], const tfm_tokenizer_train_opts *o,
+static int share_tokenizer(tfm_dist *d, const char *const *paths, size_t n_paths, const tfm_tokenizer_train_opts *o,
                            tfm_tokenizer **tok) {
     const int root = train_is_root(d);
     uint8_t *bytes = NULL;
     size_t len = 0;
     uint64_t n = 0;
     if (root) {
-        if (tfm_tokenizer_train(paths, 2, o, tok) != TFM_OK || tfm_tokenizer_serialize(*tok, &bytes, &len) != TFM_OK)
+        if (tfm_tokenizer_train(paths, n_paths, o, tok) != TFM_OK || tfm_tokenizer_serialize(*tok, &bytes, &len) != TFM_OK)
             cli_error("train", "tokenizer: %s", tfm_last_error());
         else
             n = len;
@@ -147,8 +155,10 @@ static int share_tokenizer(tfm_dist *d, const char *const paths[2], const tfm_to
     return st == TFM_OK && n > 0;
 }
 
-/* The tokenizer of --init's model, or one trained jointly on both training sides. */
-static int get_tokenizer(tfm_dist *d, tfm_model *m, const char *const paths[2], int vocab, tfm_tokenizer **tok) {
+/* The tokenizer of --init's model, or one trained jointly on the training files (both sides, or
+ * the --text files). */
+static int get_tokenizer(tfm_dist *d, tfm_model *m, const char *const *paths, size_t n_paths, int vocab,
+                         tfm_tokenizer **tok) {
     size_t len = 0;
     const unsigned char *bytes = m ? tfm_model_tokenizer(m, &len) : NULL;
     if (bytes) {
@@ -161,11 +171,13 @@ static int get_tokenizer(tfm_dist *d, tfm_model *m, const char *const paths[2], 
     tfm_tokenizer_train_opts o;
     tfm_tokenizer_train_opts_default(&o);
     o.vocab_size = vocab;
-    if (train_is_root(d))
-        fprintf(stderr, "tfm train: training a joint %d-piece SentencePiece vocabulary on %s and %s\n", vocab,
-                paths[0], paths[1]);
-    if (tfm_dist_size(d) > 1) return share_tokenizer(d, paths, &o, tok);
-    if (tfm_tokenizer_train(paths, 2, &o, tok) != TFM_OK) {
+    if (train_is_root(d)) {
+        fprintf(stderr, "tfm train: training a joint %d-piece SentencePiece vocabulary on %s", vocab, paths[0]);
+        for (size_t i = 1; i < n_paths; i++) fprintf(stderr, "%s%s", i + 1 == n_paths ? " and " : ", ", paths[i]);
+        fputc('\n', stderr);
+    }
+    if (tfm_dist_size(d) > 1) return share_tokenizer(d, paths, n_paths, &o, tok);
+    if (tfm_tokenizer_train(paths, n_paths, &o, tok) != TFM_OK) {
         cli_error("train", "tokenizer: %s", tfm_last_error());
         return 0;
     }
@@ -193,8 +205,17 @@ static int setup_model(text_run *r, const text_flags *f, model_flags *mf) {
         return EXIT_RUNTIME;
     }
     if (!start && !model_flags_resolve("train", mf)) return EXIT_USAGE;
-    const char *const train_paths[2] = {r->path[0], r->path[1]};
-    if (!get_tokenizer(r->dist, r->m, train_paths, r->m ? tfm_model_config(r->m)->src_vocab : f->vocab_size, &r->tok))
+    const tfm_arch arch = r->m ? tfm_model_config(r->m)->arch : mf->c.arch; /* checked before any tokenizer work */
+    if ((arch == TFM_ARCH_DECODER_ONLY) != r->lm) {
+        cli_error("train", "%s is %s: %s", start ? start : "the new model", tfm_arch_name(arch),
+                  r->lm ? "--text trains a decoder-only model (--arch decoder-only)"
+                        : "--data trains an encoder-decoder; a decoder-only model trains on --text");
+        return EXIT_USAGE;
+    }
+    const char *const pair_paths[2] = {r->path[0], r->path[1]};
+    const char *const *train_paths = r->lm ? r->text.path : pair_paths;
+    if (!get_tokenizer(r->dist, r->m, train_paths, r->lm ? r->text.n : 2,
+                       r->m ? tfm_model_config(r->m)->src_vocab : f->vocab_size, &r->tok))
         return EXIT_RUNTIME;
     if (!r->m) {
         mf->c.src_vocab = mf->c.tgt_vocab = tfm_tokenizer_vocab_size(r->tok);
@@ -226,9 +247,24 @@ static int setup_model(text_run *r, const text_flags *f, model_flags *mf) {
     return 0;
 }
 
+/* Cuts the training (shuffled) and validation datasets into batches of --batch-tokens. */
+static int make_batchers(text_run *r, const text_flags *f) {
+    const int pad = tfm_model_config(r->m)->pad_id;
+    if (tfm_batcher_create(r->train, f->batch_tokens, pad, 1, (uint64_t)f->seed, &r->tb) != TFM_OK ||
+        (r->valid && tfm_batcher_create(r->valid, f->batch_tokens, pad, 0, 0, &r->vb) != TFM_OK)) {
+        cli_error("train", "%s", tfm_last_error());
+        return 0;
+    }
+    return 1;
+}
+
 /* Encodes the training (and, when present, validation) pairs and cuts them into batches. */
 static int setup_corpus(text_run *r, const text_flags *f) {
     const tfm_config *c = tfm_model_config(r->m);
+    if (r->lm) /* one line = one sequence (docs/LM.md) */
+        return lm_load_dataset(r->tok, c, &r->text, "training", r->root, &r->train) &&
+               (!r->valid_text.n || lm_load_dataset(r->tok, c, &r->valid_text, "validation", r->root, &r->valid)) &&
+               make_batchers(r, f);
     const int have_valid = file_exists(r->path[2]) && file_exists(r->path[3]);
     tfm_dataset_stats ts, vs;
     if (tfm_dataset_from_text(r->tok, r->path[0], r->path[1], c->max_len, c->bos_id, c->eos_id, &r->train, &ts) !=
@@ -242,12 +278,7 @@ static int setup_corpus(text_run *r, const text_flags *f) {
         fprintf(stderr, "tfm train: %zu training pairs (%zu skipped: empty side; %zu: longer than max_len %d), "
                     "%zu source and %zu target tokens\n",
             ts.n_pairs, ts.n_skipped_empty, ts.n_skipped_long, c->max_len, ts.src_tokens, ts.tgt_tokens);
-    if (tfm_batcher_create(r->train, f->batch_tokens, c->pad_id, 1, (uint64_t)f->seed, &r->tb) != TFM_OK ||
-        (r->valid && tfm_batcher_create(r->valid, f->batch_tokens, c->pad_id, 0, 0, &r->vb) != TFM_OK)) {
-        cli_error("train", "%s", tfm_last_error());
-        return 0;
-    }
-    return 1;
+    return make_batchers(r, f);
 }
 
 /* The trainer; with --resume its saved state, checked against this run's batches. */
@@ -281,12 +312,15 @@ static int setup_trainer(text_run *r, const text_flags *f, const tfm_train_confi
 static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags *fp, model_flags *mfp,
                        tfm_train_config *tc) {
     text_flags f = {NULL, "en", "es", NULL, NULL, NULL, NULL, 1000000, 3000, 400, 1, 8000, 500, 50, 0,
-                    0.32f, 0.1f, 0.1f, 1.0f, 0.0f, (float)TRAIN_MPI_TIMEOUT_S, "adam", "noam", NULL};
+                    0.32f, 0.1f, 0.1f, 1.0f, 0.0f, (float)TRAIN_MPI_TIMEOUT_S, "adam", "noam", NULL, NULL, NULL};
     model_flags mf = model_flags_default();
     mf.c.norm_first = 1; /* pre-LN trains stably at this learning rate (DESIGN.md §6) */
     mf.c.tie_embeddings = 1;
     cli_opt opts[] = {
-        {"--data", OPT_STR, &f.data, 1, "corpus folder with train.SRC, train.TGT (and valid.*)"},
+        {"--data", OPT_STR, &f.data, 0, "corpus folder with train.SRC, train.TGT (and valid.*)"},
+        {"--text", OPT_STR, &f.text, 0, "instead of --data: train a decoder-only LM (--arch decoder-only) on "
+                                        "FILE[,FILE...], one sequence per line (docs/LM.md)"},
+        {"--valid-text", OPT_STR, &f.valid_text, 0, "with --text: validation FILE[,FILE...] (none: no validation)"},
         {"--src", OPT_STR, &f.src, 0, "source language suffix"},
         {"--tgt", OPT_STR, &f.tgt, 0, "target language suffix"},
         {"--save", OPT_STR, &f.save, 1, "checkpoint to write (atomically; also every --save-every steps)"},
@@ -328,6 +362,11 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
         return EXIT_USAGE;
     }
     if (f.save_every == 0) f.save_every = f.eval_every;
+    if (!f.data == !f.text || (f.valid_text && !f.text)) {
+        cli_error("train", "give either --data DIR (encoder-decoder) or --text FILE[,FILE...] (decoder-only); "
+                           "--valid-text goes with --text");
+        return EXIT_USAGE;
+    }
     if (f.init && f.resume) {
         cli_error("train", "--init and --resume exclude each other (--resume also restores the optimizer)");
         return EXIT_USAGE;
@@ -354,11 +393,19 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
     if (!output_dir_ok("train", f.save) || (f.save_best && !output_dir_ok("train", f.save_best))) return EXIT_RUNTIME;
     text_run r;
     memset(&r, 0, sizeof r);
-    snprintf(r.path[0], sizeof r.path[0], "%s/train.%s", f.data, f.src);
-    snprintf(r.path[1], sizeof r.path[1], "%s/train.%s", f.data, f.tgt);
-    snprintf(r.path[2], sizeof r.path[2], "%s/valid.%s", f.data, f.src);
-    snprintf(r.path[3], sizeof r.path[3], "%s/valid.%s", f.data, f.tgt);
-    for (int i = 0; i < 2; i++)
+    r.lm = f.text != NULL;
+    if (r.lm && !(lm_files_parse("--text", f.text, &r.text) &&
+                  (!f.valid_text || lm_files_parse("--valid-text", f.valid_text, &r.valid_text)))) {
+        run_free(&r);
+        return EXIT_RUNTIME;
+    }
+    if (!r.lm) {
+        snprintf(r.path[0], sizeof r.path[0], "%s/train.%s", f.data, f.src);
+        snprintf(r.path[1], sizeof r.path[1], "%s/train.%s", f.data, f.tgt);
+        snprintf(r.path[2], sizeof r.path[2], "%s/valid.%s", f.data, f.src);
+        snprintf(r.path[3], sizeof r.path[3], "%s/valid.%s", f.data, f.tgt);
+    }
+    for (int i = 0; i < 2 && !r.lm; i++)
         if (!file_exists(r.path[i])) {
             cli_error("train", "no corpus: %s is missing (scripts/get-corpus makes data/bible-en-es)", r.path[i]);
             return EXIT_RUNTIME;

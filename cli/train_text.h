@@ -1,4 +1,4 @@
-/* tfm train --data: training on a text corpus (cli/train_text.c). */
+/* tfm train --data / --text: training on a text corpus (cli/train_text.c). */
 #ifndef TFM_CLI_TRAIN_TEXT_H
 #define TFM_CLI_TRAIN_TEXT_H
 

@@ -58,6 +58,29 @@ typedef struct {
 tfm_status tfm_dataset_from_text(const tfm_tokenizer *tok, const char *src_path, const char *tgt_path, int max_len,
                                  int bos_id, int eos_id, tfm_dataset **out, tfm_dataset_stats *stats);
 
+/** What tfm_dataset_from_lm_text read. */
+typedef struct {
+    size_t n_files;      /* files read */
+    size_t n_lines;      /* lines in all of them */
+    size_t n_sequences;  /* sequences kept (tfm_dataset_size) */
+    size_t n_blank;      /* blank lines skipped (tfm_text_is_blank) */
+    size_t n_cut;        /* lines longer than max_len − 1 subwords, cut to max_len (no EOS) */
+    size_t tokens;       /* ids kept, BOS and EOS included */
+    int max_row_len;     /* longest row, BOS and EOS included (<= max_len + 1) */
+} tfm_lm_text_stats;
+
+/** A language-model dataset (docs/LM.md) from UTF-8 text files paths[0..n_paths), read in order:
+ * each non-blank line is one sequence, the target row bos_id, its subwords, eos_id; a line of more
+ * than max_len − 1 subwords keeps its first max_len and no EOS (the row then has max_len + 1 ids:
+ * the decoder reads max_len positions). Every pair has an empty source (a batch's one pad column,
+ * which a decoder-only model never reads), so tfm_batcher_create batches by target tokens.
+ * tfm_dataset_line gives
+ * the line within its own file. Errors, naming file:line: TFM_ERR_IO, TFM_ERR_FORMAT (invalid UTF-8,
+ * a NUL byte, a line over TFM_DATA_MAX_LINE_BYTES, an empty file, no non-blank line at all),
+ * TFM_ERR_INVALID_ARG, TFM_ERR_NOMEM. `stats` may be NULL. On error *out is NULL. */
+tfm_status tfm_dataset_from_lm_text(const tfm_tokenizer *tok, const char *const *paths, size_t n_paths, int max_len,
+                                    int bos_id, int eos_id, tfm_dataset **out, tfm_lm_text_stats *stats);
+
 /** Loads two aligned token-id files (DESIGN.md §4, read by tfm_id_lines_read()): source lines as
  * written (may be empty), target lines whole rows (BOS first, EOS last). Nothing is skipped: every
  * line becomes a pair. Errors: those of tfm_id_lines_read(); TFM_ERR_FORMAT for different line

@@ -11,6 +11,7 @@
 #include "tfm/train.h"
 #include "tfm/train_loop.h"
 #include "tfm/decode.h"
+#include "tfm/generate.h"
 #include "tfm/bleu.h"
 #include "tfm/tokenizer.h"
 #include "tfm/data.h"

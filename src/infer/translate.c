@@ -1,5 +1,6 @@
 /* tfm_model_translate: argument checks, then greedy or beam search. */
 #include "decode_internal.h"
+#include "tfm/names.h"
 
 tfm_decode_config tfm_decode_config_default(void) {
     tfm_decode_config c;
@@ -14,8 +15,9 @@ tfm_decode_config tfm_decode_config_default(void) {
 tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                                int32_t *out, int max_out, int *out_len) {
     const tfm_config *cfg = &ctx->m->cfg;
-    RETURN_IF(cfg->arch == TFM_ARCH_ENCODER_ONLY, TFM_ERR_UNSUPPORTED,
-              "an encoder-only model has no generator: it embeds (tfm embed), it does not translate");
+    RETURN_IF(cfg->arch != TFM_ARCH_ENCODER_DECODER, TFM_ERR_INVALID_ARG,
+              "translate needs an encoder-decoder model, this one is %s (a decoder-only model writes with "
+              "tfm_generate / tfm generate)", tfm_arch_name(cfg->arch));
     RETURN_IF(B < 1 || S < 0 || max_out < 0, TFM_ERR_INVALID_ARG, "translate needs B >= 1, S >= 0, got B=%d S=%d", B,
               S);
     RETURN_IF(S > cfg->max_len, TFM_ERR_RANGE, "source length %d exceeds the model's max_len %d", S, cfg->max_len);

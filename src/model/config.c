@@ -35,9 +35,26 @@ tfm_config tfm_config_default(void) {
     return c;
 }
 
+/* decoder-only (GPT; docs/LM.md): one causal stack over the target ids, so no encoder layers and
+ * one vocabulary (src_vocab must equal tgt_vocab: the unused source side keeps the metadata
+ * honest and the pad/tie checks below uniform). */
+static tfm_status decoder_only_validate(const tfm_config *c) {
+    if (c->arch != TFM_ARCH_DECODER_ONLY) return TFM_OK;
+    RETURN_IF(c->n_enc_layers != 0, TFM_ERR_INVALID_ARG,
+              "arch decoder-only has no encoder: n_enc_layers must be 0, got %d", c->n_enc_layers);
+    RETURN_IF(c->n_dec_layers < 1, TFM_ERR_INVALID_ARG, "arch decoder-only needs n_dec_layers >= 1, got %d",
+              c->n_dec_layers);
+    RETURN_IF(c->src_vocab != c->tgt_vocab, TFM_ERR_INVALID_ARG,
+              "arch decoder-only has one vocabulary: src_vocab %d must equal tgt_vocab %d", c->src_vocab,
+              c->tgt_vocab);
+    return TFM_OK;
+}
+
 tfm_status tfm_config_validate(const tfm_config *c) {
-    RETURN_IF(c->arch != TFM_ARCH_ENCODER_DECODER && c->arch != TFM_ARCH_ENCODER_ONLY, TFM_ERR_UNSUPPORTED,
-              "arch %d: this build runs only the encoder-decoder and encoder-only architectures", (int)c->arch);
+    RETURN_IF(c->arch != TFM_ARCH_ENCODER_DECODER && c->arch != TFM_ARCH_DECODER_ONLY &&
+                  c->arch != TFM_ARCH_ENCODER_ONLY,
+              TFM_ERR_UNSUPPORTED, "arch %d is not one of encoder-decoder, decoder-only, encoder-only", (int)c->arch);
+    TRY(decoder_only_validate(c));
     RETURN_IF(c->arch == TFM_ARCH_ENCODER_ONLY && c->n_enc_layers < 1, TFM_ERR_INVALID_ARG,
               "an encoder-only model needs n_enc_layers >= 1, got %d", c->n_enc_layers);
     RETURN_IF(c->type_vocab < 0 || c->type_vocab > 65536, TFM_ERR_INVALID_ARG,

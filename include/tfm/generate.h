@@ -1,0 +1,86 @@
+/* transformer.c — text generation with a decoder-only language model (docs/LM.md): sampling on
+ * the KV cache, one token at a time, with temperature, top-k and top-p (nucleus) truncation,
+ * reproducible for a seed; and the per-token negative log-likelihood (perplexity) of text. */
+#ifndef TFM_GENERATE_H
+#define TFM_GENERATE_H
+
+#include "tfm/model.h"
+#include "tfm/tokenizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Thread-safety (tfm/model.h): these calls read the model and write only the context they are
+ * given; threads with their own contexts may call them concurrently on one model. */
+
+/** How each token is chosen from the logits z (V) of the newest position. Pad and BOS are never
+ * chosen. T = temperature:
+ *   T = 0      greedy: the most likely token (ties: the lowest id); top_k/top_p are ignored;
+ *   T > 0      p_i ∝ exp(z_i / T), then truncated — top_k > 0 keeps the k most likely tokens
+ *              (Fan et al. 2018), top_p < 1 keeps the smallest most-likely-first set whose
+ *              probability reaches top_p (nucleus sampling, Holtzman et al. 2020, §3.1; the most
+ *              likely token is always kept, so top_p → 0 is greedy) — renormalised and drawn with
+ *              one uniform number. */
+typedef struct {
+    float temperature; /* >= 0; 0 = greedy */
+    int top_k;         /* >= 0; 0 = no top-k cut */
+    float top_p;       /* in (0, 1]; 1 = no nucleus cut */
+    uint64_t seed;     /* the draw of step n is a pure function of (seed, n): counter-based
+                          (splitmix64, src/core/hash.h), so a run is reproducible and does not
+                          depend on anything drawn before */
+} tfm_sample_config;
+
+/** temperature 1, top_k 0, top_p 1, seed 1. */
+tfm_sample_config tfm_sample_config_default(void);
+
+/** Checks a sampling configuration. Errors: TFM_ERR_INVALID_ARG naming the field. */
+tfm_status tfm_sample_config_validate(const tfm_sample_config *cfg);
+
+/** Called with each generated token as soon as it is chosen (EOS is not passed); return nonzero
+ * to stop generating. */
+typedef int (*tfm_token_fn)(int32_t id, void *user);
+
+/** Generates up to max_tokens tokens after BOS + prompt[0..n_prompt) with the context's decoder-only
+ * model, on its KV cache (use_cache = 1; the prompt is fed one position at a time, then each chosen
+ * token) or, for tests, recomputing the whole prefix every step (use_cache = 0: the same tokens).
+ * Stops at EOS (not stored), after max_tokens, when the model's max_len positions are used up
+ * (max_len − n_prompt tokens at most: every position read is below max_len), or when `on_token`
+ * (nullable) returns nonzero.
+ * out[max_out] receives the tokens (those past max_out are dropped), *out_len their count.
+ * Errors: TFM_ERR_INVALID_ARG (not decoder-only, bad config, max_tokens < 0); TFM_ERR_RANGE
+ * (a prompt id outside the vocabulary, or a prompt of max_len positions or more); TFM_ERR_NOMEM. */
+tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *cfg, const int32_t *prompt, int n_prompt,
+                        int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len,
+                        tfm_token_fn on_token, void *user);
+
+/** Chooses one token from logits (V) as tfm_sample_config says, for draw number `step` (the
+ * counter of the seed's stream). Overwrites logits with the truncated, renormalised distribution
+ * (probabilities; 0 outside the kept set) — useful to tests. scratch needs V ints. Returns the id.
+ * No allocation; never fails for a validated config. */
+int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *model_cfg, float *logits, int V,
+                         uint64_t step, int32_t *scratch);
+
+/** What tfm_perplexity_text measured: perplexity = exp(nll / tokens). */
+typedef struct {
+    size_t lines;          /* non-blank lines scored */
+    size_t skipped_blank;  /* blank lines skipped (tfm_text_is_blank) */
+    size_t truncated;      /* lines cut to the model's max_len − 1 tokens (their EOS is then not scored) */
+    size_t tokens;         /* predicted tokens: every subword of each line, plus its EOS */
+    double nll;            /* Σ −ln p(token | BOS, earlier tokens), nats */
+    double perplexity;     /* exp(nll / tokens) */
+} tfm_perplexity_stats;
+
+/** Scores n lines of UTF-8 text, each a sequence BOS + its tokens + EOS (docs/LM.md): the negative
+ * log-likelihood of every token and of EOS given everything before it in its line (BOS is given,
+ * not predicted). Blank lines are skipped. A line longer than max_len − 1 tokens keeps its first
+ * max_len tokens and its EOS is not scored. Lines are scored in batches of about batch_tokens
+ * tokens. Errors: TFM_ERR_INVALID_ARG (not decoder-only, or a tokenizer that does not fit the
+ * model); TFM_ERR_FORMAT for invalid UTF-8 ("line N: ...", N = i + 1); TFM_ERR_NOMEM. */
+tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const char *const *lines, size_t n,
+                               int batch_tokens, tfm_perplexity_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

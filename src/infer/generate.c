@@ -1,0 +1,60 @@
+/* Generation with a decoder-only model (include/tfm/generate.h): BOS + prompt fed on the KV cache
+ * (or recomputed every step, the reference path), then one sampled token per step until EOS, the
+ * token budget, the model's max_len, or the caller says stop. */
+#include "decode_internal.h"
+#include "tfm/generate.h"
+#include "tfm/names.h"
+
+#include <stdlib.h>
+
+tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *sc, const int32_t *prompt, int n_prompt,
+                        int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len, tfm_token_fn on_token,
+                        void *user) {
+    RETURN_IF(!ctx || !out_len || (n_prompt > 0 && !prompt) || (max_out > 0 && !out), TFM_ERR_INVALID_ARG,
+              "generate: NULL argument");
+    *out_len = 0;
+    const tfm_config *cfg = &ctx->m->cfg;
+    RETURN_IF(cfg->arch != TFM_ARCH_DECODER_ONLY, TFM_ERR_INVALID_ARG,
+              "generate needs a decoder-only model, this one is %s", tfm_arch_name(cfg->arch));
+    TRY(tfm_sample_config_validate(sc));
+    RETURN_IF(max_tokens < 0 || n_prompt < 0 || max_out < 0, TFM_ERR_INVALID_ARG,
+              "generate: max_tokens (%d), the prompt length (%d) and max_out (%d) must be >= 0", max_tokens, n_prompt,
+              max_out);
+    RETURN_IF(n_prompt + 1 > cfg->max_len, TFM_ERR_RANGE,
+              "generate: BOS + a prompt of %d tokens exceeds the model's max_len %d", n_prompt, cfg->max_len);
+    for (int i = 0; i < n_prompt; i++)
+        RETURN_IF(prompt[i] < 0 || prompt[i] >= cfg->tgt_vocab, TFM_ERR_RANGE,
+                  "generate: prompt token %d (id %d) is outside the vocabulary [0, %d)", i, prompt[i], cfg->tgt_vocab);
+    /* token k is predicted at position n_prompt + k, which must be < max_len */
+    int limit = cfg->max_len - n_prompt;
+    if (max_tokens < limit) limit = max_tokens;
+    if (limit == 0) return TFM_OK;
+    const int cap = n_prompt + limit; /* positions read: BOS, the prompt, all tokens but the last */
+    const size_t V = (size_t)cfg->tgt_vocab;
+    int32_t *prefix = malloc(sizeof(int32_t) * (size_t)(cap + 1));
+    int32_t *scratch = malloc(sizeof(int32_t) * V);
+    tfm_status st = prefix && scratch ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory generating");
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.use_cache = use_cache ? 1 : 0;
+    if (st == TFM_OK) {
+        prefix[0] = cfg->bos_id;
+        for (int i = 0; i < n_prompt; i++) prefix[i + 1] = prompt[i];
+        st = decode_begin(ctx, &dc, 1, 0, NULL, cap);
+    }
+    for (int t = use_cache ? 0 : n_prompt; st == TFM_OK && t < cap; t++) {
+        float *logits;
+        st = decode_step(ctx, &dc, 1, 0, NULL, prefix, t, cap, &logits);
+        if (st != TFM_OK || t < n_prompt) continue; /* the prompt's own positions only fill the cache */
+        const int k = t - n_prompt;
+        const int32_t y = tfm_sample_token(sc, cfg, logits, (int)V, (uint64_t)k, scratch);
+        if (y == cfg->eos_id) break;
+        if (*out_len < max_out) out[*out_len] = y;
+        ++*out_len;
+        prefix[t + 1] = y;
+        if (on_token && on_token(y, user)) break;
+    }
+    if (*out_len > max_out) *out_len = max_out;
+    free(prefix);
+    free(scratch);
+    return st;
+}

@@ -1,0 +1,105 @@
+/* Choosing the next token from the logits (include/tfm/generate.h): greedy, or temperature
+ * softmax truncated by top-k (Fan et al. 2018) and top-p (Holtzman et al. 2020, §3.1), drawn with
+ * one counter-based uniform number per step (src/core/hash.h). */
+#include "decode_internal.h"
+#include "hash.h"
+#include "tfm/generate.h"
+
+#include <math.h>
+
+tfm_sample_config tfm_sample_config_default(void) {
+    tfm_sample_config c = {1.0f, 0, 1.0f, 1};
+    return c;
+}
+
+tfm_status tfm_sample_config_validate(const tfm_sample_config *c) {
+    RETURN_IF(!c, TFM_ERR_INVALID_ARG, "sampling: NULL configuration");
+    RETURN_IF(!(c->temperature >= 0.0f) || !isfinite(c->temperature), TFM_ERR_INVALID_ARG,
+              "sampling: temperature must be a finite number >= 0 (0: greedy), got %g", (double)c->temperature);
+    RETURN_IF(c->top_k < 0, TFM_ERR_INVALID_ARG, "sampling: top_k must be >= 0 (0: off), got %d", c->top_k);
+    RETURN_IF(!(c->top_p > 0.0f && c->top_p <= 1.0f), TFM_ERR_INVALID_ARG,
+              "sampling: top_p must be in (0, 1] (1: off), got %g", (double)c->top_p);
+    return TFM_OK;
+}
+
+/* i comes before j: more probable, or equally probable and a lower id (a total order, so the
+ * result does not depend on the sort). */
+static int before(const float *p, int32_t i, int32_t j) { return p[i] > p[j] || (p[i] == p[j] && i < j); }
+
+static void sift_down(const float *p, int32_t *a, size_t root, size_t n) {
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n) return;
+        /* a max-heap of "after": the root is the item that comes last */
+        if (child + 1 < n && before(p, a[child], a[child + 1])) child++;
+        if (!before(p, a[root], a[child])) return;
+        int32_t t = a[root];
+        a[root] = a[child];
+        a[child] = t;
+        root = child;
+    }
+}
+
+/* idx[0..n) = 0..n−1 sorted most probable first (heapsort: no allocation, O(n log n)). */
+static void sort_by_prob(const float *p, int32_t *idx, size_t n) {
+    for (size_t i = 0; i < n; i++) idx[i] = (int32_t)i;
+    for (size_t i = n / 2; i-- > 0;) sift_down(p, idx, i, n);
+    for (size_t end = n; end-- > 1;) {
+        int32_t t = idx[0];
+        idx[0] = idx[end];
+        idx[end] = t;
+        sift_down(p, idx, 0, end);
+    }
+}
+
+/* Uniform in [0, 1) with 53 bits: draw `step` of the seed's splitmix64 stream. */
+static double uniform_at(uint64_t seed, uint64_t step) {
+    return (double)(hash_stream(seed, step + 1) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *mc, float *z, int Vi, uint64_t step,
+                         int32_t *scratch) {
+    const size_t V = (size_t)Vi;
+    forbid_specials(mc, z);
+    if (cfg->temperature == 0.0f) { /* greedy */
+        const int32_t y = (int32_t)argmax_row(z, V);
+        for (size_t i = 0; i < V; i++) z[i] = (int32_t)i == y ? 1.0f : 0.0f;
+        return y;
+    }
+    /* p ∝ exp(z / T), computed stably from the largest logit */
+    const float zmax = z[argmax_row(z, V)], invT = 1.0f / cfg->temperature;
+    double total = 0.0;
+    for (size_t i = 0; i < V; i++) {
+        z[i] = expf((z[i] - zmax) * invT);
+        total += z[i];
+    }
+    for (size_t i = 0; i < V; i++) z[i] = (float)(z[i] / total);
+    sort_by_prob(z, scratch, V);
+    size_t keep = V;
+    if (cfg->top_k > 0 && (size_t)cfg->top_k < keep) keep = (size_t)cfg->top_k;
+    if (cfg->top_p < 1.0f) { /* the smallest most-likely-first prefix reaching top_p; at least one */
+        double cum = 0.0;
+        size_t m = 0;
+        while (m < keep) {
+            cum += z[scratch[m++]];
+            if (cum >= (double)cfg->top_p) break;
+        }
+        keep = m;
+    }
+    double kept = 0.0;
+    for (size_t r = 0; r < keep; r++) kept += z[scratch[r]];
+    for (size_t r = keep; r < V; r++) z[scratch[r]] = 0.0f;
+    for (size_t r = 0; r < keep; r++) z[scratch[r]] = (float)(z[scratch[r]] / kept);
+    /* inverse CDF over the kept tokens, most likely first */
+    const double u = uniform_at(cfg->seed, step);
+    double cum = 0.0;
+    int32_t last = scratch[0];
+    for (size_t r = 0; r < keep; r++) {
+        const int32_t id = scratch[r];
+        if (z[id] <= 0.0f) continue;
+        last = id;
+        cum += z[id];
+        if (u < cum) return id;
+    }
+    return last; /* u beyond the rounded total: the last token with any probability */
+}
