@@ -5,11 +5,12 @@
 #   make test-fast    builds and runs the fast tier only (ctest -L fast, under a minute)
 #   make test-asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make portable     build-portable/tfm for any x86-64 CPU (no AVX), checked with objdump
+#   make bench        tfm against PyTorch and CTranslate2 side by side, one table (docs/BENCH.md)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CORPUS := data/bible-en-es
 CORPUS_PKGS := diatheke sword-text-web sword-text-sparv python3
 
-.PHONY: all deps corpus demo test test-fast test-asan portable clean
+.PHONY: all deps corpus demo test test-fast test-asan portable bench clean
 
 all: build/tfm
 
@@ -51,6 +52,10 @@ portable: deps
 	cmake -S . -B build-portable -DCMAKE_BUILD_TYPE=Release -DTFM_NATIVE=OFF
 	cmake --build build-portable -j $(JOBS)
 	cd build-portable && ctest -L portable --output-on-failure
+
+# The benchmark table (docs/BENCH.md); BENCH_FLAGS go to bench/bench.sh (e.g. --model M --reps 10).
+bench: build/tfm
+	@bench/bench.sh $(BENCH_FLAGS)
 
 clean:
 	rm -rf build build-asan build-portable out

@@ -28,7 +28,7 @@ static const bench_train_shape k_shapes[] = {
 
 int bench_cmd_train(int argc, char **argv) {
     const bench_train_shape *sh = NULL;
-    int reps = 5, warmup = 2;
+    int reps = 5, warmup = 2, flops_only = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--config") == 0 && v) {
@@ -39,12 +39,14 @@ int bench_cmd_train(int argc, char **argv) {
                 return 2;
             }
             i++;
+        } else if (strcmp(argv[i], "--flops-only") == 0) {
+            flops_only = 1;
         } else if (strcmp(argv[i], "--reps") == 0) {
             reps = bench_int_arg(argv[i], v), i++;
         } else if (strcmp(argv[i], "--warmup") == 0) {
             warmup = bench_int_arg(argv[i], v), i++;
         } else {
-            fprintf(stderr, "usage: bench_tfm train --config ref|base|tiny [--reps N] [--warmup W]\n");
+            fprintf(stderr, "usage: bench_tfm train --config ref|base|tiny [--reps N] [--warmup W] [--flops-only]\n");
             return 2;
         }
     }
@@ -54,6 +56,11 @@ int bench_cmd_train(int argc, char **argv) {
     c.n_enc_layers = sh->n_enc, c.n_dec_layers = sh->n_dec;
     c.src_vocab = c.tgt_vocab = sh->vocab;
     const int B = sh->batch, L = sh->len, T = L + 1; /* target rows: BOS + (L − 1) ids + EOS */
+    if (flops_only) { /* the analytic count alone (tests, docs/BENCH.md) */
+        printf("RESULT flops config=%s gflop=%.4f params=%zu\n", sh->name, 3e-9 * bench_flops_forward(&c, B, L, L),
+               tfm_config_param_count(&c));
+        return 0;
+    }
     tfm_model *m = NULL;
     tfm_trainer *tr = NULL;
     tfm_train_config tc = tfm_train_config_default();

@@ -72,6 +72,9 @@ def main():
     args = ap.parse_args()
     import ctranslate2
 
+    if args.mode == "time":  # the log then names the ISA and GEMM backends CTranslate2 picked for this CPU
+        import logging
+        ctranslate2.set_log_level(logging.INFO)
     names, index = vocab_names(args.ct2_dir)
     tr = ctranslate2.Translator(args.ct2_dir, device="cpu", compute_type=args.compute_type,
                                 intra_threads=args.threads, inter_threads=1)
