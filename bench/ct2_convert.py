@@ -25,10 +25,11 @@ What the mapping must get right (and what it refuses):
 - vocabulary: CT2 works on token strings; ids are written as tokens "<pad>", "<s>", "</s>",
   "<unk>" for pad/bos/eos/unk (ids from the metadata; unk is 3 in tfm's tokenizers) and "i<N>"
   otherwise, so a caller passes ids as "i<N>" and reads them back (bench/ct2_decode.py).
+OUTDIR/tfm.json records the checkpoint's path and max_len (tfm's decoding length limit).
 """
 import argparse
 import json
-import math
+import os
 import struct
 import sys
 
@@ -166,6 +167,8 @@ def main():
             return spec
 
     _Conv().convert(args.outdir, quantization=args.quantization, force=True)
+    with open(os.path.join(args.outdir, "tfm.json"), "w") as f:  # what ct2_decode.py needs from tfm's metadata
+        json.dump({"source": os.path.abspath(args.model), "max_len": int(meta["max_len"])}, f)
     print(f"ct2_convert: {args.model} -> {args.outdir} (d_model {meta['d_model']}, {meta['n_enc_layers']}+"
           f"{meta['n_dec_layers']} layers, vocab {meta['tgt_vocab']}, pe {meta.get('pe_layout', 'interleaved')} "
           f"table, quantization {args.quantization or 'none'})")

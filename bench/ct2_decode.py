@@ -48,7 +48,8 @@ def vocab_names(ct2_dir):
     raise SystemExit(f"ct2_decode: {ct2_dir}: no vocabulary file")
 
 
-def limit(src_len, max_len=256):
+def limit(src_len, max_len):
+    """tfm's default length limit (tfm_decode_config_default): floor(1.5·S + 10), < max_len."""
     return min(int(1.5 * src_len + 10), max_len - 1)
 
 
@@ -79,11 +80,14 @@ def main():
     tr = ctranslate2.Translator(args.ct2_dir, device="cpu", compute_type=args.compute_type,
                                 intra_threads=args.threads, inter_threads=1)
     rows = read_ids(args.ids, args.sentences or None)
+    import json
+    with open(os.path.join(args.ct2_dir, "tfm.json")) as f:
+        max_len = json.load(f)["max_len"]
     if args.mode == "check":
         same, worst = 0, 0.0
         first_diff = None
         for k, (src, out, lp) in enumerate(rows):
-            r = tr.translate_batch([tokens(src, names)], beam_size=1, max_decoding_length=limit(len(src)))
+            r = tr.translate_batch([tokens(src, names)], beam_size=1, max_decoding_length=limit(len(src), max_len))
             got = [index[t] for t in r[0].hypotheses[0]]
             if got == out:
                 same += 1
@@ -103,7 +107,7 @@ def main():
     order = sorted(range(len(rows)), key=lambda i: (len(rows[i][0]), i))
     batches = [order[i:i + args.batch] for i in range(0, len(order), args.batch)]
     srcs = [[tokens(rows[i][0], names) for i in b] for b in batches]
-    lims = [max(limit(len(rows[i][0])) for i in b) for b in batches]
+    lims = [max(limit(len(rows[i][0]), max_len) for i in b) for b in batches]
     times, n_out = [], 0
     for r in range(args.reps):
         t0 = time.perf_counter()
