@@ -156,11 +156,11 @@ int bench_cmd_decode(int argc, char **argv) {
     if (ids_out) { /* per sentence in file order: source ids, output ids, ln p(output + EOS | source) */
         FILE *f = fopen(ids_out, "w");
         int32_t *tg = malloc(sizeof(int32_t) * (size_t)(max_out + 2));
-        if (!f || !tg) {
+        int32_t *slot = malloc(sizeof(int32_t) * (size_t)ns); /* sorted position of each file index */
+        if (!f || !tg || !slot) {
             fprintf(stderr, "bench_tfm decode: cannot write %s\n", ids_out);
             return 1;
         }
-        int32_t *slot = malloc(sizeof(int32_t) * (size_t)ns); /* sorted position of each file index */
         for (int i = 0; i < ns; i++) slot[s[i].index] = i;
         for (int k = 0; k < ns && status == 0; k++) {
             const int i = slot[k], L = keep_len[i];
