@@ -21,12 +21,12 @@ END {
     else print "\nFMA peak: not measured"
     if (ntr) {
         printf "\nTraining step, seconds: median (min)\n"
-        printf "%-5s %-17s %3s %-17s %-17s %-17s %-17s %8s %6s %8s %6s\n", "conf", "impl", "thr", "step", "forward", "backward", "update", "GFLOP/s", "%peak", "RSS MiB", "ratio"
+        printf "%-5s %-19s %3s %-17s %-17s %-17s %-17s %8s %6s %8s %6s\n", "conf", "impl", "thr", "step", "forward", "backward", "update", "GFLOP/s", "%peak", "RSS MiB", "ratio"
         for (i = 1; i <= ntr; i++) {
             l = tr[i]; c = kv(l, "config"); im = kv(l, "impl"); th = kv(l, "threads"); t = kv(l, "step_med")
             if (im == "tfm") { gf[c] = kv(l, "gflop"); base[c] = t }
             g = gf[c] != "" && t > 0 ? gf[c] / t : 0
-            printf "%-5s %-17s %3d %8.4f (%6.4f) %8.4f (%6.4f) %8.4f (%6.4f) %8.4f (%6.4f) %8.1f %6s %8.0f %6s\n", c, im, th,
+            printf "%-5s %-19s %3d %8.4f (%6.4f) %8.4f (%6.4f) %8.4f (%6.4f) %8.4f (%6.4f) %8.1f %6s %8.0f %6s\n", c, im, th,
                 t, kv(l, "step_min"), kv(l, "fwd_med"), kv(l, "fwd_min"), kv(l, "bwd_med"), kv(l, "bwd_min"),
                 kv(l, "upd_med"), kv(l, "upd_min"), g, (g > 0 ? pct(g, th) : "-"), kv(l, "rss_mib"),
                 im == "tfm" || base[c] == "" ? "-" : sprintf("%.2f", t / base[c])
