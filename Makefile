@@ -6,11 +6,12 @@
 #   make test-asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make portable     build-portable/tfm for any x86-64 CPU (no AVX), checked with objdump
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 60) each, ASan + UBSan (clang)
+#   make bench        tfm against PyTorch and CTranslate2 side by side, one table (docs/BENCH.md)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CORPUS := data/bible-en-es
 CORPUS_PKGS := diatheke sword-text-web sword-text-sparv python3
 
-.PHONY: all deps corpus demo test test-fast test-asan portable fuzz clean
+.PHONY: all deps corpus demo test test-fast test-asan portable fuzz bench clean
 
 all: build/tfm
 
@@ -62,6 +63,10 @@ fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFM_FUZZ=ON
 	cmake --build build-fuzz -j $(JOBS) --target fuzzers
 	fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+# The benchmark table (docs/BENCH.md); BENCH_FLAGS go to bench/bench.sh (e.g. --model M --reps 10).
+bench: build/tfm
+	@bench/bench.sh $(BENCH_FLAGS)
 
 clean:
 	rm -rf build build-asan build-portable build-fuzz out

@@ -42,6 +42,10 @@ typedef struct {
     double lr;        /* the learning rate this step used */
     double grad_norm; /* global L2 norm of the gradient before clipping */
     size_t n_tokens;  /* non-pad targets in the batch */
+    /* wall-clock seconds of the step's parts (bench/, docs/BENCH.md): forward with the loss;
+     * backward from the loss's gradient; update: the gradient allreduce (MPI), clipping and the
+     * optimizer. Their sum is the step less the batch checks and the workspace layout. */
+    double forward_s, backward_s, update_s;
 } tfm_step_stats;
 
 /** Prepares to train `model` (which the trainer updates in place and does not own): gradients,

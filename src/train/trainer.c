@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct tfm_trainer {
     tfm_model *m;
@@ -141,6 +142,13 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
  * global batch; the loss is normalised by the global count of non-pad targets (summed over ranks
  * before the backward pass), the gradients are summed over ranks between the backward pass and the
  * clipping, so every rank clips by the global norm and applies the same update. */
+/* Wall-clock seconds, for the split of tfm_step_stats. */
+static double step_clock_s(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                             tfm_step_stats *stats) {
     tfm_model *m = t->m;
@@ -166,6 +174,7 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     float *logits = t->ctx->acts.logits;
     size_t n_tok = 0;
     double loss = 0.0;
+    const double t_fwd = step_clock_s();
     if (rows > 0) {
         model_forward(t->ctx, rows, S, Td, src, tgt, (size_t)T, &drop);
         logits = t->ctx->acts.logits;
@@ -183,9 +192,11 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     if (!isfinite(loss))
         return dist_fail(d, tfm_set_error(TFM_ERR_NUMERIC, "step %lld: the loss is %g; parameters left unchanged",
                                           (long long)(t->step + 1), loss), 1);
+    const double t_bwd = step_clock_s();
     if (rows > 0) cross_entropy_backward(logits, logits, t->targets, c->pad_id, t->cfg.label_smoothing, n_tok, N, V);
     memset(t->grads, 0, m->n_params * sizeof(float));
     if (rows > 0) model_backward(t->ctx, &t->g, &t->ws, src, tgt, (size_t)T, &drop);
+    const double t_upd = step_clock_s();
     if (ranks > 1) TRY(dist_sum_f32(d, t->grads, m->n_params, "the gradient allreduce"));
     double norm = optim_clip_grad_norm(t->grads, m->n_params, t->cfg.clip_norm);
     if (!isfinite(norm))
@@ -207,6 +218,10 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
         stats->lr = lr;
         stats->grad_norm = norm;
         stats->n_tokens = n_tok;
+        const double t_end = step_clock_s();
+        stats->forward_s = t_bwd - t_fwd;
+        stats->backward_s = t_upd - t_bwd;
+        stats->update_s = t_end - t_upd;
     }
     return TFM_OK;
 }

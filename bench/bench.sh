@@ -1,0 +1,143 @@
+#!/bin/sh
+# make bench (docs/BENCH.md): tfm and its anchors side by side in one run, one table.
+#   - FMA peak of this CPU (bench_tfm peak: AVX-512 / AVX2+FMA / SSE2 found at run time)
+#   - training step, forward / backward / update split, of the reference and the paper's base
+#     configuration: tfm (bench_tfm train) and PyTorch twins (bench/bench_torch.py: Debian's torch
+#     1.13 by /usr/bin/python3, PyPI's torch 2.x by TORCH_PYPI_PYTHON), with the analytic GFLOP/s
+#     and its fraction of the measured peak
+#   - decoding greedy and beam 4 at batch 1 and 32 of the first N verses of the test set with a
+#     trained model: tfm (bench_tfm decode) and CTranslate2 (fp32 and int8) on the SAME weights
+#     (bench/ct2_convert.py), timed only after the check that CTranslate2's greedy output equals
+#     tfm's on every verse and its log-probabilities of tfm's outputs are within 1e-3 nats
+#   - each case its own process: its peak RSS
+#
+#   bench/bench.sh [--quick] [--reps N] [--warmup W] [--configs "ref base"] [--model M]
+#                  [--src FILE] [--sentences N] [--decode-reps R] [--out DIR]
+#
+# Defaults: --reps 5, --warmup 2, --configs "ref base", --model out/demo/model.best.safetensors
+# (make demo), --src data/bible-en-es/test.en, --sentences 302, --decode-reps 3, --out a temporary
+# folder (removed). --quick: config tiny, 1 repetition after 1 warm-up, 8 sentences, 1 decoding
+# repetition (the smoke test's; no timing worth reading).
+# Environment: BUILD (build folder, default build), PYTHON (Debian's python3 with python3-torch,
+# default /usr/bin/python3), TORCH_PYPI_PYTHON (a python with PyPI's torch), CT2_PYTHON (a python
+# with PyPI's ctranslate2; default: .venv/bench/bin/python if present, see bench/setup-anchors.sh).
+# An anchor that is missing prints "SKIP: reason" in its row; the run goes on.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+build=${BUILD:-$repo/build}
+bench=$build/bench_tfm
+py=${PYTHON:-/usr/bin/python3}
+ct2py=${CT2_PYTHON:-}
+[ -z "$ct2py" ] && [ -x "$repo/.venv/bench/bin/python" ] && ct2py=$repo/.venv/bench/bin/python
+torch2py=${TORCH_PYPI_PYTHON:-}
+[ -z "$torch2py" ] && [ -x "$repo/.venv/bench/bin/python" ] && torch2py=$repo/.venv/bench/bin/python
+reps=5 warmup=2 configs="ref base" model=$repo/out/demo/model.best.safetensors
+src=$repo/data/bible-en-es/test.en sentences=302 dreps=3 out="" peak_s=1
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick) reps=1 warmup=1 configs=tiny sentences=8 dreps=1 peak_s=0.2 ;;
+        --reps) reps=$2; shift ;;
+        --warmup) warmup=$2; shift ;;
+        --configs) configs=$2; shift ;;
+        --model) model=$2; shift ;;
+        --src) src=$2; shift ;;
+        --sentences) sentences=$2; shift ;;
+        --decode-reps) dreps=$2; shift ;;
+        --out) out=$2; shift ;;
+        *) echo "usage: bench/bench.sh [--quick] [--reps N] [--warmup W] [--configs LIST] [--model M] [--src FILE]" \
+                "[--sentences N] [--decode-reps R] [--out DIR]" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ ! -x "$bench" ]; then
+    echo "bench.sh: no $bench: build first (make)" >&2
+    exit 1
+fi
+if [ -z "$out" ]; then
+    out=$(mktemp -d)
+    trap 'rm -rf "$out"' EXIT
+fi
+mkdir -p "$out"
+res=$out/results.txt
+: > "$res"
+load() { uptime | sed 's/.*load average: *//'; }
+# run LABEL LOG CMD...: runs one case (its own process), keeps its RESULT line, or notes a failure
+run() {
+    label=$1 log=$2
+    shift 2
+    if "$@" > "$log" 2>&1; then
+        grep '^RESULT ' "$log" | tail -1 | sed "s|\$| label=$label|" >> "$res"
+    else
+        echo "FAILED $label: $(tail -2 "$log" | tr '\n' ' ')" >> "$res"
+    fi
+}
+ncores=$(nproc)
+echo "make bench: $(date -u '+%Y-%m-%dT%H:%M:%SZ'), CPU: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)," \
+     "$ncores cores, load $(load)"
+echo "  logs and results: $out"
+
+# 1. the FMA peak
+run peak "$out/peak.log" "$bench" peak --seconds "$peak_s"
+
+# 2. the training step
+. "$here/cpu_tuning.sh" 2> "$out/cpu_tuning.log" # OPENBLAS_CORETYPE etc. for this CPU, before Python starts
+for cfg in $configs; do
+    run "tfm" "$out/train_tfm_$cfg.log" "$bench" train --config "$cfg" --reps "$reps" --warmup "$warmup"
+    for entry in "debian:$py" "pypi:$torch2py"; do
+        name=${entry%%:*} p=${entry#*:}
+        if [ -z "$p" ] || ! "$p" -c 'import torch' > /dev/null 2>&1; then
+            echo "SKIP train config=$cfg impl=torch-$name: ${p:-no python given} cannot import torch" >> "$res"
+            continue
+        fi
+        run "torch-$name" "$out/train_torch_${name}_$cfg.log" "$p" "$here/bench_torch.py" --config "$cfg" \
+            --reps "$reps" --warmup "$warmup" --threads "$ncores"
+    done
+done
+
+# 3. decoding
+ct2_ok=0
+if [ ! -s "$model" ]; then
+    echo "SKIP decode: no model $model (make demo, or --model M)" >> "$res"
+elif [ ! -s "$src" ]; then
+    echo "SKIP decode: no source file $src (make corpus, or --src FILE)" >> "$res"
+else
+    # tfm's greedy outputs and their log-probabilities, the reference of the CTranslate2 check
+    if ! "$bench" decode --model "$model" --src "$src" --sentences "$sentences" --reps 1 \
+        --ids-out "$out/tfm_greedy.ids" > "$out/decode_check.log" 2>&1; then
+        echo "FAILED decode impl=tfm: $(tail -2 "$out/decode_check.log" | tr '\n' ' ')" >> "$res"
+    elif [ -z "$ct2py" ] || ! "$ct2py" -c 'import ctranslate2' > /dev/null 2>&1; then
+        echo "SKIP decode impl=ct2: ${ct2py:-no CT2_PYTHON} cannot import ctranslate2 (bench/setup-anchors.sh)" >> "$res"
+    elif ! "$ct2py" "$here/ct2_convert.py" "$model" "$out/ct2" > "$out/ct2_convert.log" 2>&1; then
+        echo "SKIP decode impl=ct2: conversion failed: $(tail -1 "$out/ct2_convert.log")" >> "$res"
+    else
+        "$ct2py" "$here/ct2_convert.py" "$model" "$out/ct2_int8" --quantization int8 > /dev/null 2>&1 || true
+        if "$ct2py" "$here/ct2_decode.py" check "$out/ct2" "$out/tfm_greedy.ids" > "$out/ct2_check.log" 2>&1; then
+            ct2_ok=1
+        fi
+        grep -v '^RESULT\|^  first' "$out/ct2_check.log" | sed 's/^/CHECK /' >> "$res" || true
+        [ "$ct2_ok" = 1 ] || echo "SKIP decode impl=ct2: not the same translations as tfm, not timed ($out/ct2_check.log)" >> "$res"
+    fi
+    for beam in 1 4; do
+        for batch in 1 32; do
+            run "tfm" "$out/decode_tfm_${beam}_$batch.log" "$bench" decode --model "$model" --src "$src" \
+                --sentences "$sentences" --reps "$dreps" --beam "$beam" --batch "$batch"
+            [ "$ct2_ok" = 1 ] || continue
+            for ct in float32 int8; do
+                dir=$out/ct2
+                [ "$ct" = int8 ] && dir=$out/ct2_int8
+                [ -d "$dir" ] || continue
+                run "ct2-$ct" "$out/decode_ct2_${ct}_${beam}_$batch.log" "$ct2py" "$here/ct2_decode.py" time "$dir" \
+                    "$out/tfm_greedy.ids" --beam "$beam" --batch "$batch" --reps "$dreps" --threads "$ncores" \
+                    --compute-type "$ct"
+            done
+        done
+    done
+    f=$out/decode_ct2_float32_1_1.log
+    if [ -s "$f" ]; then
+        echo "NOTE CTranslate2 picked: $(grep -o 'CPU: .*\|Selected ISA: .*\|SGEMM backend: .*\|GEMM_S8 backend: [A-Za-z]*' "$f" | \
+            head -4 | tr '\n' ';' | sed 's/;$//; s/;/; /g') (CT2_USE_MKL, CT2_FORCE_CPU_ISA change it)" >> "$res"
+    fi
+fi
+echo "  load after: $(load)"
+awk -f "$here/bench_table.awk" "$res"

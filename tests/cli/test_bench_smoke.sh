@@ -1,0 +1,75 @@
+# Smoke test of the benchmark harness (make bench, docs/BENCH.md) on a tiny model: bench/bench.sh
+# --quick runs every tfm case (FMA peak, the tiny training step, greedy and beam 4 at batch 1 and
+# 32) with the anchors made unavailable, which must each say SKIP; the table, the peak's run-time
+# ISA choice, the step split, the analytic FLOP counts and the decoding rows are checked; the
+# CTranslate2 converter refuses a model it cannot map. No timing is judged.
+source "$(dirname "$0")/lib.sh"
+BENCH=${BENCH_TFM:-$(dirname "$TFM")/bench_tfm}
+[ -x "$BENCH" ] || skip "no bench_tfm beside $TFM"
+
+# the analytic counts: the reference configuration is the ~47 GFLOP per step of issue 14
+# (3 × forward: 4.93 encoder + 6.64 decoder + 4.19 generator), tiny worked out in docs/BENCH.md
+ref=$("$BENCH" train --config ref --flops-only)
+check "ref count ($ref)" grep -q 'gflop=47.3117 ' <<< "$ref"
+tiny=$("$BENCH" train --config tiny --flops-only)
+check "tiny count ($tiny)" grep -q 'gflop=0.0046 ' <<< "$tiny"
+
+# a tiny model with its tokenizer, 3 steps on the committed fixture (its outputs run to the limit)
+FIX=$ROOT/tests/fixtures/tok_train.txt
+SL=$WORK/corpus
+mkdir -p "$SL"
+split_at=$(grep -n '^Y ACONTECI' "$FIX" | head -1 | cut -d: -f1) # English verses, then Spanish ones
+tail -n +"$split_at" "$FIX" > "$SL/train.es"
+head -n "$(wc -l < "$SL/train.es")" "$FIX" > "$SL/train.en"
+head -n 20 "$SL/train.en" > "$SL/valid.en"; head -n 20 "$SL/train.es" > "$SL/valid.es"
+M=$WORK/m.safetensors
+"$TFM" train --data "$SL" --save "$M" --steps 3 --d-model 32 --n-heads 2 --d-ff 64 --n-enc-layers 1 \
+  --n-dec-layers 1 --vocab-size 500 --batch-tokens 1000 --max-len 64 --seed 1 --eval-every 3 2> "$WORK/train.log" ||
+  { bad "tiny model: $(tail -2 "$WORK/train.log")"; finish bench_smoke; exit 1; }
+
+OUT=$WORK/bench
+if BUILD=$(dirname "$BENCH") PYTHON=/nonexistent CT2_PYTHON=/nonexistent TORCH_PYPI_PYTHON=/nonexistent \
+   bash "$ROOT/bench/bench.sh" --quick --model "$M" --src "$SL/valid.en" --out "$OUT" > "$WORK/table.txt" 2>&1; then
+  ok
+else
+  bad "bench.sh --quick: $(tail -5 "$WORK/table.txt")"
+fi
+T=$(cat "$WORK/table.txt")
+R=$OUT/results.txt
+
+# the peak: the instruction set named is the widest this CPU's flags have (found at run time)
+flags=$(grep -m1 '^flags' /proc/cpuinfo)
+want=sse2
+case " $flags " in *" avx2 "*) case " $flags " in *" fma "*) want=avx2+fma ;; esac ;; esac
+case " $flags " in *" avx512f "*) want=avx512f ;; esac
+check "peak ISA $want: $(grep 'FMA peak' <<< "$T")" grep -q "FMA peak (fp32, $want, found at run time): [0-9.]* GFLOP/s" <<< "$T"
+check "peak > 0" awk '/^RESULT peak/ { for (i = 1; i <= NF; i++) if ($i ~ /^gflops_1=/) { split($i, a, "="); ok = a[2] > 0 } } END { exit !ok }' "$R"
+
+# the training step: one row, the parts positive and within the step
+check "train row" grep -Eq '^tiny +tfm +[0-9]+ +[0-9.]+ \(' <<< "$T"
+check "step split" awk '/^RESULT train impl=tfm/ { for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] } }
+  END { s = v["fwd_med"] + v["bwd_med"] + v["upd_med"]; exit !(v["fwd_med"] > 0 && v["bwd_med"] > 0 && v["upd_med"] > 0 && s <= v["step_med"] + 1e-6 && v["rss_mib"] > 0) }' "$R"
+
+# decoding: four tfm rows; greedy gives the same tokens at batch 1 and 32
+n=$(grep -c '^RESULT decode impl=tfm' "$R")
+check "4 decode rows, got $n" test "$n" = 4
+g1=$(sed -n 's/^RESULT decode impl=tfm beam=1 batch=1 .*out_tokens=\([0-9]*\).*/\1/p' "$R")
+g32=$(sed -n 's/^RESULT decode impl=tfm beam=1 batch=32 .*out_tokens=\([0-9]*\).*/\1/p' "$R")
+check "greedy tokens batch 1 ($g1) == batch 32 ($g32) > 0" test -n "$g1" -a "$g1" = "$g32" -a "${g1:-0}" -gt 0
+check "reference ids for the CT2 check: 8 lines" test "$(wc -l < "$OUT/tfm_greedy.ids")" = 8
+
+# the anchors were unavailable: each says SKIP, none failed
+for what in "impl=torch-debian" "impl=torch-pypi" "decode impl=ct2"; do
+  check "SKIP $what" grep -q "^SKIP .*$what" <<< "$T"
+done
+check "no FAILED case" bash -c "! grep -q '^FAILED' '$R'"
+
+# the converter refuses a post-LN model (its final norms have no place in CTranslate2); numpy only
+if /usr/bin/python3 -c 'import numpy' 2> /dev/null; then
+  "$TFM" init --d-model 16 --n-heads 2 --n-enc-layers 1 --n-dec-layers 1 --d-ff 16 --src-vocab 20 --tgt-vocab 20 \
+    --norm-first 0 --save "$WORK/post.safetensors" > /dev/null 2>&1
+  expect_fail "ct2_convert post-LN" 1 "post-LN (norm_first 0)" /usr/bin/python3 "$ROOT/bench/ct2_convert.py" \
+    "$WORK/post.safetensors" "$WORK/ct2"
+  check "no CT2 folder after a refusal" test ! -e "$WORK/ct2"
+fi
+finish bench_smoke
