@@ -19,7 +19,7 @@ extern "C" {
  *   T = 0      greedy: the most likely token (ties: the lowest id); top_k/top_p are ignored;
  *   T > 0      p_i ∝ exp(z_i / T), then truncated — top_k > 0 keeps the k most likely tokens
  *              (Fan et al. 2018), top_p < 1 keeps the smallest most-likely-first set whose
- *              probability reaches top_p (nucleus sampling, Holtzman et al. 2020, §3.1; the most
+ *              probability (renormalised over what top_k kept, as Hugging Face's warpers) reaches top_p (nucleus sampling, Holtzman et al. 2020, §3.1; the most
  *              likely token is always kept, so top_p → 0 is greedy) — renormalised and drawn with
  *              one uniform number. */
 typedef struct {

@@ -66,23 +66,27 @@ int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *mc, flo
         for (size_t i = 0; i < V; i++) z[i] = (int32_t)i == y ? 1.0f : 0.0f;
         return y;
     }
-    /* p ∝ exp(z / T), computed stably from the largest logit */
-    const float zmax = z[argmax_row(z, V)], invT = 1.0f / cfg->temperature;
+    /* p ∝ exp(z / T), computed stably from the largest logit; divided, not multiplied by 1/T: a
+     * subnormal T makes 1/T infinite and (zmax − zmax)·∞ NaN, while 0 / T stays 0 */
+    const float zmax = z[argmax_row(z, V)], T = cfg->temperature;
     double total = 0.0;
     for (size_t i = 0; i < V; i++) {
-        z[i] = expf((z[i] - zmax) * invT);
+        z[i] = expf((z[i] - zmax) / T);
         total += z[i];
     }
     for (size_t i = 0; i < V; i++) z[i] = (float)(z[i] / total);
     sort_by_prob(z, scratch, V);
     size_t keep = V;
     if (cfg->top_k > 0 && (size_t)cfg->top_k < keep) keep = (size_t)cfg->top_k;
-    if (cfg->top_p < 1.0f) { /* the smallest most-likely-first prefix reaching top_p; at least one */
+    if (cfg->top_p < 1.0f) { /* the smallest most-likely-first prefix reaching top_p of what top-k
+                               * kept (renormalised first, as Hugging Face's warpers do); at least one */
+        double in_k = 0.0;
+        for (size_t r = 0; r < keep; r++) in_k += z[scratch[r]];
         double cum = 0.0;
         size_t m = 0;
         while (m < keep) {
             cum += z[scratch[m++]];
-            if (cum >= (double)cfg->top_p) break;
+            if (cum >= (double)cfg->top_p * in_k) break;
         }
         keep = m;
     }

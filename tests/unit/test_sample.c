@@ -79,6 +79,22 @@ static void test_truncation(void) {
     tfm_sample_token(&sc, &mc, z, V, 0, scratch);
     CHECK(fabs(z[3] - 0.30 / 0.55) < 1e-6 && fabs(z[5] - 0.25 / 0.55) < 1e-6 && z[6] == 0,
           "top-p 0.5 keeps {3, 5}: %g %g %g", z[3], z[5], z[6]);
+    /* top-k then top-p measures the nucleus on what top-k kept, renormalised (Hugging Face's
+     * warpers): top-k 2 keeps {3, 5} = 0.55; 0.30 / 0.55 = 0.545 reaches top-p 0.5 alone */
+    sc.top_k = 2;
+    sc.top_p = 0.5f;
+    fill_logits(z);
+    tfm_sample_token(&sc, &mc, z, V, 0, scratch);
+    CHECK(fabs(z[3] - 1.0) < 1e-6 && z[5] == 0, "top-k 2 + top-p 0.5 keeps {3} only: %g %g", z[3], z[5]);
+    sc.top_k = 0;
+    /* a subnormal temperature is (nearly) greedy, never NaN and never pad */
+    tfm_sample_config tiny = {1e-40f, 0, 1.0f, 5};
+    for (uint64_t step = 0; step < 20; step++) {
+        fill_logits(z);
+        const int y = tfm_sample_token(&tiny, &mc, z, V, step, scratch);
+        CHECK(y == 3 && fabs(z[3] - 1.0) < 1e-6, "temperature 1e-40, step %llu: drew %d, p[3] = %g",
+              (unsigned long long)step, y, z[3]);
+    }
     /* reproducible: a draw is a function of (seed, step) */
     tfm_sample_config a = {1.0f, 0, 1.0f, 7}, b = a;
     b.seed = 8;
