@@ -39,6 +39,9 @@ tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const
               "perplexity needs a decoder-only model, this one is %s", tfm_arch_name(c->arch));
     TRY(tfm_tokenizer_check_model(tok, c));
     if (batch_tokens < c->max_len + 1) batch_tokens = c->max_len + 1;
+    /* never more than all the lines at their longest: a huge budget must not allocate for nothing */
+    const size_t all = (n ? n : 1) * (size_t)(c->max_len + 1);
+    if ((size_t)batch_tokens > all) batch_tokens = (int)all;
     const int max_rows = batch_tokens / 2; /* rows are at least BOS + EOS */
     int32_t **rows = calloc((size_t)max_rows, sizeof *rows);
     int *len = malloc(sizeof(int) * (size_t)max_rows), *nt = malloc(sizeof(int) * (size_t)max_rows);
