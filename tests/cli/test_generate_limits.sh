@@ -8,7 +8,8 @@ head -200 "$FIX" > "$WORK/train.txt"
 export OMP_NUM_THREADS=2
 M=$WORK/lm.st
 "$TFM" train --arch decoder-only --text "$WORK/train.txt" --vocab-size 500 --d-model 16 --n-heads 2 --n-dec-layers 1 \
-  --d-ff 32 --max-len 16 --batch-tokens 1000 --warmup 2 --steps 2 --seed 1 --save "$M" > /dev/null 2> "$WORK/train.log" ||
+  --d-ff 32 --max-len 16 --batch-tokens 1000 --warmup 2 --steps 2 --seed 1 --save "$M" \
+  > /dev/null 2> "$WORK/train.log" ||
   { bad "train: $(tail -3 "$WORK/train.log")"; finish generate_limits; exit 1; }
 
 # a prompt of many more than 15 tokens

@@ -20,7 +20,8 @@ static char *stream_all(const tfm_tokenizer *tok, const int32_t *ids, size_t np,
         ok = tfm_text_stream_push(&s, ids + i, 1, 0, &p, &k) == TFM_OK;
         if (ok && k) memcpy(acc + *len, p, k), *len += k;
         /* what was streamed is always a prefix of the decode so far */
-        CHECK(!ok || (*len <= s.len && memcmp(acc, s.text, *len) == 0), "after id %zu: streamed bytes are no prefix", i);
+        CHECK(!ok || (*len <= s.len && memcmp(acc, s.text, *len) == 0), "after id %zu: streamed bytes are no prefix",
+              i);
     }
     ok = ok && tfm_text_stream_push(&s, NULL, 0, 1, &p, &k) == TFM_OK;
     if (ok && k) memcpy(acc + *len, p, k), *len += k;
@@ -49,8 +50,8 @@ int main(void) {
         for (size_t np = 0; np <= 2 && np <= n; np++) { /* with no prompt, and the first ids as the prompt */
             size_t len = 0;
             char *got = stream_all(tok, ids, np, n, &len);
-            CHECK(want && len == wlen && memcmp(got, want, len) == 0, "text %zu prompt %zu: streamed %.*s, decode %s", t,
-                  np, (int)len, got, want ? want : "?");
+            CHECK(want && len == wlen && memcmp(got, want, len) == 0, "text %zu prompt %zu: streamed %.*s, decode %s",
+                  t, np, (int)len, got, want ? want : "?");
             free(got);
         }
         free(want);
