@@ -15,39 +15,31 @@ const cli_command cmd_generate = {
     "tfm generate --model M [--prompt TEXT] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S]",
     run};
 
-/* The stream: every token re-decodes prompt + tokens so far and prints what is new. A trailing
- * U+FFFD (an incomplete byte sequence the next byte piece may finish) is held back; line breaks
- * become spaces, so the output is one line. */
+/* The stream (tfm_text_stream): every token re-decodes prompt + tokens so far and prints the newly
+ * settled bytes (trailing U+FFFDs of an unfinished byte sequence wait); line breaks become spaces,
+ * so the output is one line. */
 typedef struct {
-    const tfm_tokenizer *tok;
-    int32_t *ids;   /* prompt, then the generated tokens */
-    size_t n, cap;
-    size_t printed; /* bytes of the decoded text written so far */
+    tfm_text_stream ts;
     int failed;
 } stream;
 
-static void flush_new(stream *s, int final) {
-    char *text = NULL;
-    size_t len = 0;
-    if (tfm_tokenizer_decode(s->tok, s->ids, s->n, &text, &len) != TFM_OK) {
+static void emit(stream *s, const int32_t *ids, size_t n, int final) {
+    const char *p;
+    size_t len;
+    if (tfm_text_stream_push(&s->ts, ids, n, final, &p, &len) != TFM_OK) {
         s->failed = 1;
         return;
     }
-    size_t end = len;
-    if (!final && end >= 3 && memcmp(text + end - 3, "\xEF\xBF\xBD", 3) == 0) end -= 3;
-    if (end > s->printed) {
-        size_t n = tfm_text_one_line(text + s->printed, end - s->printed);
-        fwrite(text + s->printed, 1, n, stdout);
+    if (len) {
+        char *w = s->ts.text + (p - s->ts.text); /* p points into the stream's own last decode */
+        fwrite(w, 1, tfm_text_one_line(w, len), stdout);
         fflush(stdout);
-        s->printed = end;
     }
-    free(text);
 }
 
 static int on_token(int32_t id, void *user) {
     stream *s = user;
-    if (s->n < s->cap) s->ids[s->n++] = id;
-    flush_new(s, 0);
+    emit(s, &id, 1, 0);
     return s->failed;
 }
 
@@ -85,16 +77,23 @@ static int run(int argc, char **argv) {
         cli_error("generate", "--prompt: %s", tfm_last_error());
         goto done;
     }
-    s.tok = tok;
-    s.cap = np + (size_t)max_tokens;
-    s.ids = malloc(sizeof(int32_t) * (s.cap ? s.cap : 1));
-    if (!s.ids || tfm_context_create(m, &ctx) != TFM_OK) {
-        cli_error("generate", "out of memory");
+    const int max_len = tfm_model_config(m)->max_len;
+    if (np + 1 > (size_t)max_len) {
+        cli_error("generate", "--prompt is %zu tokens; with BOS that exceeds the model's max_len %d", np, max_len);
         goto done;
     }
-    if (np) memcpy(s.ids, pids, np * sizeof *pids);
-    s.n = np;
-    flush_new(&s, 0); /* the prompt as the tokenizer spells it */
+    /* token k is predicted at position np + k < max_len: no more can be written */
+    if ((size_t)max_tokens > (size_t)max_len - np) max_tokens = max_len - (int)np;
+    if (tfm_text_stream_init(&s.ts, tok, pids, np, (size_t)max_tokens) != TFM_OK ||
+        tfm_context_create(m, &ctx) != TFM_OK) {
+        cli_error("generate", "%s", tfm_last_error());
+        goto done;
+    }
+    emit(&s, NULL, 0, 0); /* the prompt as the tokenizer spells it */
+    if (s.failed) {
+        cli_error("generate", "%s", tfm_last_error());
+        goto done;
+    }
     int n_out = 0;
     if (tfm_generate(ctx, &sc, pids, (int)np, max_tokens, !no_cache, NULL, 0, &n_out, on_token, &s) != TFM_OK ||
         s.failed) {
@@ -102,13 +101,23 @@ static int run(int argc, char **argv) {
         cli_error("generate", "%s", tfm_last_error());
         goto done;
     }
-    flush_new(&s, 1);
+    emit(&s, NULL, 0, 1);
+    if (s.failed) {
+        fputc('\n', stdout);
+        cli_error("generate", "%s", tfm_last_error());
+        goto done;
+    }
+    if (s.ts.diverged) { /* not expected of SentencePiece: show the final text whole, on its own line */
+        fputc('\n', stdout);
+        fwrite(s.ts.text, 1, tfm_text_one_line(s.ts.text, s.ts.len), stdout);
+        fprintf(stderr, "tfm generate: the decoded text changed after it was printed; its final form follows\n");
+    }
     fputc('\n', stdout);
-    fprintf(stderr, "tfm generate: %zu tokens (seed %d, temperature %g, top-k %d, top-p %g)\n", s.n - np, seed,
+    fprintf(stderr, "tfm generate: %zu tokens (seed %d, temperature %g, top-k %d, top-p %g)\n", s.ts.n - np, seed,
             (double)temperature, top_k, (double)top_p);
     rc = 0;
 done:
-    free(s.ids);
+    tfm_text_stream_free(&s.ts);
     free(pids);
     tfm_context_free(ctx);
     tfm_tokenizer_free(tok);

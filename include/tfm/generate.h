@@ -14,6 +14,40 @@ extern "C" {
 /* Thread-safety (tfm/model.h): these calls read the model and write only the context they are
  * given; threads with their own contexts may call them concurrently on one model. */
 
+/** Streams the text of a growing id sequence (tfm generate): after each new id the whole
+ * sequence is decoded again and only the bytes that can no longer change are handed out, so the
+ * concatenation of everything handed out equals tfm_tokenizer_decode of the final sequence.
+ * SentencePiece decodes an unfinished UTF-8 sequence of byte-fallback pieces as one U+FFFD per
+ * byte (at most 3 bytes: a 4-byte character lacks at most 3), so every trailing U+FFFD, up to 3,
+ * is held back until a later piece, or the end, settles it. If a decode ever fails to extend what
+ * was handed out (not expected of SentencePiece), `diverged` is set and nothing more is handed out;
+ * the caller then has `text` (the last decode) to show in full. Fields are read-only to callers. */
+typedef struct {
+    const tfm_tokenizer *tok;
+    int32_t *ids;   /* [cap] the prompt, then each pushed id */
+    size_t n, cap;
+    char *text;     /* the last decode (NUL-terminated, len bytes) */
+    size_t len;
+    char *shown;    /* the bytes handed out so far (n_shown); a copy, to detect a change */
+    size_t n_shown, shown_cap;
+    int diverged;
+} tfm_text_stream;
+
+/** Starts a stream for `n_prompt` prompt ids plus at most `max_new` pushed ids. Errors:
+ * TFM_ERR_INVALID_ARG (NULL argument), TFM_ERR_NOMEM. On error *s is empty (free is safe). */
+tfm_status tfm_text_stream_init(tfm_text_stream *s, const tfm_tokenizer *tok, const int32_t *prompt,
+                                size_t n_prompt, size_t max_new);
+
+/** Appends `n` ids (n may be 0: then only re-decodes, e.g. to show the prompt) and hands out in
+ * *out (*out_len bytes, pointing into s->text, valid until the next call) the newly settled bytes;
+ * `final` = 1 settles everything (call it once after the last id). Errors: TFM_ERR_RANGE (more
+ * than max_new ids pushed, or an id outside the vocabulary), TFM_ERR_NOMEM; then *out_len is 0. */
+tfm_status tfm_text_stream_push(tfm_text_stream *s, const int32_t *ids, size_t n, int final, const char **out,
+                                size_t *out_len);
+
+/** Frees the stream's buffers (s itself is the caller's); s may be NULL. */
+void tfm_text_stream_free(tfm_text_stream *s);
+
 /** How each token is chosen from the logits z (V) of the newest position. Pad and BOS are never
  * chosen. T = temperature:
  *   T = 0      greedy: the most likely token (ties: the lowest id); top_k/top_p are ignored;
