@@ -1,10 +1,12 @@
-/* tfm-test: slow (about 15 s idle: two training runs of 300-900 MB, one step each, and a beam search)
+/* tfm-test: slow (about 15 s idle: two training runs of 300-1400 MB, one step each, a beam search and two greedy runs)
  * Memory up front (include/tfm/memory.h): the training estimate is within 20 % of the peak resident
  * memory that `tfm train` really reaches (ru_maxrss of the child process, from wait4) for two
  * configurations, one where the parameters and Adam's state dominate (vocabulary 16,000, short
  * batches) and one where the activations do (long sequences, 8 heads); the decoding estimate within
- * 20 % of `tfm translate --beam 8`'s peak, where the KV cache dominates; and the pieces of the API
- * (sizes as text, MemAvailable, the refusal message) on fixed cases. */
+ * 20 % of `tfm translate --beam 8`'s peak, where the KV cache dominates, and of a translate whose
+ * lines are long in bytes but short in tokens, which --max-memory 1.5 × its peak must allow; and the
+ * pieces of the API (sizes as text, MemAvailable, the refusal message, the batches of
+ * tfm_memory_estimate_translate) on fixed cases. */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "test_util.h"
 
@@ -95,7 +97,7 @@ static void check_config(const char *tfm, const char *dir, const char *name, tfm
 
 /* Decoding with the KV cache and beam 8: a model with fuzz/tok400.model as its tokenizer translates
  * 8 lines of 20 CJK characters, which the tokenizer's byte fallback turns into 3 pieces each plus
- * "▁" (61 ids = bytes + 1, the bound the CLI uses), so the estimate's source length is the real
+ * "▁" (61 ids = bytes + 1, the most a line of 60 bytes can give), so the source length is the real
  * one; the cache is sized (and zeroed) for the longest output allowed (200 tokens), whatever the
  * model emits. One encoder layer and three decoder layers: the KV cache is the largest part. */
 static void check_decode(const char *tfm, const char *dir) {
