@@ -41,7 +41,7 @@ static int run(int argc, char **argv) {
     }
     if (!load_model_and_tokenizer("eval", model_path, &m, &tok)) goto done;
     hyp = calloc(n ? n : 1, sizeof *hyp);
-    if (!memory_fits_decode("eval", f.max_memory, m, &dc, f.batch, src, n)) goto done;
+    if (!memory_fits_decode("eval", f.max_memory, m, tok, &dc, f.batch, src, n)) goto done;
     if (!hyp || !translate_lines("eval", src_path, m, tok, &dc, f.batch, src, n, hyp)) goto done;
     if (output && !write_lines("eval", output, hyp, n)) goto done;
     tfm_bleu_stats bleu = {0};

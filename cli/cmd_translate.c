@@ -35,7 +35,7 @@ static int run(int argc, char **argv) {
     if (!output_dir_ok("translate", output)) goto done;
     if (!read_lines("translate", input, &lines, &n)) goto done;
     if (!load_model_and_tokenizer("translate", model_path, &m, &tok)) goto done;
-    if (!memory_fits_decode("translate", f.max_memory, m, &dc, f.batch, lines, n)) goto done;
+    if (!memory_fits_decode("translate", f.max_memory, m, tok, &dc, f.batch, lines, n)) goto done;
     out = calloc(n ? n : 1, sizeof *out);
     if (!out) goto done;
     if (!translate_lines("translate", input, m, tok, &dc, f.batch, lines, n, out)) goto done;

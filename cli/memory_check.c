@@ -3,6 +3,7 @@
 #include "args.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int memory_flag_ok(const char *cmd, const char *max_memory) {
@@ -44,22 +45,31 @@ int memory_fits_train(const char *cmd, const char *max_memory, const tfm_config 
     return fits(cmd, max_memory, &e, advice);
 }
 
-int memory_fits_decode(const char *cmd, const char *max_memory, const tfm_model *m, const tfm_decode_config *dc,
-                       int batch, char *const *lines, size_t n) {
-    const tfm_config *c = tfm_model_config(m);
-    size_t longest = 0, text = 0;
-    for (size_t i = 0; i < n; i++) {
-        const size_t len = strlen(lines[i]);
-        if (len > longest) longest = len;
-        text += 2 * (len + 1) + 2 * sizeof(char *); /* the line, its translation (about as long) */
+int memory_fits_decode(const char *cmd, const char *max_memory, const tfm_model *m, const tfm_tokenizer *tok,
+                       const tfm_decode_config *dc, int batch, char *const *lines, size_t n) {
+    size_t *len = malloc((n ? n : 1) * sizeof *len), text = 0;
+    if (!len) {
+        cli_error(cmd, "out of memory for %zu source lengths", n);
+        return 0;
     }
-    const int S = longest + 1 < (size_t)c->max_len ? (int)longest + 1 : c->max_len;
-    const double lim = (double)dc->max_len_a * S + dc->max_len_b;
-    const int out = lim < c->max_len - 1 ? (int)lim : c->max_len - 1;
-    const int per = batch / dc->beam > 0 ? batch / dc->beam : 1;
-    const size_t sentences = n < (size_t)per ? (n ? n : 1) : (size_t)per;
+    for (size_t i = 0; i < n; i++) {
+        const size_t bytes = strlen(lines[i]);
+        text += 2 * (bytes + 1) + 2 * sizeof(char *); /* the line, its translation (about as long) */
+        len[i] = 0;
+        if (tfm_text_is_blank(lines[i], bytes)) continue; /* not decoded (tfm_translate_text) */
+        int32_t *ids = NULL;
+        if (tfm_tokenizer_encode(tok, lines[i], bytes, &ids, &len[i]) != TFM_OK) {
+            /* decoding encodes every line before it decodes any, and reports this one with its
+             * file and line: let it */
+            free(len);
+            return 1;
+        }
+        free(ids);
+    }
     tfm_memory_estimate e;
-    if (tfm_memory_estimate_decode(c, (int)sentences * dc->beam, S, out, dc->use_cache, text, &e) != TFM_OK) {
+    const tfm_status st = tfm_memory_estimate_translate(tfm_model_config(m), dc, batch, len, n, text, &e);
+    free(len);
+    if (st != TFM_OK) {
         cli_error(cmd, "%s", tfm_last_error());
         return 0;
     }

@@ -22,9 +22,10 @@ int memory_fits_train(const char *cmd, const char *max_memory, const tfm_config 
                       const char *batch_flag);
 
 /* Decoding n lines with dc in batches of `batch` sentences: the same, for decoding (the flags to
- * lower: --batch-size, --beam, --max-len-a/--max-len-b). Source lengths are bounded by bytes + 1
- * (SentencePiece gives at most one piece per byte plus a leading "▁") and the model's max_len. */
-int memory_fits_decode(const char *cmd, const char *max_memory, const tfm_model *m, const tfm_decode_config *dc,
-                       int batch, char *const *lines, size_t n);
+ * lower: --batch-size, --beam, --max-len-a/--max-len-b). Each line is encoded with tok for its real
+ * token count, and the batches are those tfm_translate_text decodes (tfm_memory_estimate_translate).
+ * A line tok cannot encode is left to decoding, which reports it before decoding anything. */
+int memory_fits_decode(const char *cmd, const char *max_memory, const tfm_model *m, const tfm_tokenizer *tok,
+                       const tfm_decode_config *dc, int batch, char *const *lines, size_t n);
 
 #endif

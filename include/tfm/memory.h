@@ -11,6 +11,7 @@
 #define TFM_MEMORY_H
 
 #include "tfm/data.h"
+#include "tfm/decode.h"
 #include "tfm/model.h"
 #include "tfm/status.h"
 #include "tfm/train.h"
@@ -62,6 +63,21 @@ size_t tfm_memory_dataset_bytes(const tfm_dataset *ds);
  * Errors: TFM_ERR_INVALID_ARG (bad sizes), TFM_ERR_NOMEM (sizes overflow). */
 tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_src, int max_out, int use_cache,
                                       size_t text_bytes, tfm_memory_estimate *out);
+
+/** Estimates tfm_translate_text's run over n sources of src_len[i] tokens each (0: a blank line,
+ * which is not decoded; a count above cfg->max_len is cut to it, as decoding does), decoded with
+ * dc in batches of batch_sentences sentences (divided by dc->beam, at least 1) sorted by length as
+ * tfm_translate_text sorts them. Each batch is estimated as tfm_memory_estimate_decode estimates it
+ * (rows = its sentences × beam, max_src = its longest source S, max_out = min(max_len − 1,
+ * floor(a·S + b))), and the activations and the KV cache are each the largest over the batches
+ * (the context's two arenas grow to the largest batch and stay). data = text_bytes plus 4 bytes
+ * per source token (the encoded sources tfm_translate_text keeps). No batch (n = 0, or every line
+ * blank): parameters, data and base only.
+ * Errors: TFM_ERR_INVALID_ARG (NULL, batch_sentences < 1, bad dc), TFM_ERR_NOMEM (out of memory,
+ * sizes overflow). */
+tfm_status tfm_memory_estimate_translate(const tfm_config *cfg, const tfm_decode_config *dc, int batch_sentences,
+                                         const size_t *src_len, size_t n, size_t text_bytes,
+                                         tfm_memory_estimate *out);
 
 /** The memory the machine can give a new run: MemAvailable of /proc/meminfo, in bytes.
  * Errors: TFM_ERR_IO if /proc/meminfo cannot be read or has no MemAvailable line. */

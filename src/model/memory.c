@@ -46,6 +46,53 @@ tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_s
     return TFM_OK;
 }
 
+static int by_size(const void *a, const void *b) {
+    const size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+tfm_status tfm_memory_estimate_translate(const tfm_config *cfg, const tfm_decode_config *dc, int batch_sentences,
+                                         const size_t *src_len, size_t n, size_t text_bytes,
+                                         tfm_memory_estimate *out) {
+    RETURN_IF(!cfg || !dc || !out || (n && !src_len), TFM_ERR_INVALID_ARG, "memory estimate: NULL argument");
+    memset(out, 0, sizeof *out);
+    RETURN_IF(batch_sentences < 1 || dc->beam < 1 || !(dc->max_len_a >= 0.0f) || dc->max_len_b < 0,
+              TFM_ERR_INVALID_ARG, "memory estimate: batch_sentences %d, beam %d, max_len_a %g, max_len_b %d",
+              batch_sentences, dc->beam, (double)dc->max_len_a, dc->max_len_b);
+    size_t *len = malloc((n ? n : 1) * sizeof *len);
+    RETURN_IF(!len, TFM_ERR_NOMEM, "memory estimate: out of memory for %zu source lengths", n);
+    size_t tokens = 0;
+    for (size_t i = 0; i < n; i++) {
+        len[i] = src_len[i] < (size_t)cfg->max_len ? src_len[i] : (size_t)cfg->max_len;
+        tokens = add_sat(tokens, len[i]);
+    }
+    qsort(len, n, sizeof *len, by_size); /* as tfm_translate_text: short first, blank lines apart */
+    const int per = batch_sentences / dc->beam > 0 ? batch_sentences / dc->beam : 1;
+    size_t first = 0;
+    while (first < n && len[first] == 0) first++;
+    tfm_status st = TFM_OK;
+    for (size_t i = first; st == TFM_OK && i < n; i += (size_t)per) {
+        const size_t B = n - i < (size_t)per ? n - i : (size_t)per;
+        const int S = (int)len[i + B - 1]; /* sorted: the batch's last is its longest */
+        double lim = (double)dc->max_len_a * S + dc->max_len_b;
+        if (lim > cfg->max_len - 1) lim = cfg->max_len - 1;
+        tfm_memory_estimate b;
+        st = tfm_memory_estimate_decode(cfg, (int)B * dc->beam, S, lim < 0 ? 0 : (int)lim, dc->use_cache, 0, &b);
+        if (st == TFM_OK && b.activations > out->activations) out->activations = b.activations;
+        if (st == TFM_OK && b.cache > out->cache) out->cache = b.cache;
+    }
+    free(len);
+    if (st != TFM_OK) {
+        memset(out, 0, sizeof *out);
+        return st;
+    }
+    out->params = tfm_config_param_count(cfg) * sizeof(float);
+    out->data = add_sat(text_bytes, tokens > SIZE_MAX / sizeof(int32_t) ? SIZE_MAX : tokens * sizeof(int32_t));
+    out->base = TFM_MEMORY_BASE_BYTES;
+    memory_total(out);
+    return TFM_OK;
+}
+
 tfm_status tfm_memory_available(size_t *bytes) {
     *bytes = 0;
     FILE *f = fopen("/proc/meminfo", "r");

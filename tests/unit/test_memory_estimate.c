@@ -1,10 +1,12 @@
-/* tfm-test: slow (about 15 s idle: two training runs of 300-900 MB, one step each, and a beam search)
+/* tfm-test: slow (about 15 s idle: two training runs of 300-1400 MB, one step each, a beam search and two greedy runs)
  * Memory up front (include/tfm/memory.h): the training estimate is within 20 % of the peak resident
  * memory that `tfm train` really reaches (ru_maxrss of the child process, from wait4) for two
  * configurations, one where the parameters and Adam's state dominate (vocabulary 16,000, short
  * batches) and one where the activations do (long sequences, 8 heads); the decoding estimate within
- * 20 % of `tfm translate --beam 8`'s peak, where the KV cache dominates; and the pieces of the API
- * (sizes as text, MemAvailable, the refusal message) on fixed cases. */
+ * 20 % of `tfm translate --beam 8`'s peak, where the KV cache dominates, and of a translate whose
+ * lines are long in bytes but short in tokens, which --max-memory 1.5 × its peak must allow; and the
+ * pieces of the API (sizes as text, MemAvailable, the refusal message, the batches of
+ * tfm_memory_estimate_translate) on fixed cases. */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "test_util.h"
 
@@ -36,6 +38,7 @@ static void write_ids(const char *src, const char *tgt, int n, int lo, int hi, i
 /* Runs argv (argv[0] the program) with stdout to /dev/null; returns its peak RSS in bytes (0 on
  * failure). */
 static size_t peak_rss(char *const argv[]) {
+    fflush(stdout); /* else the child's freopen writes our buffered lines a second time */
     pid_t pid = fork();
     if (pid == 0) {
         setenv("GOMP_SPINCOUNT", "10000", 1); /* no re-execution (cli/main.c) */
@@ -94,7 +97,7 @@ static void check_config(const char *tfm, const char *dir, const char *name, tfm
 
 /* Decoding with the KV cache and beam 8: a model with fuzz/tok400.model as its tokenizer translates
  * 8 lines of 20 CJK characters, which the tokenizer's byte fallback turns into 3 pieces each plus
- * "▁" (61 ids = bytes + 1, the bound the CLI uses), so the estimate's source length is the real
+ * "▁" (61 ids = bytes + 1, the most a line of 60 bytes can give), so the source length is the real
  * one; the cache is sized (and zeroed) for the longest output allowed (200 tokens), whatever the
  * model emits. One encoder layer and three decoder layers: the KV cache is the largest part. */
 static void check_decode(const char *tfm, const char *dir) {
@@ -158,6 +161,77 @@ static void check_decode(const char *tfm, const char *dir) {
     remove(model), remove(in), remove(out);
 }
 
+/* Decoding lines long in bytes but short in tokens (a common word repeated: one piece per word):
+ * the estimate counts tokens, not bytes, so the run is allowed under a --max-memory of 1.5 × its
+ * peak RSS, where a bound of bytes + 1 per source (the old estimate, about 4 × the tokens) would
+ * refuse it. Greedy, 64 sentences a batch, d_model 64 with 8 heads: the encoder's attention
+ * (rows · heads · S²) is the largest part. */
+static void check_decode_words(const char *tfm, const char *dir) {
+    tfm_tokenizer *tok = NULL;
+    uint8_t *blob = NULL;
+    size_t blen = 0;
+    CHECK(tfm_tokenizer_load_file(test_path("fuzz/tok400.model"), &tok) == TFM_OK &&
+              tfm_tokenizer_serialize(tok, &blob, &blen) == TFM_OK,
+          "words: tokenizer: %s", tfm_last_error());
+    if (!tok) return;
+    tfm_config c = tfm_config_default();
+    c.d_model = 64, c.n_heads = 8, c.n_enc_layers = 1, c.n_dec_layers = 1, c.d_ff = 256, c.max_len = 512;
+    c.src_vocab = c.tgt_vocab = tfm_tokenizer_vocab_size(tok);
+    c.pad_id = tfm_tokenizer_pad_id(tok), c.bos_id = tfm_tokenizer_bos_id(tok), c.eos_id = tfm_tokenizer_eos_id(tok);
+    char model[4200], in[4200], out[4200];
+    snprintf(model, sizeof model, "%s/words.safetensors", dir);
+    snprintf(in, sizeof in, "%s/words.in", dir);
+    snprintf(out, sizeof out, "%s/words.out", dir);
+    tfm_model *m = NULL;
+    CHECK(tfm_model_create(&c, 1, &m) == TFM_OK && tfm_model_set_tokenizer(m, blob, blen) == TFM_OK &&
+              tfm_model_save(m, model) == TFM_OK,
+          "words: model made: %s", tfm_last_error());
+    tfm_model_free(m);
+    free(blob);
+    FILE *f = fopen(in, "w");
+    size_t longest = 0, longest_ids = 0, text = 0, lens[64];
+    for (int i = 0; i < 64; i++) {
+        char line[512] = "";
+        for (int k = 0; k < 70 + i / 2; k++) strcat(line, k ? " the" : "the");
+        fprintf(f, "%s\n", line);
+        const size_t n = strlen(line);
+        int32_t *ids = NULL;
+        size_t n_ids = 0;
+        CHECK(tfm_tokenizer_encode(tok, line, n, &ids, &n_ids) == TFM_OK, "words: encode");
+        free(ids);
+        lens[i] = n_ids;
+        text += 2 * (n + 1) + 2 * sizeof(char *);
+        if (n > longest) longest = n;
+        if (n_ids > longest_ids) longest_ids = n_ids;
+    }
+    fclose(f);
+    tfm_tokenizer_free(tok);
+    CHECK(longest_ids * 3 < longest, "words: long in bytes (%zu), short in tokens (%zu)", longest, longest_ids);
+    char *const plain[] = {(char *)tfm, "translate", "--model", model, "--input", in, "--output", out,
+                           "--max-len-a", "0", "--max-len-b", "5", NULL};
+    const size_t rss = peak_rss(plain);
+    CHECK(rss > 0, "words: tfm translate ran");
+    tfm_memory_estimate by_bytes, e;
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.max_len_a = 0.0f, dc.max_len_b = 5;
+    CHECK(tfm_memory_estimate_decode(&c, 64, (int)longest + 1, 5, 1, text, &by_bytes) == TFM_OK &&
+              tfm_memory_estimate_translate(&c, &dc, 64, lens, 64, text, &e) == TFM_OK,
+          "words: estimates");
+    char limit[32];
+    snprintf(limit, sizeof limit, "%zu", rss + rss / 2);
+    const double ratio = rss ? (double)e.total / (double)rss : 0.0;
+    printf("words (64 rows, %zu bytes, %zu tokens): estimate %.1f MiB (activations %.1f, KV cache %.1f), peak RSS "
+           "%.1f MiB, ratio %.3f; a bytes + 1 bound would estimate %.1f MiB\n",
+           longest, longest_ids, mib(e.total), mib(e.activations), mib(e.cache), mib(rss), ratio, mib(by_bytes.total));
+    CHECK(ratio >= 0.8 && ratio <= 1.2, "words: estimate within 20 %% of the peak RSS (ratio %.3f)", ratio);
+    CHECK(by_bytes.total > rss + rss / 2, "words: the bytes bound would refuse 1.5 x the peak (%.1f MiB)",
+          mib(by_bytes.total));
+    char *const capped[] = {(char *)tfm, "translate", "--model", model, "--input", in, "--output", out,
+                            "--max-len-a", "0", "--max-len-b", "5", "--max-memory", limit, NULL};
+    CHECK(peak_rss(capped) > 0, "words: not refused under --max-memory %s (1.5 x the peak RSS)", limit);
+    remove(model), remove(in), remove(out);
+}
+
 static void check_api(void) {
     size_t b = 0;
     CHECK(tfm_memory_parse("2G", &b) == TFM_OK && b == ((size_t)2 << 30), "2G");
@@ -191,6 +265,23 @@ static void check_api(void) {
     CHECK(d4.cache > 3 * d1.cache && d1.cache > 0 && nc.cache == 0 && nc.activations > d1.activations,
           "cache scales with rows; recomputation has no cache but more activations");
     CHECK(tfm_memory_estimate_decode(&c, 0, 50, 85, 1, 0, &d1) == TFM_ERR_INVALID_ARG, "0 rows refused");
+    /* translate: the batches tfm_translate_text decodes, by token counts (blank lines apart, counts
+     * cut at max_len): 2 sentences a batch (4 / beam 2) gives (10, 20), (50, 50) and (max_len); the
+     * largest is the last, alone: 2 rows (1 sentence × beam 2) of max_len tokens, not 4 */
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.beam = 2, dc.max_len_a = 1.0f, dc.max_len_b = 5;
+    const size_t lens[] = {50, 0, 10, 100000, 50, 0, 20};
+    tfm_memory_estimate tr, big;
+    CHECK(tfm_memory_estimate_translate(&c, &dc, 4, lens, 7, 100, &tr) == TFM_OK &&
+              tfm_memory_estimate_decode(&c, 2, c.max_len, c.max_len - 1, 1, 0, &big) == TFM_OK,
+          "translate estimate: %s", tfm_last_error());
+    CHECK(tr.activations == big.activations && tr.cache == big.cache && tr.params == big.params &&
+              tr.data == 100 + 4 * (130 + (size_t)c.max_len),
+          "translate estimate: the largest batch (2 rows of max_len), token ids in data");
+    CHECK(tfm_memory_estimate_translate(&c, &dc, 4, lens + 1, 1, 0, &tr) == TFM_OK && tr.activations == 0 &&
+              tr.cache == 0,
+          "translate estimate: a blank line decodes nothing");
+    CHECK(tfm_memory_estimate_translate(&c, &dc, 0, lens, 6, 0, &tr) == TFM_ERR_INVALID_ARG, "batch 0 refused");
 }
 
 /* Built with AddressSanitizer (make test-asan), tfm's peak RSS holds ASan's shadow memory and
@@ -226,6 +317,7 @@ int main(void) {
     b.src_vocab = b.tgt_vocab = 2000, b.max_len = 256;
     check_config(tfm, dir, "activations", b, 32, 150, 220, 32);
     check_decode(tfm, dir);
+    check_decode_words(tfm, dir);
     rmdir(dir);
     return test_finish("memory_estimate");
 }
