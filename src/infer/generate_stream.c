@@ -47,7 +47,7 @@ tfm_status tfm_text_stream_push(tfm_text_stream *s, const int32_t *ids, size_t n
     s->text = text;
     s->len = len;
     if (s->diverged) return TFM_OK;
-    if (len < s->n_shown || memcmp(text, s->shown, s->n_shown) != 0) {
+    if (len < s->n_shown || (s->n_shown && memcmp(text, s->shown, s->n_shown) != 0)) { /* nothing shown yet: shown may be NULL */
         s->diverged = 1;
         return TFM_OK;
     }

@@ -25,6 +25,15 @@ need_corpus() {
   done
 }
 
+# under_vm_limit KB CMD...: runs CMD under `ulimit -v KB` (a guard against huge allocations), except
+# in a sanitizer build, whose shadow memory needs terabytes of address space: there the limit is not
+# applied (the optimized build of `make test` checks it).
+under_vm_limit() {
+  local kb=$1
+  shift
+  if ldd "$TFM" 2> /dev/null | grep -q 'lib[atl]san\|libubsan'; then "$@"; else (ulimit -v "$kb" && "$@"); fi
+}
+
 # no_crash LABEL TEXT: TEXT holds no sanitizer report or crash signature.
 no_crash() {
   case "$2" in *AddressSanitizer*|*"runtime error"*|*Segmentation*) bad "$1: crashed: $2" ;; esac

@@ -22,7 +22,7 @@ grep -Eq -- "--prompt is [0-9]+ tokens; with BOS that exceeds the model's max_le
   bad "long prompt: stderr: $(cat "$WORK/long.err")"
 
 # a huge --max-tokens under a 4 GB virtual-memory limit: at most max_len - prompt tokens are written
-out=$( (ulimit -v 4000000 && "$TFM" generate --model "$M" --prompt "In the" --max-tokens 2000000000 --seed 2) \
+out=$(under_vm_limit 4000000 "$TFM" generate --model "$M" --prompt "In the" --max-tokens 2000000000 --seed 2 \
   2> "$WORK/huge.err")
 rc=$?
 [ "$rc" -eq 0 ] && ok || bad "--max-tokens 2000000000: exit $rc: $(tail -2 "$WORK/huge.err")"

@@ -33,7 +33,7 @@ grep -q "30 lines (2 blank skipped" "$WORK/ppl.log" && ok || bad "perplexity sum
 ppl_small=$("$TFM" perplexity --model "$M" --text "$WORK/valid.txt" --batch-tokens 40 2> /dev/null | awk '{ print $2 }')
 [ "$ppl" = "$ppl_small" ] && ok || bad "perplexity depends on the batching: $ppl vs $ppl_small"
 # a huge batch budget allocates for the lines there are, not for the budget (8 GB of row pointers)
-ppl_huge=$( (ulimit -v 3000000; "$TFM" perplexity --model "$M" --text "$WORK/valid.txt" --batch-tokens 2147483647) \
+ppl_huge=$(under_vm_limit 3000000 "$TFM" perplexity --model "$M" --text "$WORK/valid.txt" --batch-tokens 2147483647 \
   2> "$WORK/ppl_huge.log" | awk '{ print $2 }')
 [ "$ppl" = "$ppl_huge" ] && ok || bad "perplexity --batch-tokens 2147483647: '$ppl_huge' ($(cat "$WORK/ppl_huge.log"))"
 
