@@ -22,6 +22,7 @@
 #include "ops.h"
 #include "safetensors.h"
 #include "golden_case.h"
+#include "golden_grads.h"
 #include "tfm/tfm.h"
 
 #include <stdint.h>
@@ -52,20 +53,10 @@ static double loss_of(tfm_context *ctx, const int32_t *tgt, int B, int T, int ba
 /* Every parameter gradient of one batch into gbase (n_params floats, zeroed first). */
 static double gradients(tfm_context *ctx, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                         const dropout_cfg *drop, float *gbase) {
-    const tfm_config *c = &ctx->m->cfg;
     const int Td = T - 1;
     model_forward(ctx, B, S, Td, src, tgt, (size_t)T, drop);
     double L = loss_of(ctx, tgt, B, T, 1);
-    memset(gbase, 0, ctx->m->n_params * sizeof(float));
-    model_params g;
-    params_layout(c, &g, gbase, NULL, NULL);
-    tfm_arena counter = {NULL, 0, 0}, ws_arena;
-    grad_workspace ws;
-    grad_workspace_layout(c, B, S, Td, &counter, NULL);
-    if (arena_init(&ws_arena, counter.used, "test") != TFM_OK) return NAN;
-    grad_workspace_layout(c, B, S, Td, &ws_arena, &ws);
-    model_backward(ctx, &g, &ws, src, tgt, (size_t)T, drop);
-    arena_free(&ws_arena);
+    if (!golden_backward(ctx, gbase, B, S, T, src, tgt, drop)) return NAN;
     return L;
 }
 
@@ -116,12 +107,7 @@ static void golden_parity(void) {
     CHECK(err <= TOL_GOLDEN, "floater logits: max |C - PyTorch| %.3g", err);
     printf("floater golden: max |logit - PyTorch| = %.3g\n", err);
     const double L = gradients(g.ctx, B, S, T, g.src_ids, g.tgt_ids, NULL, gbase);
-    double want_loss = NAN;
-    FILE *f = fopen(test_path("tests/golden/floater/loss.txt"), "r");
-    if (f) {
-        CHECK(fscanf(f, "%lf", &want_loss) == 1, "loss.txt");
-        fclose(f);
-    }
+    const double want_loss = golden_loss("floater");
     CHECK_NEAR(L, want_loss, 1e-5, "floater loss");
     st_file gf;
     CHECK(st_open(test_path("tests/golden/floater/grads.safetensors"), &gf) == TFM_OK, "grads: %s", tfm_last_error());

@@ -9,6 +9,7 @@
 #include "ops.h"
 #include "safetensors.h"
 #include "golden_case.h"
+#include "golden_grads.h"
 
 #include <stdint.h>
 
@@ -111,7 +112,6 @@ static void forward_case(const char *name, golden_case *g) {
 
 /* The loss and every gradient of one backward pass (no dropout). */
 static void backward_case(const char *name, golden_case *g) {
-    char p[512];
     tfm_model *m = g->m;
     const tfm_config *c = &m->cfg;
     const int B = g->B, S = g->S, T = g->T, Td = T - 1;
@@ -131,27 +131,13 @@ static void backward_case(const char *name, golden_case *g) {
     double loss = cross_entropy_forward(losses, &n_nonpad, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, N, V);
     cross_entropy_backward(ctx->acts.logits, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, n_nonpad, N, V);
     float *gbase = calloc(m->n_params, sizeof(float));
-    model_params grads;
-    params_layout(c, &grads, gbase, NULL, NULL);
-    tfm_arena counter = {NULL, 0, 0}, ws_arena;
-    grad_workspace ws;
-    grad_workspace_layout(c, B, S, Td, &counter, NULL);
-    arena_init(&ws_arena, counter.used, "test");
-    grad_workspace_layout(c, B, S, Td, &ws_arena, &ws);
-    model_backward(ctx, &grads, &ws, g->src_ids, g->tgt_ids, (size_t)T, NULL);
+    CHECK(gbase && golden_backward(ctx, gbase, B, S, T, g->src_ids, g->tgt_ids, NULL), "%s: backward", name);
 
-    snprintf(p, sizeof p, "tests/golden/%s/loss.txt", name);
-    FILE *f = fopen(test_path(p), "r");
-    double want = NAN;
-    if (f) {
-        CHECK(fscanf(f, "%lf", &want) == 1, "%s: loss.txt", name);
-        fclose(f);
-    }
+    const double want = golden_loss(name);
     CHECK_NEAR(loss, want, TOL_LOSS, name);
     double worst = compare_tensors(name, m, gbase, "grads.safetensors", "gradient", 0);
     printf("%s: loss %.7f (PyTorch %.7f), max |grad - PyTorch| = %.3g\n", name, loss, want, worst);
     free(gbase);
-    arena_free(&ws_arena);
     free(losses);
     free(y);
     tfm_context_free(ctx);

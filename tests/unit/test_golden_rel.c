@@ -7,6 +7,7 @@
 #include "ops.h"
 #include "safetensors.h"
 #include "golden_case.h"
+#include "golden_grads.h"
 
 #include <stdint.h>
 
@@ -55,22 +56,11 @@ static void run_case(const char *name, tfm_pe want_pe) {
     size_t n_nonpad = 0;
     const double loss = cross_entropy_forward(losses, &n_nonpad, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, N, V);
     cross_entropy_backward(ctx->acts.logits, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, n_nonpad, N, V);
-    double want_loss = NAN;
-    snprintf(p, sizeof p, "tests/golden/%s/loss.txt", name);
-    f = fopen(test_path(p), "r");
-    CHECK(f && fscanf(f, "%lf", &want_loss) == 1, "%s: loss.txt", name);
-    if (f) fclose(f);
+    const double want_loss = golden_loss(name);
     CHECK_NEAR(loss, want_loss, 1e-5, name);
 
     float *gbase = calloc(m->n_params, sizeof(float));
-    model_params grads;
-    params_layout(c, &grads, gbase, NULL, NULL);
-    tfm_arena counter = {NULL, 0, 0}, ws_arena;
-    grad_workspace ws;
-    grad_workspace_layout(c, B, S, Td, &counter, NULL);
-    CHECK(arena_init(&ws_arena, counter.used, "test") == TFM_OK, "%s: workspace", name);
-    grad_workspace_layout(c, B, S, Td, &ws_arena, &ws);
-    model_backward(ctx, &grads, &ws, g.src_ids, g.tgt_ids, (size_t)T, NULL);
+    CHECK(gbase && golden_backward(ctx, gbase, B, S, T, g.src_ids, g.tgt_ids, NULL), "%s: backward", name);
 
     st_file gf;
     snprintf(p, sizeof p, "tests/golden/%s/grads.safetensors", name);
@@ -99,7 +89,6 @@ static void run_case(const char *name, tfm_pe want_pe) {
     st_close(&gf);
     free(ref);
     free(gbase);
-    arena_free(&ws_arena);
     free(losses);
     free(want);
     free(y);

@@ -12,6 +12,7 @@
 #include "ops.h"
 #include "safetensors.h"
 #include "golden_case.h"
+#include "golden_grads.h"
 
 #include <stdint.h>
 #include <unistd.h>
@@ -110,22 +111,9 @@ static void backward_parity(const char *name, golden_case *g) {
     double loss = cross_entropy_forward(losses, &n_nonpad, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, N, V);
     cross_entropy_backward(ctx->acts.logits, ctx->acts.logits, y, c->pad_id, LABEL_SMOOTHING, n_nonpad, N, V);
     float *gbase = calloc(m->n_params, sizeof(float));
-    model_params grads;
-    params_layout(c, &grads, gbase, NULL, NULL);
-    tfm_arena counter = {NULL, 0, 0}, ws_arena;
-    grad_workspace ws;
-    grad_workspace_layout(c, B, S, Td, &counter, NULL);
-    arena_init(&ws_arena, counter.used, "test");
-    grad_workspace_layout(c, B, S, Td, &ws_arena, &ws);
-    model_backward(ctx, &grads, &ws, g->src_ids, g->tgt_ids, (size_t)T, NULL);
+    CHECK(gbase && golden_backward(ctx, gbase, B, S, T, g->src_ids, g->tgt_ids, NULL), "%s: backward", name);
 
-    snprintf(p, sizeof p, "tests/golden/%s/loss.txt", name);
-    FILE *f = fopen(test_path(p), "r");
-    double want_loss = NAN;
-    if (f) {
-        CHECK(fscanf(f, "%lf", &want_loss) == 1, "%s: loss.txt", name);
-        fclose(f);
-    }
+    const double want_loss = golden_loss(name);
     CHECK_NEAR(loss, want_loss, TOL_LOSS, name);
     st_file gf;
     snprintf(p, sizeof p, "tests/golden/%s/grads.safetensors", name);
@@ -151,7 +139,6 @@ static void backward_parity(const char *name, golden_case *g) {
     st_close(&gf);
     free(ref);
     free(gbase);
-    arena_free(&ws_arena);
     free(losses);
     free(y);
     tfm_context_free(ctx);
