@@ -76,6 +76,7 @@ ncores=$(nproc)
 echo "make bench: $(date -u '+%Y-%m-%dT%H:%M:%SZ'), CPU: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)," \
      "$ncores cores, load $(load)"
 echo "  logs and results: $out"
+echo "  $("$build/tfm" --version 2>/dev/null | grep "^BLAS:" || echo "BLAS: unknown (no $build/tfm)")"
 
 # 1. the FMA peak
 run peak "$out/peak.log" "$bench" peak --seconds "$peak_s"

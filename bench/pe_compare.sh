@@ -62,6 +62,7 @@ budget=${minutes:+--time-limit $minutes}
 budget=${budget:---steps $steps}
 echo "== pe_compare: budget '$budget' per variant, seed 1, data $data"
 echo "== $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, load:$(uptime | sed 's/.*load average://')"
+echo "== $("$tfm" --version | grep "^BLAS:")"
 [ "$#" -gt 0 ] && echo "== extra train flags: $*"
 
 for v in $variants; do

@@ -67,6 +67,7 @@ int main(int argc, char **argv) {
                    tfm_dist_library(lib, sizeof lib));
         else
             printf("MPI: no (built without MPI; install libopenmpi-dev and rebuild to train with mpirun)\n");
+        printf("BLAS: %s\n", tfm_blas_kernels());
         return 0;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {

@@ -20,6 +20,13 @@ void tfm_set_threads(int n);
 /** The thread count kernels use now (>= 1): the last tfm_set_threads(n > 0), else the default. */
 int tfm_get_threads(void);
 
+/** What runs the matrix products, for logs and benchmarks: the BLAS, its version and the kernels
+ * used on this CPU, e.g. "BLIS 0.9.0, 'skx' kernels (BLIS chose 'generic' for this CPU; it has the
+ * instructions of 'skx')" (docs/THREADS.md, "Which BLIS kernels"). A static string, valid for the
+ * life of the process; thread-safe. The choice is made once, by the first call of this or of any
+ * matrix product. */
+const char *tfm_blas_kernels(void);
+
 /** For a program's main() only, before anything else: GCC's OpenMP runtime (libgomp) reads its
  * waiting policy once, when it loads, and by default an idle thread spins ~300,000 rounds
  * (milliseconds) before it sleeps. Beside another OpenMP program on the same cores the two then

@@ -1,15 +1,13 @@
-#define _POSIX_C_SOURCE 200809L /* BLIS headers need pthread barriers */
 /* Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.1–3.2.2) with an optional
  * additive per-head bias, a query position offset (blocks of new positions against a KV cache)
- * and dropout on the weights: one (batch, head) pair per OpenMP iteration, each with two CBLAS
- * products on strided views of the packed projections (no copies); and its backward, four CBLAS
+ * and dropout on the weights: one (batch, head) pair per OpenMP iteration, each with two BLAS
+ * products on strided views of the packed projections (no copies); and its backward, four BLAS
  * products per pair. Optional relative key/value embeddings (Shaw et al. 2018) add
  * O(T·(S + min(S, 2k + 1)·d_k)) per pair, whatever the clip distance k; absent, they cost one
  * pointer test. */
 #include "ops.h"
 #include "parallel.h"
 
-#include <cblas.h>
 #include <math.h>
 
 attn_args attn_args_make(size_t B, size_t T, size_t S, size_t H, size_t d_k, size_t q_stride,
@@ -130,7 +128,7 @@ static void attn_scores(float *P, const float *Q, const float *K, const attn_arg
                         float scale) {
     const size_t T = a->T, S = a->S, d_k = a->d_k;
     if (T == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)S, (int)d_k, scale, K, (int)a->kv_stride, Q, 1, 0.0f, P, 1);
+        ops_gemv_serial(0, S, d_k, scale, K, a->kv_stride, Q, 0.0f, P);
     else
         ops_gemm_serial(0, 1, T, S, d_k, scale, Q, a->q_stride, K, a->kv_stride, 0.0f, P, S);
     if (a->rel_k) rel_add_dots(P, Q, a->q_stride, a->rel_k, scale, a);
@@ -177,8 +175,7 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
                 Pv = Pd;
             }
             if (T == 1)
-                cblas_sgemv(CblasRowMajor, CblasTrans, (int)S, (int)d_k, 1.0f, Vh, (int)a->kv_stride, Pv, 1, 0.0f, O,
-                            1);
+                ops_gemv_serial(1, S, d_k, 1.0f, Vh, a->kv_stride, Pv, 0.0f, O);
             else
                 ops_gemm_serial(0, 0, T, d_k, S, 1.0f, Pv, S, Vh, a->kv_stride, 0.0f, O, d);
             if (a->rel_v) rel_add_rows(O, d, Pv, a->rel_v, 1.0f, a);

@@ -3,11 +3,11 @@
  * under them (src/ops/parallel.h, docs/THREADS.md). BLIS runs single-threaded inside our own
  * parallel loops, through its expert interface with a per-call thread count, so the library never
  * touches BLIS's global settings. */
+#include "blas.h"
 #include "ops.h"
 #include "parallel.h"
 #include "tfm/threads.h"
 
-#include <blis.h>
 #include <omp.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -27,8 +27,18 @@ void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
      * column-major (row stride 1, column stride ld) with its own transpose flag. */
     bli_sgemm_ex(trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                  trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, (dim_t)N, (dim_t)M, (dim_t)K, &alpha,
-                 (float *)B, 1, (inc_t)ldb, (float *)A, 1, (inc_t)lda, &beta, C, 1, (inc_t)ldc, NULL,
+                 (float *)B, 1, (inc_t)ldb, (float *)A, 1, (inc_t)lda, &beta, C, 1, (inc_t)ldc, ops_blis_cntx(),
                  &rntm);
+}
+
+void ops_gemv_serial(int trans, size_t M, size_t N, float alpha, const float *A, size_t lda, const float *x,
+                     float beta, float *y) {
+    if ((trans ? N : M) == 0) return;
+    rntm_t rntm = BLIS_RNTM_INITIALIZER;
+    bli_rntm_set_num_threads(1, &rntm);
+    /* A row-major M × N matrix is read with row stride lda and column stride 1. */
+    bli_sgemv_ex(trans ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, BLIS_NO_CONJUGATE, (dim_t)M, (dim_t)N, &alpha,
+                 (float *)A, (inc_t)lda, 1, (float *)x, 1, &beta, y, 1, ops_blis_cntx(), &rntm);
 }
 
 /* Rows i0..i0+mi, columns j0..j0+nj of C ← bias[j0..] (each row), for a product with beta = 1. */

@@ -68,6 +68,12 @@ void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
                      const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
                      size_t ldc);
 
+/** Row-major y = alpha · op(A)·x + beta · y on the calling thread: op(A) = A (M × N, leading
+ * dimension lda; x has N entries, y M) or, with trans, Aᵀ (x has M entries, y N). beta = 0 never
+ * reads y. For matrix–vector products inside a caller's parallel loop (attention of one query). */
+void ops_gemv_serial(int trans, size_t M, size_t N, float alpha, const float *A, size_t lda, const float *x,
+                     float beta, float *y);
+
 /** ops_gemm_serial's product over tfm_get_threads() threads: C is cut into tiles of at most
  * OPS_GEMM_TILE_M × OPS_GEMM_TILE_N, smaller for small products (fixed by M, N, K alone, so every
  * element is summed the same way whatever the thread count), handed out dynamically, each tile one
