@@ -1,6 +1,7 @@
 /* Softmax and log-softmax over rows, max-subtracted for stability. */
 #include "ops.h"
 #include "parallel.h"
+#include "vmath.h"
 
 #include <math.h>
 
@@ -14,13 +15,24 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit) {
         return 0;
     }
     float sum = 0.0f;
-    for (size_t j = 0; j < n; j++) {
-        float e = (j >= limit || (mask && mask[j])) ? 0.0f : expf(x[j] - mx);
-        x[j] = e;
-        sum += e;
+    if (mask) {
+#pragma omp simd reduction(+ : sum)
+        for (size_t j = 0; j < limit; j++) {
+            const float e = mask[j] ? 0.0f : ops_expf(x[j] - mx);
+            x[j] = e;
+            sum += e;
+        }
+    } else {
+#pragma omp simd reduction(+ : sum)
+        for (size_t j = 0; j < limit; j++) {
+            const float e = ops_expf(x[j] - mx);
+            x[j] = e;
+            sum += e;
+        }
     }
-    float inv = 1.0f / sum;
-    for (size_t j = 0; j < n; j++) x[j] *= inv;
+    for (size_t j = limit; j < n; j++) x[j] = 0.0f;
+    const float inv = 1.0f / sum;
+    for (size_t j = 0; j < limit; j++) x[j] *= inv;
     return 1;
 }
 
@@ -32,9 +44,10 @@ void log_softmax_forward(float *out, const float *inp, size_t N, size_t V) {
         float mx = -INFINITY;
         for (size_t j = 0; j < V; j++)
             if (x[j] > mx) mx = x[j];
-        double sum = 0.0;
-        for (size_t j = 0; j < V; j++) sum += exp((double)(x[j] - mx));
-        float lse = mx + (float)log(sum);
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (size_t j = 0; j < V; j++) sum += ops_expf(x[j] - mx);
+        const float lse = mx + logf(sum);
         for (size_t j = 0; j < V; j++) y[j] = x[j] - lse;
     }
 }
@@ -47,6 +60,7 @@ void log_softmax_backward(float *dinp, const float *dout, const float *out, size
         for (size_t j = 0; j < V; j++) s += dy[j];
         const float fs = (float)s;
         float *dx = dinp + n * V;
-        for (size_t j = 0; j < V; j++) dx[j] += dy[j] - expf(y[j]) * fs;
+#pragma omp simd
+        for (size_t j = 0; j < V; j++) dx[j] += dy[j] - ops_expf(y[j]) * fs;
     }
 }
