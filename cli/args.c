@@ -101,3 +101,16 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, const cli_opt *opts
     }
     return 0;
 }
+
+const char *cli_given_within(int argc, char **argv, const cli_opt *opts, size_t n_opts, const void *lo,
+                             const void *hi) {
+    for (int i = 1; i < argc; i++) {
+        size_t k = 0;
+        while (k < n_opts && strcmp(opts[k].name, argv[i]) != 0) k++;
+        if (k == n_opts) continue;
+        const char *dst = opts[k].dst;
+        if (dst >= (const char *)lo && dst < (const char *)hi) return opts[k].name;
+        if (opts[k].kind != OPT_FLAG) i++; /* its value */
+    }
+    return NULL;
+}

@@ -33,6 +33,12 @@ typedef struct {
  * reject trailing garbage and overflow; `min_nonneg` style checks are the caller's. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, const cli_opt *opts, size_t n_opts);
 
+/* After a successful cli_parse of the same argv and opts: the name of the first option given on
+ * the command line whose variable lies in the bytes [lo, hi) (e.g. a struct of flags), else NULL.
+ * tfm train uses it to refuse model flags that --init/--resume would ignore. */
+const char *cli_given_within(int argc, char **argv, const cli_opt *opts, size_t n_opts, const void *lo,
+                             const void *hi);
+
 /* Prints "tfm <cmd>: error: ..." to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

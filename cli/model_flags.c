@@ -1,5 +1,8 @@
 #include "model_flags.h"
 
+#include <stdio.h>
+#include <string.h>
+
 model_flags model_flags_default(void) {
     model_flags f;
     f.c = tfm_config_default();
@@ -47,4 +50,61 @@ int model_flags_resolve(const char *cmd, model_flags *f) {
         return 0;
     }
     return 1;
+}
+
+/* The enum field of the configuration that a string flag of f names, or NULL. */
+static const int *enum_field(const model_flags *f, const tfm_config *c, const void *dst) {
+    if (dst == &f->arch) return (const int *)&c->arch;
+    if (dst == &f->activation) return (const int *)&c->activation;
+    if (dst == &f->pe) return (const int *)&c->pe;
+    if (dst == &f->pe_layout) return (const int *)&c->pe_layout;
+    if (dst == &f->rope_pairing) return (const int *)&c->rope_pairing;
+    return NULL;
+}
+
+int model_flags_mismatch(const char *cmd, const cli_opt *opts, size_t n_opts, int argc, char **argv,
+                         model_flags *f, const tfm_config *have, char *msg, size_t cap) {
+    if (!cli_given_within(argc, argv, opts, n_opts, f, f + 1)) return 0;
+    if (!model_flags_resolve(cmd, f)) return -1;
+    for (int i = 1; i < argc; i++) {
+        size_t k = 0;
+        while (k < n_opts && strcmp(opts[k].name, argv[i]) != 0) k++;
+        if (k == n_opts) continue;
+        const cli_opt *o = &opts[k];
+        if (o->kind != OPT_FLAG) i++;
+        const char *dst = o->dst;
+        if (!(dst >= (const char *)f && dst < (const char *)(f + 1))) continue;
+        if (o->kind == OPT_STR) { /* a name, resolved into its enum field of f->c */
+            const int *want = enum_field(f, &f->c, dst), *got = enum_field(f, have, dst);
+            if (want && *want != *got) {
+                snprintf(msg, cap, "%s %s (the checkpoint has %s)", o->name, *(const char *const *)(const void *)dst,
+                         dst == (const char *)&f->pe ? tfm_pe_name(have->pe)
+                         : dst == (const char *)&f->arch ? tfm_arch_name(have->arch)
+                         : dst == (const char *)&f->activation ? tfm_activation_name(have->activation)
+                         : dst == (const char *)&f->pe_layout ? tfm_pe_layout_name(have->pe_layout)
+                                                              : tfm_rope_pairing_name(have->rope_pairing));
+                return 1;
+            }
+            continue;
+        }
+        /* an int or float field of f->c: the same field of the checkpoint's configuration */
+        const size_t off = (size_t)(dst - (const char *)&f->c);
+        const char *theirs = (const char *)have + off;
+        if (o->kind == OPT_FLOAT) {
+            float a, b;
+            memcpy(&a, dst, sizeof a), memcpy(&b, theirs, sizeof b);
+            if (a != b) {
+                snprintf(msg, cap, "%s %g (the checkpoint has %g)", o->name, (double)a, (double)b);
+                return 1;
+            }
+        } else {
+            int a, b;
+            memcpy(&a, dst, sizeof a), memcpy(&b, theirs, sizeof b);
+            if (a != b) {
+                snprintf(msg, cap, "%s %d (the checkpoint has %d)", o->name, a, b);
+                return 1;
+            }
+        }
+    }
+    return 0;
 }

@@ -326,10 +326,10 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
         {"--save", OPT_STR, &f.save, 1, "checkpoint to write (atomically; also every --save-every steps)"},
         {"--save-best", OPT_STR, &f.save_best, 0, "where the best model by validation loss goes "
                                                   "(default: SAVE with .best.safetensors)"},
-        {"--init", OPT_STR, &f.init, 0, "start from this checkpoint's weights instead of a fresh model (model "
-                                        "flags are then ignored)"},
+        {"--init", OPT_STR, &f.init, 0, "start from this checkpoint's weights and configuration (a model flag "
+                                        "that differs from it is an error)"},
         {"--resume", OPT_STR, &f.resume, 0, "continue a run exactly: weights, Adam moments, step, data position, "
-                                            "RNG (same training flags; model flags are ignored)"},
+                                            "RNG (same training flags; a model flag that differs is an error)"},
         {"--steps", OPT_INT, &f.steps, 0, "stop after this many steps"},
         {"--time-limit", OPT_FLOAT, &f.time_limit, 0, "stop after this many minutes of training (0: none)"},
         {"--batch-tokens", OPT_INT, &f.batch_tokens, 0, "tokens per batch, padding included"},
@@ -370,6 +370,26 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
     if (f.init && f.resume) {
         cli_error("train", "--init and --resume exclude each other (--resume also restores the optimizer)");
         return EXIT_USAGE;
+    }
+    /* --init/--resume bring the model's own configuration: a model flag that says otherwise would be
+     * ignored, so it is an error (the same flags repeated with --resume are fine) */
+    const char *start = f.resume ? f.resume : f.init;
+    if (start && cli_given_within(argc, argv, opts, sizeof opts / sizeof opts[0], &mf, &mf + 1)) {
+        tfm_model *m = NULL;
+        if (tfm_model_load(start, &m) != TFM_OK) {
+            cli_error("train", "%s", tfm_last_error());
+            return EXIT_RUNTIME;
+        }
+        char why[256];
+        const int bad = model_flags_mismatch("train", opts, sizeof opts / sizeof opts[0], argc, argv, &mf,
+                                             tfm_model_config(m), why, sizeof why);
+        tfm_model_free(m);
+        if (bad) {
+            if (bad > 0)
+                cli_error("train", "%s: %s keeps the checkpoint's model configuration; drop the flag or start a "
+                                   "new model", why, f.resume ? "--resume" : "--init");
+            return EXIT_USAGE;
+        }
     }
     tc->lr = f.lr;
     tc->warmup = f.warmup;

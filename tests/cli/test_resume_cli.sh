@@ -59,4 +59,13 @@ expect_fail "resume with other batches" 1 "was trained with --batch-tokens 300 b
   "${ARGS[@]}" --batch-tokens 400 --steps 30 --resume "$WORK/split.safetensors" --save "$WORK/x.st"
 expect_fail "--init with --resume" 2 "exclude each other" "$TFM" train "${ARGS[@]}" --init "$WORK/kill.st" \
   --resume "$WORK/kill.st" --save "$WORK/x.st"
+# --resume/--init keep the checkpoint's configuration: the run's own model flags may be repeated
+# (ARGS above does), a model flag that differs is an error, not silently ignored
+expect_fail "resume with another --pe" 2 "--pe rope (the checkpoint has sinusoidal)" "$TFM" train "${ARGS[@]}" \
+  --pe rope --steps 30 --resume "$WORK/split.safetensors" --save "$WORK/x.st"
+expect_fail "resume with another --d-model" 2 "--d-model 64 (the checkpoint has 32)" "$TFM" train "${ARGS[@]}" \
+  --d-model 64 --steps 30 --resume "$WORK/split.safetensors" --save "$WORK/x.st"
+expect_fail "init with --pe-zero-pad" 2 "--pe-zero-pad 1 (the checkpoint has 0)" "$TFM" train "${ARGS[@]}" \
+  --pe-zero-pad --steps 1 --init "$WORK/split.safetensors" --save "$WORK/x.st"
+[ ! -e "$WORK/x.st" ] && ok || bad "a refused run wrote its --save"
 finish resume_cli
