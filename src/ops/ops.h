@@ -313,6 +313,12 @@ void layernorm_dropout_backward(float *dres, float *dsub, float *dweight, float 
                                 const float *res, const float *weight, const float *mean, const float *rstd,
                                 const uint8_t *mask, float p, size_t N, size_t C);
 
+/** Fills BLIS's internal pools (small blocks, packing buffers) for `threads` products running at
+ * once (at most 64), so that later products allocate nothing however they overlap; once per
+ * process for the largest count asked (thread-safe). Called by context_reserve with
+ * tfm_get_threads(): a training step then makes no allocator call (test_step_noalloc). */
+void ops_blas_reserve(int threads);
+
 /** dinp[i] = dout[i] · mask[i]/(1 − p), WRITTEN (p ≥ 1: zeros): dropout_backward without the
  * zeroed buffer it accumulates into. */
 void dropout_backward_write(float *dinp, const float *dout, const uint8_t *mask, float p, size_t n);
