@@ -63,6 +63,40 @@ void ffn_act_dropout_forward(float *act, uint8_t *mask, const float *pre, int ge
  * and walks every row, so the sums are in row order whatever the thread count. */
 #define FFN_COL_BLOCK 128
 
+/* One row's run of n columns of the backward pass: dpre = (dact · scale if kept, else 0) through
+ * the activation's derivative, acc += dpre. These are the products of the reference (dropout_backward
+ * then relu/gelu_backward into zeroed buffers), in the same order; scale = 1 without dropout
+ * (dact · 1 is dact). Written as separate branch-free loops so that the ReLU ones vectorise. */
+static void relu_cols(float *dpre, double *acc, const float *dact, const uint8_t *mk, const float *pre, float scale,
+                      size_t n) {
+    if (mk) {
+        LOOP_IVDEP
+        for (size_t c = 0; c < n; c++) {
+            const float g = dact[c] * scale;
+            const float v = (mk[c] != 0) & (pre[c] > 0.0f) ? g : 0.0f;
+            dpre[c] = v;
+            acc[c] += v;
+        }
+    } else {
+        LOOP_IVDEP
+        for (size_t c = 0; c < n; c++) {
+            const float v = pre[c] > 0.0f ? dact[c] : 0.0f;
+            dpre[c] = v;
+            acc[c] += v;
+        }
+    }
+}
+
+static void gelu_cols(float *dpre, double *acc, const float *dact, const uint8_t *mk, const float *pre, float scale,
+                      size_t n) {
+    for (size_t c = 0; c < n; c++) {
+        const float g = mk ? (mk[c] ? dact[c] * scale : 0.0f) : dact[c];
+        const float v = g * dact_of(pre[c], 1);
+        dpre[c] = v;
+        acc[c] += v;
+    }
+}
+
 void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, const uint8_t *mask, const float *pre,
                               int gelu, float p, size_t N, size_t F) {
     if (N == 0 || F == 0) return;
@@ -71,22 +105,17 @@ void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, cons
     const size_t nblk = (F + FFN_COL_BLOCK - 1) / FFN_COL_BLOCK;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(N * F))
     for (size_t blk = 0; blk < nblk; blk++) {
-        const size_t c0 = blk * FFN_COL_BLOCK, c1 = c0 + FFN_COL_BLOCK < F ? c0 + FFN_COL_BLOCK : F;
+        const size_t c0 = blk * FFN_COL_BLOCK, nc = F - c0 < FFN_COL_BLOCK ? F - c0 : FFN_COL_BLOCK;
         double acc[FFN_COL_BLOCK] = {0};
         for (size_t r = 0; r < N; r++) {
-            const size_t o = r * F;
-            LOOP_IVDEP
-            for (size_t c = c0; c < c1; c++) {
-                /* dropout_backward then relu/gelu_backward, each into a zeroed buffer: the same
-                 * products in the same order */
-                const float g = drop ? (mask[o + c] ? dact[o + c] * scale : 0.0f) : dact[o + c];
-                const float v = gelu ? g * dact_of(pre[o + c], 1) : (pre[o + c] > 0.0f ? g : 0.0f);
-                dpre[o + c] = v;
-                acc[c - c0] += v;
-            }
+            const size_t o = r * F + c0;
+            if (gelu)
+                gelu_cols(dpre + o, acc, dact + o, drop ? mask + o : NULL, pre + o, scale, nc);
+            else
+                relu_cols(dpre + o, acc, dact + o, drop ? mask + o : NULL, pre + o, scale, nc);
         }
         if (dbias)
-            for (size_t c = c0; c < c1; c++) dbias[c] += (float)acc[c - c0];
+            for (size_t c = 0; c < nc; c++) dbias[c0 + c] += (float)acc[c];
     }
 }
 
