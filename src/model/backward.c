@@ -189,9 +189,14 @@ static void stack_backward(const bctx *c, const stack_ref *r, const stack_acts *
     const size_t N = c->B * r->T, d = c->d;
     const int nl = r->sd->n_layers, ns = r->sd->block.n_sub;
     const float *top = nl > 0 ? block_out(c->cfg, &A->layers[nl - 1].blk[ns - 1]) : A->x0;
-    zero(w->d_stream, N * d);
-    layernorm_backward(w->d_stream, r->gs->norm_weight, r->gs->norm_bias, dout, top, r->ps->norm_weight, A->out_mean,
-                       A->out_rstd, N, d);
+    if (!c->reference) /* the final LayerNorm's input gradient written, not added to a zeroed buffer */
+        layernorm_dropout_backward(w->d_stream, NULL, r->gs->norm_weight, r->gs->norm_bias, dout, top,
+                                   r->ps->norm_weight, A->out_mean, A->out_rstd, NULL, 0.0f, N, d);
+    else {
+        zero(w->d_stream, N * d);
+        layernorm_backward(w->d_stream, r->gs->norm_weight, r->gs->norm_bias, dout, top, r->ps->norm_weight,
+                           A->out_mean, A->out_rstd, N, d);
+    }
     if (r->mem) zero(w->d_memory, c->B * r->S_mem * d); /* this stack's cross-attention fills it */
     for (int l = nl - 1; l >= 0; l--) {
         const layer_acts *L = &A->layers[l];
