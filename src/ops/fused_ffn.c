@@ -73,7 +73,7 @@ static void relu_cols(float *dpre, double *acc, const float *dact, const uint8_t
         LOOP_IVDEP
         for (size_t c = 0; c < n; c++) {
             const float g = dact[c] * scale;
-            const float v = (mk[c] != 0) & (pre[c] > 0.0f) ? g : 0.0f;
+            const float v = ((mk[c] != 0) & (pre[c] > 0.0f)) ? g : 0.0f;
             dpre[c] = v;
             acc[c] += v;
         }
