@@ -18,11 +18,16 @@ typedef struct {
     int drop; /* dropout was applied in the forward */
     float p;
     size_t B, d, H, d_ff;
+    int reference; /* 1: the unfused reference kernels for the FFN and the residual wrappers */
 } bctx;
 
 /* The gradient reaching a sub-layer's output before its dropout: d_sub = dropout⁻¹(dout). */
 static const float *undrop(const bctx *c, float *buf, const float *dout, const uint8_t *mask, size_t n) {
     if (!c->drop) return dout;
+    if (!c->reference) {
+        dropout_backward_write(buf, dout, mask, c->p, n);
+        return buf;
+    }
     zero(buf, n);
     dropout_backward(buf, dout, mask, c->p, n);
     return buf;
@@ -81,6 +86,12 @@ static void ffn_backward(const bctx *c, layer_params *g, const layer_params *p, 
                          const float *dout, const float *x, size_t N) {
     grad_workspace *w = c->w;
     const size_t d = c->d, d_ff = c->d_ff;
+    if (!c->reference) { /* fused_ffn.c: the hidden gradient written, then one element-wise pass */
+        ffn_backward_fused(dx, g->linear1_weight, g->linear1_bias, g->linear2_weight, g->linear2_bias, w->d_big, dout,
+                           x, L->ff_pre, L->ff_act, c->drop ? L->ff_drop : NULL, p->linear1_weight, p->linear2_weight,
+                           c->cfg->activation == TFM_ACT_GELU, c->p, N, d, d_ff);
+        return;
+    }
     zero(w->d_big, N * d_ff);
     linear_backward(w->d_big, g->linear2_weight, g->linear2_bias, dout, L->ff_act, p->linear2_weight, N, d_ff, d);
     const float *dact = w->d_big;
@@ -119,23 +130,30 @@ static void sublayer_backward(const bctx *c, const stack_ref *r, int k, layer_pa
     const size_t N = c->B * r->T, d = c->d;
     float *G = w->d_stream;
     const float *sub_in; /* what f saw */
-    const float *dsub;   /* gradient of f's output (after its dropout) */
     float *dsub_in;      /* where f's input gradient accumulates */
-    if (!c->cfg->norm_first) {
+    const float *dout;   /* gradient of f's output before its dropout */
+    if (!c->cfg->norm_first && !c->reference) {
+        /* fused_norm.c: G ← LN'(G) in place (the residual path), d_sub ← dropout⁻¹(G) (always a
+         * buffer of its own: f accumulates its input gradient into G while reading d_sub) */
+        layernorm_dropout_backward(G, w->d_sub, g->norm_weight[k], g->norm_bias[k], G, b->res, p->norm_weight[k],
+                                   b->ln_mean, b->ln_rstd, c->drop ? b->drop : NULL, c->p, N, d);
+        sub_in = x;
+        dsub_in = G;
+        dout = w->d_sub;
+    } else if (!c->cfg->norm_first) {
         zero(w->d_res, N * d);
         layernorm_backward(w->d_res, g->norm_weight[k], g->norm_bias[k], G, b->res, p->norm_weight[k], b->ln_mean,
                            b->ln_rstd, N, d);
         memcpy(G, w->d_res, N * d * sizeof(float)); /* the residual path */
         sub_in = x;
-        dsub = w->d_res;
         dsub_in = G;
+        dout = undrop(c, w->d_sub, w->d_res, b->drop, N * d);
     } else {
         zero(w->d_res, N * d);
         sub_in = b->ln;
-        dsub = G;
         dsub_in = w->d_res; /* dL/d LN(x), then through the LayerNorm into G */
+        dout = undrop(c, w->d_sub, G, b->drop, N * d);
     }
-    const float *dout = undrop(c, w->d_sub, dsub, b->drop, N * d);
     switch (r->sd->block.sub[k]) {
     case SUB_SELF_ATTN:
         self_attention_backward(c, r->gs, r->ps, g, p, r->sd->block.self_mask, &L->self_attn, dsub_in, dout, sub_in,
@@ -171,9 +189,14 @@ static void stack_backward(const bctx *c, const stack_ref *r, const stack_acts *
     const size_t N = c->B * r->T, d = c->d;
     const int nl = r->sd->n_layers, ns = r->sd->block.n_sub;
     const float *top = nl > 0 ? block_out(c->cfg, &A->layers[nl - 1].blk[ns - 1]) : A->x0;
-    zero(w->d_stream, N * d);
-    layernorm_backward(w->d_stream, r->gs->norm_weight, r->gs->norm_bias, dout, top, r->ps->norm_weight, A->out_mean,
-                       A->out_rstd, N, d);
+    if (!c->reference) /* the final LayerNorm's input gradient written, not added to a zeroed buffer */
+        layernorm_dropout_backward(w->d_stream, NULL, r->gs->norm_weight, r->gs->norm_bias, dout, top,
+                                   r->ps->norm_weight, A->out_mean, A->out_rstd, NULL, 0.0f, N, d);
+    else {
+        zero(w->d_stream, N * d);
+        layernorm_backward(w->d_stream, r->gs->norm_weight, r->gs->norm_bias, dout, top, r->ps->norm_weight,
+                           A->out_mean, A->out_rstd, N, d);
+    }
     if (r->mem) zero(w->d_memory, c->B * r->S_mem * d); /* this stack's cross-attention fills it */
     for (int l = nl - 1; l >= 0; l--) {
         const layer_acts *L = &A->layers[l];
@@ -194,7 +217,7 @@ void model_backward(tfm_context *ctx, model_params *grads, grad_workspace *w, co
     const activations *A = &ctx->acts;
     const model_params *P = &ctx->m->p;
     bctx c = {cfg, pe_of(cfg), w, drop && drop->p > 0.0f, drop ? drop->p : 0.0f, (size_t)A->B, (size_t)cfg->d_model,
-              (size_t)cfg->n_heads, (size_t)cfg->d_ff};
+              (size_t)cfg->n_heads, (size_t)cfg->d_ff, ctx->reference_kernels};
     const size_t B = c.B, d = c.d;
     model_desc md;
     model_describe(cfg, &md);

@@ -1,6 +1,7 @@
 /* Contexts: one thread's working memory for a model — the activation workspace, laid out per batch
  * shape in one arena that grows on demand, and the KV cache. */
 #include "model_internal.h"
+#include "ops.h"
 #include "pe.h"
 
 #include <stdlib.h>
@@ -105,6 +106,7 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) 
     RETURN_IF(tfm_model_estimate_bytes(cfg, B, S, T) == 0, TFM_ERR_NOMEM,
               "a batch of %d x (%d, %d) tokens is too large to lay out", B, S, T);
     TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)(S > T ? S : T), training));
+    ops_blas_reserve(ops_threads()); /* BLIS's pools for the team: no product allocates later */
     const size_t need = activations_bytes(cfg, B, S, T, training);
     if (need > ctx->act_arena.cap) {
         /* grow: what a batch needs is its layout's bytes, not the largest B, S and T seen apart */

@@ -49,7 +49,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
     const stack_acts *M = sd->memory >= 0 ? &ctx->acts.stack[sd->memory] : NULL;
     layer_call c = {cfg, pe, sp, &sd->block, B, T, 0, A->pad, T, M ? (size_t)M->T : 0, M ? M->pad : NULL,
-                    NULL, NULL, 0};
+                    NULL, NULL, 0, ctx->reference_kernels};
     const float *x = A->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         layer_acts *L = &A->layers[l];
@@ -135,7 +135,8 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     dropper dr = {NULL, 0};
     embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0, tokens, tokens_stride, B, 1, d, t);
     /* the batched pass's layer code with T = 1 at pos0 = t: keys and values from the cache */
-    layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * d};
+    layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * d,
+                       ctx->reference_kernels};
     const float *x = c->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         call.cache_k = c->self_k[l];

@@ -22,9 +22,17 @@ static const float *block_enter(block_acts *b, const float *x, const float *w, c
 }
 
 /* Drops out the sub-layer output, adds the residual and, post-LN, normalises; returns the block's
- * output. */
+ * output. Fused (residual_dropout_layernorm_forward: one pass per row), or with reference = 1 the
+ * unfused kernels it is tested against. */
 static const float *block_leave(dropper *dr, block_acts *b, const float *x, float *sub, const float *w,
-                                const float *bias, size_t N, size_t d, const tfm_config *cfg) {
+                                const float *bias, size_t N, size_t d, const tfm_config *cfg, int reference) {
+    if (!reference) {
+        const uint64_t seed = dr->cfg ? dropper_site_seed(dr) : 0;
+        residual_dropout_layernorm_forward(b->res, dr->cfg ? b->drop : NULL, cfg->norm_first ? NULL : b->ln,
+                                           b->ln_mean, b->ln_rstd, x, sub, w, bias, dr->cfg ? dr->cfg->p : 0.0f, seed,
+                                           N, d, cfg->layer_norm_eps);
+        return cfg->norm_first ? b->res : b->ln;
+    }
     dropper_apply(dr, sub, b->drop, N * d);
     residual_forward(b->res, x, sub, N * d);
     if (cfg->norm_first) return b->res;
@@ -100,9 +108,17 @@ static void cross_attention(dropper *dr, const layer_call *c, mha_acts *a, const
     linear_forward(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
 }
 
-/* FFN(x) = act(x W_1 + b_1) W_2 + b_2 (§3.3, eq. 2). */
+/* FFN(x) = act(x W_1 + b_1) W_2 + b_2 (§3.3, eq. 2), with dropout on the hidden layer as PyTorch.
+ * Fused (ffn_forward_fused: activation and dropout in one pass), or the unfused reference. */
 static void ffn(dropper *dr, layer_acts *L, const layer_params *p, const float *x, size_t N, size_t d, size_t d_ff,
-                tfm_activation act) {
+                tfm_activation act, int reference) {
+    if (!reference) {
+        const uint64_t seed = dr->cfg ? dropper_site_seed(dr) : 0;
+        ffn_forward_fused(L->ff_out, L->ff_pre, L->ff_act, dr->cfg ? L->ff_drop : NULL, x, p->linear1_weight,
+                          p->linear1_bias, p->linear2_weight, p->linear2_bias, act == TFM_ACT_GELU,
+                          dr->cfg ? dr->cfg->p : 0.0f, seed, N, d, d_ff);
+        return;
+    }
     linear_forward(L->ff_pre, x, p->linear1_weight, p->linear1_bias, N, d, d_ff);
     if (act == TFM_ACT_GELU)
         gelu_forward(L->ff_act, L->ff_pre, N * d_ff);
@@ -129,11 +145,11 @@ const float *layer_forward(dropper *dr, const layer_call *c, layer_acts *L, cons
             sub = L->cross_attn.proj;
             break;
         default:
-            ffn(dr, L, W, in, N, d, (size_t)cfg->d_ff, cfg->activation);
+            ffn(dr, L, W, in, N, d, (size_t)cfg->d_ff, cfg->activation, c->reference);
             sub = L->ff_out;
             break;
         }
-        x = block_leave(dr, b, x, sub, W->norm_weight[k], W->norm_bias[k], N, d, cfg);
+        x = block_leave(dr, b, x, sub, W->norm_weight[k], W->norm_bias[k], N, d, cfg, c->reference);
     }
     return x;
 }

@@ -37,6 +37,8 @@ typedef struct {
                                  stride cache_bstride = cap·d: the T new keys/values are stored at
                                  positions pos0.. and attention reads positions 0..pos0+T−1 */
     size_t cache_bstride;
+    int reference;            /* 1: the unfused reference kernels for the FFN and the residual
+                                 wrappers (tfm_context.reference_kernels); 0: the fused ones */
 } layer_call;
 
 /** Runs one block (its sub-layers in order, each in its residual + LayerNorm wrapper) on x

@@ -158,6 +158,8 @@ struct tfm_context {
     activations acts;
     kv_cache cache;
     pe_states pe; /* the position encoding's state per stack (FLOATER's cached table), if it keeps one */
+    int reference_kernels; /* 1: the FFN and the residual wrappers run the unfused reference kernels
+                              (tests compare the fused default against them; docs/KERNELS.md) */
 };
 
 /** Makes sure the context's workspace holds a batch of (B, S, T) (with the training buffers if

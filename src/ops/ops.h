@@ -255,4 +255,72 @@ double sum_squares(const float *x, size_t n);
 /** x[i] *= s. */
 void scale_inplace(float *x, float s, size_t n);
 
+/* ---- fused_ffn.c, fused_norm.c: element-wise work fused around the products ------------------
+ * docs/KERNELS.md, section "Element-wise". Each has the unfused kernels above as its reference
+ * path (named in its comment) and gives the same bits; tests/unit/test_fused_ffn.c and
+ * test_fused_norm.c hold them to it. Masks and parameter-gradient sums are those of the reference
+ * kernels, so the results do not depend on the thread count. */
+
+/** The FFN's hidden layer after linear1: act[n] = dropout(φ(pre[n])), φ = ReLU (gelu = 0) or the
+ * exact GELU (gelu = 1), in one pass; mask[n] = dropout_keep(seed, n, p) saved. mask NULL or
+ * p ≤ 0: the activation alone (inference). Reference: relu_forward / gelu_forward, then
+ * dropout_forward(act, mask, act, p, seed, n). act may equal pre. */
+void ffn_act_dropout_forward(float *act, uint8_t *mask, const float *pre, int gelu, float p, uint64_t seed,
+                             size_t n);
+
+/** Backward of ffn_act_dropout_forward over pre[N, F], in one pass:
+ *   dpre[N, F] = dact · mask/(1 − p) · φ'(pre)     WRITTEN (not accumulated); dpre may equal dact
+ *   dbias[F]  += Σ_n dpre[n, :]                      ACCUMULATED (linear1's bias gradient), summed
+ *                                                    in double in row order; dbias may be NULL.
+ * mask NULL or p ≤ 0: no dropout. Reference: dropout_backward and relu_backward / gelu_backward
+ * into zeroed buffers, then linear_backward's bias sum. */
+void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, const uint8_t *mask, const float *pre,
+                              int gelu, float p, size_t N, size_t F);
+
+/** The position-wise FFN (Vaswani et al. 2017, §3.3, eq. 2) with PyTorch's hidden dropout:
+ *   pre[N, F] = x[N, d]·W_1ᵀ + b_1,  act[N, F] = dropout(φ(pre)),  out[N, d] = act·W_2ᵀ + b_2.
+ * W_1 (F, d), W_2 (d, F); mask [N·F] as ffn_act_dropout_forward (NULL: no dropout). Saves pre,
+ * act and mask for ffn_backward_fused. */
+void ffn_forward_fused(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
+                       const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed, size_t N,
+                       size_t d, size_t F);
+
+/** Backward of ffn_forward_fused from dout[N, d]: dx[N, d], dw1, db1, dw2, db2 ACCUMULATED (+=; any
+ * parameter gradient may be NULL); dhid [N, F] is the caller's workspace (overwritten: the product
+ * dout·W_2 is WRITTEN into it, then the activation/dropout backward runs in place with db1's sum).
+ * Reference: linear_backward, dropout_backward, relu/gelu_backward, linear_backward. */
+void ffn_backward_fused(float *dx, float *dw1, float *db1, float *dw2, float *db2, float *dhid, const float *dout,
+                        const float *x, const float *pre, const float *act, const uint8_t *mask, const float *w1,
+                        const float *w2, int gelu, float p, size_t N, size_t d, size_t F);
+
+/** The exit of a residual wrapper, one pass per row of C (Vaswani et al. 2017, §3.1, §5.4):
+ *   res[N, C] = x + dropout(sub)   (mask[N·C] saved; mask NULL or p ≤ 0: no dropout)
+ *   post-LN (ln_out != NULL): ln_out[N, C] = LayerNorm(res) as layernorm_forward, with mean[N] and
+ *   rstd[N] saved; pre-LN: ln_out, mean, rstd NULL. sub is not modified.
+ * Reference: dropout_forward (in place on sub), residual_forward, layernorm_forward. */
+void residual_dropout_layernorm_forward(float *res, uint8_t *mask, float *ln_out, float *mean, float *rstd,
+                                        const float *x, const float *sub, const float *weight, const float *bias,
+                                        float p, uint64_t seed, size_t N, size_t C, float eps);
+
+/** Backward of the post-LN exit, from dout[N, C] = dL/d LayerNorm(res):
+ *   dres[N, C] = LayerNorm backward of dout (layernorm_backward's formula), WRITTEN; dres may
+ *                equal dout (in place)
+ *   dsub[N, C] = dres · mask/(1 − p), WRITTEN (the sub-layer's output gradient through its
+ *                dropout; mask NULL or p ≤ 0: a copy of dres); dsub NULL: not wanted
+ *   dweight[C], dbias[C] ACCUMULATED (nullable), summed in double in row order.
+ * Reference: layernorm_backward into a zeroed buffer, then dropout_backward into a zeroed one. */
+void layernorm_dropout_backward(float *dres, float *dsub, float *dweight, float *dbias, const float *dout,
+                                const float *res, const float *weight, const float *mean, const float *rstd,
+                                const uint8_t *mask, float p, size_t N, size_t C);
+
+/** Fills BLIS's internal pools (small blocks, packing buffers) for `threads` products running at
+ * once (at most 64), so that later products allocate nothing however they overlap; once per
+ * process for the largest count asked (thread-safe). Called by context_reserve with
+ * tfm_get_threads(): a training step then makes no allocator call (test_step_noalloc). */
+void ops_blas_reserve(int threads);
+
+/** dinp[i] = dout[i] · mask[i]/(1 − p), WRITTEN (p ≥ 1: zeros): dropout_backward without the
+ * zeroed buffer it accumulates into. */
+void dropout_backward_write(float *dinp, const float *dout, const uint8_t *mask, float p, size_t n);
+
 #endif

@@ -1,0 +1,139 @@
+/* The position-wise feed-forward network (Vaswani et al. 2017, §3.3, eq. 2) with its element-wise
+ * work fused around the two products: forward, linear1 (bias inside the product, as
+ * linear_forward), then activation + dropout (§5.4 puts none there, but PyTorch's
+ * nn.TransformerEncoderLayer does: dropout(activation(linear1(x)))) in one pass; backward, the
+ * dropout mask, the activation's derivative and linear1's bias gradient in one pass over the
+ * hidden gradient, which the product with W_2 WRITES (beta = 0) instead of accumulating into a
+ * zeroed buffer. The reference path is the unfused kernels (relu_forward / gelu_forward,
+ * dropout_forward, their backwards, linear_backward's bias sum): tests/unit/test_fused_ffn.c
+ * compares the two bit for bit. docs/KERNELS.md, section "Element-wise". */
+#include "ops.h"
+#include "parallel.h"
+
+#include <math.h>
+
+/* See fused_norm.c: the backward pass runs in place (dpre == dact). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LOOP_IVDEP _Pragma("GCC ivdep")
+#else
+#define LOOP_IVDEP
+#endif
+
+/* The activation of one element, written as activation.c writes it (so the two paths agree to
+ * the bit): ReLU, or the exact GELU x·Φ(x). */
+static inline float act_of(float x, int gelu) {
+    if (!gelu) return x > 0.0f ? x : 0.0f;
+    const float inv_sqrt2 = 0.70710678118654752f;
+    return 0.5f * x * (1.0f + erff(x * inv_sqrt2));
+}
+
+/* The activation's derivative at x (activation.c's relu_backward / gelu_backward). */
+static inline float dact_of(float x, int gelu) {
+    if (!gelu) return x > 0.0f ? 1.0f : 0.0f;
+    const float inv_sqrt2 = 0.70710678118654752f, inv_sqrt_2pi = 0.39894228040143268f;
+    float cdf = 0.5f * (1.0f + erff(x * inv_sqrt2));
+    float pdf = inv_sqrt_2pi * expf(-0.5f * x * x);
+    return cdf + x * pdf;
+}
+
+void ffn_act_dropout_forward(float *act, uint8_t *mask, const float *pre, int gelu, float p, uint64_t seed,
+                             size_t n) {
+    if (!mask || p <= 0.0f) { /* inference, or no dropout: the activation alone */
+        if (gelu)
+            gelu_forward(act, pre, n);
+        else
+            relu_forward(act, pre, n);
+        return;
+    }
+    if (p >= 1.0f) { /* everything dropped, as dropout_forward */
+        dropout_forward(act, mask, pre, p, seed, n);
+        return;
+    }
+    const float scale = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(dynamic, OPS_ELEM_CHUNK) num_threads(ops_team(n))
+    for (size_t i = 0; i < n; i++) {
+        const int keep = dropout_keep(seed, i, p);
+        const float a = act_of(pre[i], gelu);
+        act[i] = keep ? a * scale : 0.0f;
+        mask[i] = (uint8_t)keep;
+    }
+}
+
+/* Columns per chunk of the backward pass: each chunk owns the bias-gradient sums of its columns
+ * and walks every row, so the sums are in row order whatever the thread count. */
+#define FFN_COL_BLOCK 128
+
+/* One row's run of n columns of the backward pass: dpre = (dact · scale if kept, else 0) through
+ * the activation's derivative, acc += dpre. These are the products of the reference (dropout_backward
+ * then relu/gelu_backward into zeroed buffers), in the same order; scale = 1 without dropout
+ * (dact · 1 is dact). Written as separate branch-free loops so that the ReLU ones vectorise. */
+static void relu_cols(float *dpre, double *acc, const float *dact, const uint8_t *mk, const float *pre, float scale,
+                      size_t n) {
+    if (mk) {
+        LOOP_IVDEP
+        for (size_t c = 0; c < n; c++) {
+            const float g = dact[c] * scale;
+            const float v = ((mk[c] != 0) & (pre[c] > 0.0f)) ? g : 0.0f;
+            dpre[c] = v;
+            acc[c] += v;
+        }
+    } else {
+        LOOP_IVDEP
+        for (size_t c = 0; c < n; c++) {
+            const float v = pre[c] > 0.0f ? dact[c] : 0.0f;
+            dpre[c] = v;
+            acc[c] += v;
+        }
+    }
+}
+
+static void gelu_cols(float *dpre, double *acc, const float *dact, const uint8_t *mk, const float *pre, float scale,
+                      size_t n) {
+    for (size_t c = 0; c < n; c++) {
+        const float g = mk ? (mk[c] ? dact[c] * scale : 0.0f) : dact[c];
+        const float v = g * dact_of(pre[c], 1);
+        dpre[c] = v;
+        acc[c] += v;
+    }
+}
+
+void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, const uint8_t *mask, const float *pre,
+                              int gelu, float p, size_t N, size_t F) {
+    if (N == 0 || F == 0) return;
+    const int drop = mask && p > 0.0f;
+    const float scale = drop ? (p < 1.0f ? 1.0f / (1.0f - p) : 0.0f) : 1.0f;
+    const size_t nblk = (F + FFN_COL_BLOCK - 1) / FFN_COL_BLOCK;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(N * F))
+    for (size_t blk = 0; blk < nblk; blk++) {
+        const size_t c0 = blk * FFN_COL_BLOCK, nc = F - c0 < FFN_COL_BLOCK ? F - c0 : FFN_COL_BLOCK;
+        double acc[FFN_COL_BLOCK] = {0};
+        for (size_t r = 0; r < N; r++) {
+            const size_t o = r * F + c0;
+            if (gelu)
+                gelu_cols(dpre + o, acc, dact + o, drop ? mask + o : NULL, pre + o, scale, nc);
+            else
+                relu_cols(dpre + o, acc, dact + o, drop ? mask + o : NULL, pre + o, scale, nc);
+        }
+        if (dbias)
+            for (size_t c = 0; c < nc; c++) dbias[c0 + c] += (float)acc[c];
+    }
+}
+
+void ffn_forward_fused(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
+                       const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed, size_t N,
+                       size_t d, size_t F) {
+    linear_forward(pre, x, w1, b1, N, d, F);
+    ffn_act_dropout_forward(act, mask, pre, gelu, p, seed, N * F);
+    linear_forward(out, act, w2, b2, N, F, d);
+}
+
+void ffn_backward_fused(float *dx, float *dw1, float *db1, float *dw2, float *db2, float *dhid, const float *dout,
+                        const float *x, const float *pre, const float *act, const uint8_t *mask, const float *w1,
+                        const float *w2, int gelu, float p, size_t N, size_t d, size_t F) {
+    if (N == 0) return;
+    /* dhid (N, F) = dout (N, d) · W_2 (d, F), WRITTEN: no zeroed buffer to accumulate into */
+    ops_gemm(0, 0, N, F, d, 1.0f, dout, d, w2, F, 0.0f, dhid, F);
+    linear_backward(NULL, dw2, db2, dout, act, w2, N, F, d);
+    ffn_act_dropout_backward(dhid, db1, dhid, mask, pre, gelu, p, N, F); /* in place */
+    linear_backward(dx, dw1, NULL, dhid, x, w1, N, d, F);
+}
