@@ -5,6 +5,7 @@
 
 #include "ops.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const float *block_out(const tfm_config *cfg, const block_acts *b) { return cfg->norm_first ? b->res : b->ln; }
@@ -32,13 +33,29 @@ static const float *block_leave(dropper *dr, block_acts *b, const float *x, floa
     return b->ln;
 }
 
-/* Attention with this site's dropout on the weights (attn_args filled by the caller). */
+int attn_use_fused(const tfm_config *cfg, int cross, int training) {
+    if (!training) return 0; /* decoding and scoring: the reference path (T = 1 steps, KV cache) */
+    const char *env = getenv("TFM_ATTN");
+    if (env && strcmp(env, "reference") == 0) return 0;
+    if (cross) return 1; /* no position term, no bias */
+    const pe_kind *pe = pe_of(cfg);
+    return pe->rel_tables == NULL && pe->bias_backward == NULL;
+}
+
+/* Attention with this site's dropout on the weights (attn_args filled by the caller), on the path
+ * the layout chose (attn_use_fused): fused when it saved room for the log-sum-exp, else the
+ * reference kernels with their [B, H, T, S] weights. */
 static void attend(dropper *dr, mha_acts *a, const float *q, const float *k, const float *v, attn_args *args) {
     if (dr->cfg) {
         args->dropout_p = dr->cfg->p;
         args->dropout_seed = dropper_site_seed(dr);
     }
-    attn_forward(a->att, a->probs, dr->cfg ? a->probs_drop : NULL, q, k, v, args);
+    if (a->lse) {
+        a->fused_args = *args; /* the backward recomputes the scores and masks from these */
+        attn_fused_forward(a->att, a->lse, q, k, v, args, a->fws, a->fws_slots);
+    } else {
+        attn_forward(a->att, a->probs, dr->cfg ? a->probs_drop : NULL, q, k, v, args);
+    }
 }
 
 /* Masked multi-head self-attention (§3.2.2–3.2.3) of the call's T positions: Q|K|V of the new
