@@ -37,8 +37,8 @@ static void take_block(tfm_arena *a, block_acts *b, size_t N, size_t d, int trai
 }
 
 /* An attention sub-layer of B·T queries over S keys; cross: the memory's K|V (B·S, 2d) if own_kv. */
-static void take_mha(const tfm_config *cfg, tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H, size_t d, int cross,
-                     int own_kv, int bias, int training) {
+static void take_mha(const tfm_config *cfg, tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H,
+                     size_t d, int cross, int own_kv, int bias, int training) {
     const size_t N = B * T;
     m->q = cross ? arena_take_f32(a, N * d) : NULL;
     m->qkv = !cross ? arena_take_f32(a, N * 3 * d) : own_kv ? arena_take_f32(a, B * S * 2 * d) : NULL;

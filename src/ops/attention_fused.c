@@ -1,5 +1,6 @@
-/* Fused multi-head attention for training (Dao et al. 2022, "FlashAttention", Alg. 1 forward,
- * Alg. 2 backward; Milakov & Gimelshein 2018 for the online softmax): per (batch row, head) and per
+/* Fused multi-head attention for training (Dao et al. 2022, "FlashAttention": Alg. 1, and Alg. 2 of
+ * Appendix B with masking and dropout, forward; Alg. 4 backward; Milakov & Gimelshein 2018 for the
+ * online softmax): per (batch row, head) and per
  * tile of ATTN_FUSED_BQ queries, the scores of one tile of ATTN_FUSED_BK keys at a time, masked,
  * folded into a running max and sum, and the output accumulated with rescaling; only each query
  * row's log-sum-exp is kept. The backward recomputes the probabilities tile by tile from it and the
@@ -69,7 +70,7 @@ static void tile_dropout(float *W, const attn_args *a, size_t off, size_t t0, si
     }
 }
 
-/* Forward of one (b, h), queries [t0, t0 + nq): Alg. 1's inner loop over key tiles. */
+/* Forward of one (b, h), queries [t0, t0 + nq): Alg. 2's inner loop over key tiles. */
 static void fwd_tile(float *O, float *lse, const float *Q, const float *K, const float *Vh, const attn_args *a,
                      size_t b, size_t h, size_t t0, size_t nq, float *ws, float scale) {
     const size_t BK = ATTN_FUSED_BK, d = a->H * a->d_k, d_k = a->d_k;
@@ -94,7 +95,7 @@ static void fwd_tile(float *O, float *lse, const float *Q, const float *K, const
                 continue;
             }
             /* m_new = max(m, rowmax(S)); P = exp(S − m_new); l ← e^(m − m_new)·l + rowsum(P);
-             * O ← e^(m − m_new)·O (Alg. 1, lines 10–12; e^(−∞) = 0 for the first tile) */
+             * O ← e^(m − m_new)·O (Alg. 1's update; e^(−∞) = 0 for the first tile) */
             float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
             for (size_t j = 0; j < ns; j++) {
@@ -154,7 +155,7 @@ void attn_fused_forward(float *out, float *lse, const float *q, const float *k, 
     }
 }
 
-/* Backward of one (b, h), queries [t0, t0 + nq): Alg. 2's body for every key tile the queries see.
+/* Backward of one (b, h), queries [t0, t0 + nq): Alg. 4's body for every key tile the queries see.
  * Writes nothing but dQ, dK, dV (accumulated). */
 static void bwd_tile(float *dQ, float *dK, float *dV, const float *dO, const float *O, const float *lse,
                      const float *Q, const float *K, const float *Vh, const attn_args *a, size_t b, size_t h,
@@ -163,7 +164,7 @@ static void bwd_tile(float *dQ, float *dK, float *dV, const float *dO, const flo
     const size_t off = ((b * a->H + h) * a->T) * a->S;
     float *P = ws, *Pd = ws + TILE, *dS = ws + 2 * TILE, *D = ws + 3 * TILE;
     const int drop = a->dropout_p > 0.0f;
-    /* D_t = rowsum(dO ⊙ O) = Σ_s P'·dP' (O = P'·V), once per row (Alg. 2, line 19 of the v2 paper) */
+    /* D_t = rowsum(dO ⊙ O) = Σ_s P'·dP' (O = P'·V), once per row (Dao et al. 2022, App. B.2) */
     for (size_t r = 0; r < nq; r++) {
         const float *o = O + (t0 + r) * d, *g = dO + (t0 + r) * d;
         float s = 0.0f;

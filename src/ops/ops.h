@@ -137,7 +137,7 @@ void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *
 
 /* ---- attention_fused.c ------------------------------------------------------------------- */
 /* The fused path (docs/KERNELS.md, "Attention"): the same attention as attn_forward/attn_backward
- * without any [B, H, T, S] tensor (Dao et al. 2022, FlashAttention, Alg. 1–2). */
+ * without any [B, H, T, S] tensor (Dao et al. 2022, FlashAttention, Alg. 1, 2 and 4). */
 
 /** Query and key tile sizes of the fused kernels: a thread's scratch is three BQ × BK tiles. */
 #define ATTN_FUSED_BQ 64
@@ -162,7 +162,7 @@ void attn_fused_forward(float *out, float *lse, const float *q, const float *k, 
 
 /** Backward of attn_fused_forward, ACCUMULATING (+=) into dq, dk, dv like attn_backward (which it
  * matches up to float rounding), from out and lse of that forward and the same attn_args (masks,
- * bias, dropout seed and p). Per (b, h), query tile i and key tile j (Dao et al. 2022, Alg. 2):
+ * bias, dropout seed and p). Per (b, h), query tile i and key tile j (Dao et al. 2022, Alg. 4):
  * P = exp(S − lse) recomputed, P' = P ⊙ M/(1 − p) with M re-derived by dropout_keep,
  * D_t = rowsum(dO ⊙ O) (= Σ_s P'·dP'), dV_j += P'ᵀ·dO_i, dP' = dO_i·V_jᵀ, dS = P' ⊙ dP' − P·D,
  * dQ_i += dS·K_j/√d_k, dK_j += dSᵀ·Q_i/√d_k. dL/d(score) is never materialised: a bias that

@@ -84,7 +84,8 @@ static void setup(bufs *u, const tcase *c) {
     u->pad = calloc(c->B * c->S, 1);
     if (c->pad) {
         for (size_t b = 0; b < c->B; b++)
-            for (size_t s = 0; s < c->S; s++) u->pad[b * c->S + s] = b == 1 || (b == 0 && s % 7 == 3) || (b == 2 && s >= c->S - 5);
+            for (size_t s = 0; s < c->S; s++)
+                u->pad[b * c->S + s] = b == 1 || (b == 0 && s % 7 == 3) || (b == 2 && s >= c->S - 5);
         a->key_pad = u->pad;
     }
     u->bias = NULL;
@@ -104,26 +105,28 @@ static void setup(bufs *u, const tcase *c) {
     a->dropout_seed = 0xD1CEu + (uint64_t)c->T;
 }
 
-/* Runs one path: out, and dq, dk, dv accumulated onto the same non-zero start. */
-static void run(bufs *u, const tcase *c, int fused, float **out, float **gq, float **gk, float **gv) {
+/* Runs one path: *out, and dq, dk, dv accumulated onto the same non-zero start, in *gq (the dq buffer;
+ * packed: dQ|dK|dV) and *gkv (the dK|dV buffer; packed: == *gq). */
+static void run(bufs *u, const tcase *c, int fused, float **out, float **gq_buf, float **gkv_buf) {
     const size_t d = c->H * c->d_k, nbhts = c->B * c->H * c->T * c->S;
     *out = malloc(c->B * c->T * d * sizeof(float));
     uint64_t keep = st;
     st = 0x5EEDu; /* the same starting gradients for both paths */
     float *g1 = fill(u->nq, 0.25f), *g2 = c->packed ? g1 : fill(u->nkv, 0.25f);
     st = keep;
-    *gq = g1, *gk = c->packed ? g1 + d : g2, *gv = c->packed ? g1 + 2 * d : g2 + d;
+    float *gq = g1, *gk = c->packed ? g1 + d : g2, *gv = c->packed ? g1 + 2 * d : g2 + d;
     if (fused) {
         const int slots = 2;
         float *ws = malloc(attn_fused_workspace_floats(slots) * sizeof(float));
         float *lse = malloc((c->B * c->H * c->T + 1) * sizeof(float));
         attn_fused_forward(*out, lse, u->q, u->k, u->v, &u->a, ws, slots);
-        attn_fused_backward(*gq, *gk, *gv, u->dout, *out, lse, u->q, u->k, u->v, &u->a, ws, slots);
+        attn_fused_backward(gq, gk, gv, u->dout, *out, lse, u->q, u->k, u->v, &u->a, ws, slots);
         if (c->pad) /* batch row 1 sees no key: lse +∞, a zero output */
             for (size_t h = 0; h < c->H; h++)
                 for (size_t t = 0; t < c->T; t++) {
                     const float L = lse[(1 * c->H + h) * c->T + t];
-                    CHECK(isinf(L) && L > 0, "%s: fully padded row (1, %zu, %zu): lse %g, want +inf", c->name, h, t, (double)L);
+                    CHECK(isinf(L) && L > 0, "%s: fully padded row (1, %zu, %zu): lse %g, want +inf", c->name, h, t,
+                          (double)L);
                 }
         free(ws);
         free(lse);
@@ -131,21 +134,19 @@ static void run(bufs *u, const tcase *c, int fused, float **out, float **gq, flo
         float *P = malloc((nbhts + 1) * sizeof(float)), *Pd = malloc((nbhts + 1) * sizeof(float));
         float *dS = malloc((nbhts + 1) * sizeof(float));
         attn_forward(*out, P, c->p > 0 ? Pd : NULL, u->q, u->k, u->v, &u->a);
-        attn_backward(*gq, *gk, *gv, dS, u->dout, P, c->p > 0 ? Pd : NULL, u->q, u->k, u->v, &u->a);
+        attn_backward(gq, gk, gv, dS, u->dout, P, c->p > 0 ? Pd : NULL, u->q, u->k, u->v, &u->a);
         free(P), free(Pd), free(dS);
     }
-    /* hand back the buffers' starts (packed: one buffer) */
-    *gq = g1, *gk = g2;
-    *gv = NULL;
+    *gq_buf = g1, *gkv_buf = g2;
 }
 
 static void run_case(const tcase *c) {
     bufs u;
     setup(&u, c);
     const size_t d = c->H * c->d_k, nout = c->B * c->T * d;
-    float *o_ref, *q_ref, *k_ref, *v_ref, *o_f, *q_f, *k_f, *v_f;
-    run(&u, c, 0, &o_ref, &q_ref, &k_ref, &v_ref);
-    run(&u, c, 1, &o_f, &q_f, &k_f, &v_f);
+    float *o_ref, *q_ref, *k_ref, *o_f, *q_f, *k_f;
+    run(&u, c, 0, &o_ref, &q_ref, &k_ref);
+    run(&u, c, 1, &o_f, &q_f, &k_f);
     compare(c->name, "output", o_f, o_ref, nout);
     for (size_t i = 0; i < nout; i++) CHECK(!isnan(o_f[i]), "%s: NaN in the output", c->name);
     if (c->packed) {
@@ -163,9 +164,9 @@ static void run_case(const tcase *c) {
             }
 
     /* the same numbers, bit for bit, on 1 and 2 threads */
-    float *o1, *q1, *k1, *v1;
+    float *o1, *q1, *k1;
     tfm_set_threads(1);
-    run(&u, c, 1, &o1, &q1, &k1, &v1);
+    run(&u, c, 1, &o1, &q1, &k1);
     tfm_set_threads(2);
     CHECK(memcmp(o1, o_f, nout * sizeof(float)) == 0 && memcmp(q1, q_f, u.nq * sizeof(float)) == 0 &&
               (c->packed || memcmp(k1, k_f, u.nkv * sizeof(float)) == 0),

@@ -88,9 +88,10 @@ static void run_case(const char *name, tfm_arch arch, tfm_pe pe, int norm_first,
     const double l_fused = loss_and_grads(m, NULL, g_fused, &bytes_fused, &fs, &fc, &dk);
     const double l_ref = loss_and_grads(m, "reference", g_ref, &bytes_ref, &fs_r, &fc_r, &dk_r);
     const int enc_dec = arch == TFM_ARCH_ENCODER_DECODER;
-    CHECK(fs == expect_fused && (!enc_dec || fc) && dk == !expect_fused, "%s: default layout: fused self %d cross %d, dprobs %d",
-          name, fs, fc, dk);
-    CHECK(!fs_r && !fc_r && dk_r, "%s: TFM_ATTN=reference still fused (self %d cross %d) or no dprobs", name, fs_r, fc_r);
+    CHECK(fs == expect_fused && (!enc_dec || fc) && dk == !expect_fused,
+          "%s: default layout: fused self %d cross %d, dprobs %d", name, fs, fc, dk);
+    CHECK(!fs_r && !fc_r && dk_r, "%s: TFM_ATTN=reference still fused (self %d cross %d) or no dprobs", name, fs_r,
+          fc_r);
     if (expect_fused || enc_dec) {
         CHECK(bytes_fused < bytes_ref, "%s: fused layout %zu bytes, reference %zu", name, bytes_fused, bytes_ref);
         printf("%s: activations %zu bytes fused, %zu reference\n", name, bytes_fused, bytes_ref);
@@ -110,7 +111,8 @@ static void run_case(const char *name, tfm_arch arch, tfm_pe pe, int norm_first,
         }
         const double err = diff / (mx > 1e-6 ? mx : 1e-6);
         if (err > worst) worst = err;
-        CHECK(err <= 2e-5, "%s: gradient of %s differs: max |fused - ref| %.3g, max |ref| %.3g", name, e->name, diff, mx);
+        CHECK(err <= 2e-5, "%s: gradient of %s differs: max |fused - ref| %.3g, max |ref| %.3g", name, e->name, diff,
+              mx);
     }
     printf("%s: loss %.9g vs %.9g, worst gradient error %.3g\n", name, l_fused, l_ref, worst);
     free(g_fused), free(g_ref);
