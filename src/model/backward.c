@@ -51,6 +51,7 @@ static void self_attention_backward(const bctx *c, stack_params *gs, const stack
         args.rel_v = rel_v;
         c->pe->rel_tables(c->cfg, gl, &args.drel_k, &args.drel_v, &args.rel_clip);
     }
+    TFM_ASSERT(a->lse || w->dprobs); /* a layout and a workspace made under different attn_fused_select */
     if (a->lse) /* the fused path (attn_use_fused: no relative tables, no learned bias) */
         attn_fused_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->d_att, a->att, a->lse, a->qkv,
                             a->qkv + d, a->qkv + 2 * d, &a->fused_args, a->fws, a->fws_slots);
@@ -73,6 +74,7 @@ static void cross_attention_backward(const bctx *c, mha_params *g, const mha_par
     zero(w->d_q, N * d);
     zero(w->d_kv, B * S * 2 * d);
     attn_args args = attn_args_make(B, T, S, H, d / H, d, 2 * d);
+    TFM_ASSERT(a->lse || w->dprobs);
     if (a->lse)
         attn_fused_backward(w->d_q, w->d_kv, w->d_kv + d, w->d_att, a->att, a->lse, a->q, a->qkv, a->qkv + d,
                             &a->fused_args, a->fws, a->fws_slots);

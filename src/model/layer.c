@@ -5,6 +5,7 @@
 
 #include "ops.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +34,21 @@ static const float *block_leave(dropper *dr, block_acts *b, const float *x, floa
     return b->ln;
 }
 
+/* 1: the fused path where it applies, 0: reference everywhere, −1: TFM_ATTN not read yet. Every
+ * thread that reads the environment finds the same value, so the race is harmless. */
+static _Atomic int g_attn_fused = -1;
+
+void attn_fused_select(int enabled) { atomic_store(&g_attn_fused, enabled ? 1 : 0); }
+
 int attn_use_fused(const tfm_config *cfg, int cross, int training) {
     if (!training) return 0; /* decoding and scoring: the reference path (T = 1 steps, KV cache) */
-    const char *env = getenv("TFM_ATTN");
-    if (env && strcmp(env, "reference") == 0) return 0;
+    int on = atomic_load(&g_attn_fused);
+    if (on < 0) {
+        const char *env = getenv("TFM_ATTN");
+        on = !(env && strcmp(env, "reference") == 0);
+        atomic_store(&g_attn_fused, on);
+    }
+    if (!on) return 0;
     if (cross) return 1; /* no position term, no bias */
     const pe_kind *pe = pe_of(cfg);
     return pe->rel_tables == NULL && pe->bias_backward == NULL;

@@ -119,10 +119,16 @@ void layer_acts_layout(const tfm_config *cfg, const block_desc *bd, size_t B, si
 /** Whether an attention sub-layer of a training layout takes the fused kernels
  * (attn_fused_forward/backward; docs/KERNELS.md, "Attention") instead of attn_forward/backward:
  * only with `training` (the layout that keeps what the backward reads), unless the environment
- * variable TFM_ATTN is "reference" (read at each layout: tests compare the two paths), and, for
- * self-attention (cross = 0), when the position encoding adds no relative key/value tables (Shaw)
- * and no bias with a gradient (T5): those need [B, H, T, S] tensors. A fixed bias (ALiBi) is served. */
+ * variable TFM_ATTN is "reference" (read once, at the first call) or attn_fused_select(0) said so,
+ * and, for self-attention (cross = 0), when the position encoding adds no relative key/value
+ * tables (Shaw) and no bias with a gradient (T5): those need [B, H, T, S] tensors. A fixed bias
+ * (ALiBi) is served. */
 int attn_use_fused(const tfm_config *cfg, int cross, int training);
+
+/** Overrides TFM_ATTN for the layouts made from now on: 1 the fused path where it applies, 0 the
+ * reference path everywhere (tests comparing the two). A context and the grad_workspace used with
+ * it must be laid out under the same choice. */
+void attn_fused_select(int enabled);
 
 /** Bytes of the activation workspace of a batch of (B, S, T) (with the training buffers if asked). */
 size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training);

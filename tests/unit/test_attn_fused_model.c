@@ -1,6 +1,6 @@
 /* The whole model with the fused attention (the default of a training layout, attn_use_fused)
- * against the same model on the reference kernels (TFM_ATTN=reference): the loss and every
- * parameter gradient of a padded batch with dropout 0.3, sequences longer than a tile
+ * against the same model on the reference kernels (attn_fused_select(0), as TFM_ATTN=reference):
+ * the loss and every parameter gradient of a padded batch with dropout 0.3, sequences longer than a tile
  * (ATTN_FUSED_BQ, ATTN_FUSED_BK) and not a multiple of it, d_k = 6; encoder–decoder (sinusoidal,
  * ALiBi: a fixed bias the fused path serves) and decoder-only (RoPE). Also: which path each layout
  * takes (Shaw and T5 stay on the reference path; inference layouts too) and that the fused layout
@@ -25,16 +25,13 @@ enum { B = 3, S = 70, T = 75, TD = T - 1, V = 29 };
 static int32_t src_ids[B * S], tgt_ids[B * T], y[B * TD];
 
 /* Loss and gradients (gbase, the model's n_params) of one forward + backward, on a context laid out
- * with TFM_ATTN as given (NULL: unset). Returns the loss; *act_bytes: the activation layout's size. */
-static double loss_and_grads(tfm_model *m, const char *attn_env, float *gbase, size_t *act_bytes, int *fused_self,
+ * with the fused path on or off (attn_fused_select). Returns the loss; *act_bytes: the layout's size. */
+static double loss_and_grads(tfm_model *m, int fused, float *gbase, size_t *act_bytes, int *fused_self,
                              int *fused_cross, int *dprobs_kept) {
     const tfm_config *c = &m->cfg;
     const int enc_dec = c->arch == TFM_ARCH_ENCODER_DECODER;
     const int Sx = enc_dec ? S : 0;
-    if (attn_env)
-        setenv("TFM_ATTN", attn_env, 1);
-    else
-        unsetenv("TFM_ATTN");
+    attn_fused_select(fused);
     tfm_context *ctx = NULL;
     double loss = NAN;
     CHECK(tfm_context_create(m, &ctx) == TFM_OK && context_reserve(ctx, B, Sx, TD, 1) == TFM_OK, "reserve: %s",
@@ -62,7 +59,7 @@ static double loss_and_grads(tfm_model *m, const char *attn_env, float *gbase, s
     model_backward(ctx, &g, &ws, enc_dec ? src_ids : NULL, tgt_ids, T, &drop);
     arena_free(&ws_arena);
     tfm_context_free(ctx);
-    unsetenv("TFM_ATTN");
+    attn_fused_select(1);
     return loss;
 }
 
@@ -85,12 +82,12 @@ static void run_case(const char *name, tfm_arch arch, tfm_pe pe, int norm_first,
     float *g_fused = malloc(m->n_params * sizeof(float)), *g_ref = malloc(m->n_params * sizeof(float));
     size_t bytes_fused = 0, bytes_ref = 0;
     int fs, fc, dk, fs_r, fc_r, dk_r;
-    const double l_fused = loss_and_grads(m, NULL, g_fused, &bytes_fused, &fs, &fc, &dk);
-    const double l_ref = loss_and_grads(m, "reference", g_ref, &bytes_ref, &fs_r, &fc_r, &dk_r);
+    const double l_fused = loss_and_grads(m, 1, g_fused, &bytes_fused, &fs, &fc, &dk);
+    const double l_ref = loss_and_grads(m, 0, g_ref, &bytes_ref, &fs_r, &fc_r, &dk_r);
     const int enc_dec = arch == TFM_ARCH_ENCODER_DECODER;
     CHECK(fs == expect_fused && (!enc_dec || fc) && dk == !expect_fused,
           "%s: default layout: fused self %d cross %d, dprobs %d", name, fs, fc, dk);
-    CHECK(!fs_r && !fc_r && dk_r, "%s: TFM_ATTN=reference still fused (self %d cross %d) or no dprobs", name, fs_r,
+    CHECK(!fs_r && !fc_r && dk_r, "%s: the reference path still fused (self %d cross %d) or no dprobs", name, fs_r,
           fc_r);
     if (expect_fused || enc_dec) {
         CHECK(bytes_fused < bytes_ref, "%s: fused layout %zu bytes, reference %zu", name, bytes_fused, bytes_ref);
