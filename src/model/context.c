@@ -97,7 +97,8 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int train
     /* the fused attention's scratch: one for the pass, its sub-layers run one after the other */
     if (attn_use_fused(cfg, 0, training) || attn_use_fused(cfg, 1, training)) {
         const int slots = tfm_get_threads();
-        float *fws = arena_take_f32(a, attn_fused_workspace_floats(slots));
+        const size_t most = (size_t)(Si > Ti ? Si : Ti); /* no attention has more queries or keys */
+        float *fws = arena_take_f32(a, attn_fused_workspace_floats(most, most, slots));
         for (int s = 0; s < md.n_stacks; s++)
             for (int l = 0; l < md.stack[s].n_layers; l++) {
                 layer_acts *L = &acts->stack[s].layers[l];

@@ -15,12 +15,18 @@
 #include <math.h>
 #include <omp.h>
 
-/* One thread's scratch: three (BQ, BK) tiles (scores/P, P' and dP'/dS), then BQ floats each for the
- * running max, the running sum (forward) or D = rowsum(dO ⊙ O) (backward). */
-#define TILE ((size_t)ATTN_FUSED_BQ * ATTN_FUSED_BK)
-#define SLOT_FLOATS (3 * TILE + 2 * (size_t)ATTN_FUSED_BQ)
+/* The tiles of an attention of T queries over S keys: bq = min(T, BQ) rows of bk = min(S, BK)
+ * columns, bk also their row stride, so short sequences take small tiles (at least 1 × 1). */
+static size_t tile_rows(size_t T) { return T == 0 ? 1 : T < ATTN_FUSED_BQ ? T : ATTN_FUSED_BQ; }
+static size_t tile_cols(size_t S) { return S == 0 ? 1 : S < ATTN_FUSED_BK ? S : ATTN_FUSED_BK; }
 
-size_t attn_fused_workspace_floats(int slots) { return (slots > 0 ? (size_t)slots : 1) * SLOT_FLOATS; }
+/* One thread's scratch: three (bq, bk) tiles (scores/P, P' and dP'/dS), then bq floats each for the
+ * running max, the running sum (forward) or D = rowsum(dO ⊙ O) (backward). */
+static size_t slot_floats(size_t T, size_t S) { return 3 * tile_rows(T) * tile_cols(S) + 2 * tile_rows(T); }
+
+size_t attn_fused_workspace_floats(size_t T, size_t S, int slots) {
+    return (slots > 0 ? (size_t)slots : 1) * slot_floats(T, S);
+}
 
 /* The keys query t may see (attention.c's key_limit): s <= q_pos0 + t when causal, else all S. */
 static size_t key_limit(const attn_args *a, size_t t) {
@@ -35,11 +41,11 @@ static int team_of(const attn_args *a, int slots) {
     return t < slots ? t : (slots > 0 ? slots : 1);
 }
 
-/* Scores of queries [t0, t0 + nq) against keys [s0, s0 + ns) of one (b, h), in X (nq, BK):
+/* Scores of queries [t0, t0 + nq) against keys [s0, s0 + ns) of one (b, h), in X (nq, bk):
  * Q Kᵀ/√d_k + bias, −∞ where masked (key padding, causal limit). */
 static void tile_scores(float *X, const float *Q, const float *K, const attn_args *a, size_t b, size_t h,
                         size_t t0, size_t nq, size_t s0, size_t ns, float scale) {
-    const size_t BK = ATTN_FUSED_BK;
+    const size_t BK = tile_cols(a->S);
     ops_gemm_serial(0, 1, nq, ns, a->d_k, scale, Q + t0 * a->q_stride, a->q_stride, K + s0 * a->kv_stride,
                     a->kv_stride, 0.0f, X, BK);
     const uint8_t *pad = a->key_pad ? a->key_pad + b * a->key_pad_bstride + s0 : NULL;
@@ -59,12 +65,12 @@ static void tile_scores(float *X, const float *Q, const float *K, const attn_arg
     }
 }
 
-/* In place over a tile of weights W (nq, BK) of queries t0.. and keys s0..: W ← W·keep/(1 − p) with
+/* In place over a tile of weights W (nq, bk) of queries t0.. and keys s0..: W ← W·keep/(1 − p) with
  * keep = dropout_keep(seed, element index in [B, H, T, S]), the reference's numbering. */
 static void tile_dropout(float *W, const attn_args *a, size_t off, size_t t0, size_t nq, size_t s0, size_t ns) {
     const float p = a->dropout_p, ks = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
     for (size_t r = 0; r < nq; r++) {
-        float *row = W + r * ATTN_FUSED_BK;
+        float *row = W + r * tile_cols(a->S);
         const size_t base = off + (t0 + r) * a->S + s0;
         for (size_t j = 0; j < ns; j++) row[j] = dropout_keep(a->dropout_seed, base + j, p) ? row[j] * ks : 0.0f;
     }
@@ -73,9 +79,10 @@ static void tile_dropout(float *W, const attn_args *a, size_t off, size_t t0, si
 /* Forward of one (b, h), queries [t0, t0 + nq): Alg. 2's inner loop over key tiles. */
 static void fwd_tile(float *O, float *lse, const float *Q, const float *K, const float *Vh, const attn_args *a,
                      size_t b, size_t h, size_t t0, size_t nq, float *ws, float scale) {
-    const size_t BK = ATTN_FUSED_BK, d = a->H * a->d_k, d_k = a->d_k;
+    const size_t BK = tile_cols(a->S), d = a->H * a->d_k, d_k = a->d_k;
     const size_t off = ((b * a->H + h) * a->T) * a->S; /* (b, h)'s first element in [B, H, T, S] */
-    float *X = ws, *m = ws + 3 * TILE, *l = m + ATTN_FUSED_BQ;
+    const size_t tile = tile_rows(a->T) * BK;
+    float *X = ws, *m = ws + 3 * tile, *l = m + tile_rows(a->T);
     const int drop = a->dropout_p > 0.0f;
     for (size_t r = 0; r < nq; r++) {
         m[r] = -INFINITY, l[r] = 0.0f;
@@ -133,7 +140,7 @@ void attn_fused_forward(float *out, float *lse, const float *q, const float *k, 
 #pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(team_of(a, slots))
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < H; h++) {
-            float *w = ws + (size_t)omp_get_thread_num() * SLOT_FLOATS;
+            float *w = ws + (size_t)omp_get_thread_num() * slot_floats(T, S);
             float *O = out + b * T * d + h * d_k;
             float *L = lse + (b * H + h) * T;
             if (T == 0) continue;
@@ -160,9 +167,10 @@ void attn_fused_forward(float *out, float *lse, const float *q, const float *k, 
 static void bwd_tile(float *dQ, float *dK, float *dV, const float *dO, const float *O, const float *lse,
                      const float *Q, const float *K, const float *Vh, const attn_args *a, size_t b, size_t h,
                      size_t t0, size_t nq, float *ws, float scale) {
-    const size_t BK = ATTN_FUSED_BK, d = a->H * a->d_k, d_k = a->d_k, qs = a->q_stride, kvs = a->kv_stride;
+    const size_t BK = tile_cols(a->S), d = a->H * a->d_k, d_k = a->d_k, qs = a->q_stride, kvs = a->kv_stride;
     const size_t off = ((b * a->H + h) * a->T) * a->S;
-    float *P = ws, *Pd = ws + TILE, *dS = ws + 2 * TILE, *D = ws + 3 * TILE;
+    const size_t tile = tile_rows(a->T) * BK;
+    float *P = ws, *Pd = ws + tile, *dS = ws + 2 * tile, *D = ws + 3 * tile;
     const int drop = a->dropout_p > 0.0f;
     /* D_t = rowsum(dO ⊙ O) = Σ_s P'·dP' (O = P'·V), once per row (Dao et al. 2022, App. B.2) */
     for (size_t r = 0; r < nq; r++) {
@@ -216,7 +224,7 @@ void attn_fused_backward(float *dq, float *dk, float *dv, const float *dout, con
 #pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(team_of(a, slots))
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < H; h++) {
-            float *w = ws + (size_t)omp_get_thread_num() * SLOT_FLOATS;
+            float *w = ws + (size_t)omp_get_thread_num() * slot_floats(T, S);
             const float *Q = q + b * a->q_bstride + h * d_k;
             const float *K = k + b * a->kv_bstride + h * d_k;
             const float *Vh = v + b * a->kv_bstride + h * d_k;

@@ -139,13 +139,15 @@ void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *
 /* The fused path (docs/KERNELS.md, "Attention"): the same attention as attn_forward/attn_backward
  * without any [B, H, T, S] tensor (Dao et al. 2022, FlashAttention, Alg. 1, 2 and 4). */
 
-/** Query and key tile sizes of the fused kernels: a thread's scratch is three BQ × BK tiles. */
-#define ATTN_FUSED_BQ 64
-#define ATTN_FUSED_BK 128
+/** Query and key tile sizes of the fused kernels: a thread's scratch is three BQ × BK tiles
+ * (smaller when T < BQ or S < BK). */
+#define ATTN_FUSED_BQ 128
+#define ATTN_FUSED_BK 256
 
 /** Floats of the workspace attn_fused_forward/backward need for `slots` threads (slots <= 0 counts
- * as 1): slots · (3·BQ·BK + 2·BQ), whatever the sizes of the attention. */
-size_t attn_fused_workspace_floats(int slots);
+ * as 1) on attentions of at most T queries and S keys: slots · (3·bq·bk + 2·bq) with
+ * bq = min(T, ATTN_FUSED_BQ), bk = min(S, ATTN_FUSED_BK). */
+size_t attn_fused_workspace_floats(size_t T, size_t S, int slots);
 
 /** attn_forward without P: per (b, h) and tile of ATTN_FUSED_BQ queries, the scores of
  * ATTN_FUSED_BK keys at a time (Q Kᵀ/√d_k + bias, masked as attn_args says), an online softmax
@@ -155,8 +157,8 @@ size_t attn_fused_workspace_floats(int slots);
  * out [B, T, H·d_k]; lse [B, H, T] receives each query row's log-sum-exp of its scores
  * (m + log l), +∞ for a row whose keys are all masked (its output row is 0, never NaN).
  * a->rel_k and a->rel_v must be NULL (Shaw's tables stay on the reference path). ws: at least
- * attn_fused_workspace_floats(slots) floats; at most `slots` threads run (OpenMP over B×H, the
- * result independent of their number). No allocation. */
+ * attn_fused_workspace_floats(a->T, a->S, slots) floats; at most `slots` threads run (OpenMP over
+ * B×H, the result independent of their number). No allocation. */
 void attn_fused_forward(float *out, float *lse, const float *q, const float *k, const float *v,
                         const attn_args *a, float *ws, int slots);
 

@@ -14,6 +14,7 @@
 #include "tfm/threads.h"
 
 #include <stdint.h>
+#include <time.h>
 
 static uint64_t st = 0x243F6A8885A308D3ULL;
 static float frand(void) {
@@ -117,7 +118,7 @@ static void run(bufs *u, const tcase *c, int fused, float **out, float **gq_buf,
     float *gq = g1, *gk = c->packed ? g1 + d : g2, *gv = c->packed ? g1 + 2 * d : g2 + d;
     if (fused) {
         const int slots = 2;
-        float *ws = malloc(attn_fused_workspace_floats(slots) * sizeof(float));
+        float *ws = malloc(attn_fused_workspace_floats(c->T, c->S, slots) * sizeof(float));
         float *lse = malloc((c->B * c->H * c->T + 1) * sizeof(float));
         attn_fused_forward(*out, lse, u->q, u->k, u->v, &u->a, ws, slots);
         attn_fused_backward(gq, gk, gv, u->dout, *out, lse, u->q, u->k, u->v, &u->a, ws, slots);
@@ -178,7 +179,55 @@ static void run_case(const tcase *c) {
     free(u.q), free(u.dout), free(u.pad), free(u.bias);
 }
 
-int main(void) {
+/* test_attn_fused --bench B T H d_k p reps: the wall time of both paths' forward and backward on
+ * causal self-attention of B rows of T positions (packed Q|K|V, dropout p), the best of reps, on
+ * tfm_get_threads() threads: the kernels alone, for a quiet machine (docs/KERNELS.md). */
+static int bench(int argc, char **argv) {
+    if (argc != 8) {
+        fprintf(stderr, "usage: test_attn_fused --bench B T H d_k p reps\n");
+        return 2;
+    }
+    const size_t B = (size_t)atol(argv[2]), T = (size_t)atol(argv[3]), H = (size_t)atol(argv[4]),
+                 dk = (size_t)atol(argv[5]), d = H * dk, n = B * H * T * T;
+    const float p = (float)atof(argv[6]);
+    const int reps = atoi(argv[7]), slots = tfm_get_threads();
+    float *qkv = fill(B * T * 3 * d, 1.0f), *dout = fill(B * T * d, 1.0f), *out = fill(B * T * d, 0.0f);
+    float *g = fill(B * T * 3 * d, 0.0f), *P = fill(n, 0.0f), *Pd = fill(n, 0.0f), *dS = fill(n, 0.0f);
+    float *lse = fill(B * H * T, 0.0f), *ws = fill(attn_fused_workspace_floats(T, T, slots), 0.0f);
+    attn_args a = attn_args_make(B, T, T, H, dk, 3 * d, 3 * d);
+    a.causal = 1, a.dropout_p = p, a.dropout_seed = 7;
+    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}};
+    for (int r = 0; r < reps; r++)
+        for (int f = 0; f < 2; f++) {
+            struct timespec t0, t1, t2;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            if (f)
+                attn_fused_forward(out, lse, qkv, qkv + d, qkv + 2 * d, &a, ws, slots);
+            else
+                attn_forward(out, P, p > 0 ? Pd : NULL, qkv, qkv + d, qkv + 2 * d, &a);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if (f)
+                attn_fused_backward(g, g + d, g + 2 * d, dout, out, lse, qkv, qkv + d, qkv + 2 * d, &a, ws, slots);
+            else
+                attn_backward(g, g + d, g + 2 * d, dS, dout, P, p > 0 ? Pd : NULL, qkv, qkv + d, qkv + 2 * d, &a);
+            clock_gettime(CLOCK_MONOTONIC, &t2);
+            const double tf = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            const double tb = (double)(t2.tv_sec - t1.tv_sec) + 1e-9 * (double)(t2.tv_nsec - t1.tv_nsec);
+            if (tf < best[f][0]) best[f][0] = tf;
+            if (tb < best[f][1]) best[f][1] = tb;
+        }
+    printf("attention B %zu, T = S %zu, H %zu, d_k %zu, causal, dropout %.2f, %d threads, best of %d:\n"
+           "  reference: forward %.3f ms, backward %.3f ms ([B,H,T,S] tensors: %.1f MB)\n"
+           "  fused:     forward %.3f ms, backward %.3f ms (lse + workspace: %.2f MB)\n",
+           B, T, H, dk, (double)p, slots, reps, best[0][0] * 1e3, best[0][1] * 1e3, 3.0 * (double)n * 4e-6,
+           best[1][0] * 1e3, best[1][1] * 1e3,
+           (double)(B * H * T + attn_fused_workspace_floats(T, T, slots)) * 4e-6);
+    free(qkv), free(dout), free(out), free(g), free(P), free(Pd), free(dS), free(lse), free(ws);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench(argc, argv);
     tfm_set_threads(2);
     static const tcase cases[] = {
         /* name                        B  T    S    H  d_k packed causal q_pos0 pad bias p */
@@ -191,6 +240,9 @@ int main(void) {
         {"self packed causal bias dropout", 2, 67, 67, 2, 9, 1, 1, 0, 0, 1, 0.3f},
         {"self packed bias pad dropout", 3, 129, 129, 2, 16, 1, 0, 0, 1, 1, 0.3f},
         {"one query", 2, 1, 37, 2, 8, 0, 0, 0, 1, 1, 0.3f},
+        {"2x2 tiles causal q_pos0 150 pad bias dropout", 3, 150, 300, 2, 12, 0, 1, 150, 1, 1, 0.3f},
+        {"cross 2x2 tiles", 2, 200, 290, 2, 7, 0, 0, 0, 0, 0, 0.0f},
+        {"self packed 3x2 tiles causal pad dropout", 3, 270, 270, 1, 9, 1, 1, 0, 1, 0, 0.3f},
         {"d_k 1", 2, 5, 7, 3, 1, 0, 1, 2, 0, 0, 0.0f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
