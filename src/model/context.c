@@ -95,7 +95,9 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int train
         A->out_rstd = arena_take_f32(a, N);
     }
     /* the fused attention's scratch: one for the pass, its sub-layers run one after the other */
-    if (attn_use_fused(cfg, 0, training) || attn_use_fused(cfg, 1, training)) {
+    int cross = 0;
+    for (int s = 0; s < md.n_stacks; s++) cross |= block_has(&md.stack[s].block, SUB_CROSS_ATTN);
+    if (attn_use_fused(cfg, 0, training) || (cross && attn_use_fused(cfg, 1, training))) {
         const int slots = tfm_get_threads();
         const size_t most = (size_t)(Si > Ti ? Si : Ti); /* no attention has more queries or keys */
         float *fws = arena_take_f32(a, attn_fused_workspace_floats(most, most, slots));
