@@ -1,7 +1,7 @@
 /* bench_tfm — the benchmark program behind `make bench` (bench/bench.sh, docs/BENCH.md).
  *
  *   bench_tfm peak   [--seconds X]
- *   bench_tfm train  --config ref|base|tiny [--reps N] [--warmup W] [--flops-only]
+ *   bench_tfm train  --config ref|base|tiny|long [--reps N] [--warmup W] [--flops-only]
  *   bench_tfm decode --model M --src FILE [--beam K] [--batch B] [--sentences N] [--reps R]
  *                    [--ids-out FILE]
  *

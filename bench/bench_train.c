@@ -6,6 +6,8 @@
  *   base  the paper's base model (Vaswani et al. 2017, Table 3): 512, 8 heads, 2048, 6+6,
  *         vocab 32000, 16 sentences × 32 tokens
  *   tiny  d_model 32, 2 heads, d_ff 64, 1+1, vocab 64, 4 × 8 (the smoke test's)
+ *   long  512, 8 heads, 2048, 3+3, vocab 8000, 8 sentences × 256 tokens: where attention's
+ *         [B, H, T, S] tensors weigh (the fused attention's case, docs/KERNELS.md)
  * Post-LN (the paper; tfm's default), dropout 0.1, label smoothing 0.1, Adam β (0.9, 0.98) ε 1e-9,
  * no clipping. bench/bench_torch.py is the PyTorch twin of the same step. */
 #include "bench.h"
@@ -24,6 +26,7 @@ static const bench_train_shape k_shapes[] = {
     {"ref", 256, 4, 1024, 3, 3, 8000, 32, 32},
     {"base", 512, 8, 2048, 6, 6, 32000, 16, 32},
     {"tiny", 32, 2, 64, 1, 1, 64, 4, 8},
+    {"long", 512, 8, 2048, 3, 3, 8000, 8, 256}, /* attention-heavy: T = S = 256, d_k 64 (docs/KERNELS.md) */
 };
 
 int bench_cmd_train(int argc, char **argv) {
@@ -35,7 +38,7 @@ int bench_cmd_train(int argc, char **argv) {
             for (size_t k = 0; k < sizeof k_shapes / sizeof *k_shapes; k++)
                 if (strcmp(v, k_shapes[k].name) == 0) sh = &k_shapes[k];
             if (!sh) {
-                fprintf(stderr, "bench_tfm train: unknown --config %s (ref, base, tiny)\n", v);
+                fprintf(stderr, "bench_tfm train: unknown --config %s (ref, base, tiny, long)\n", v);
                 return 2;
             }
             i++;
@@ -46,7 +49,7 @@ int bench_cmd_train(int argc, char **argv) {
         } else if (strcmp(argv[i], "--warmup") == 0) {
             warmup = bench_int_arg(argv[i], v), i++;
         } else {
-            fprintf(stderr, "usage: bench_tfm train --config ref|base|tiny [--reps N] [--warmup W] [--flops-only]\n");
+            fprintf(stderr, "usage: bench_tfm train --config ref|base|tiny|long [--reps N] [--warmup W] [--flops-only]\n");
             return 2;
         }
     }
@@ -56,6 +59,7 @@ int bench_cmd_train(int argc, char **argv) {
     c.n_enc_layers = sh->n_enc, c.n_dec_layers = sh->n_dec;
     c.src_vocab = c.tgt_vocab = sh->vocab;
     const int B = sh->batch, L = sh->len, T = L + 1; /* target rows: BOS + (L − 1) ids + EOS */
+    if (c.max_len < T) c.max_len = T; /* long: 257 target positions */
     if (flops_only) { /* the analytic count alone (tests, docs/BENCH.md) */
         printf("RESULT flops config=%s gflop=%.4f params=%zu\n", sh->name, 3e-9 * bench_flops_forward(&c, B, L, L),
                tfm_config_param_count(&c));

@@ -56,8 +56,13 @@ static void self_attention_backward(const bctx *c, stack_params *gs, const stack
         args.rel_v = rel_v;
         c->pe->rel_tables(c->cfg, gl, &args.drel_k, &args.drel_v, &args.rel_clip);
     }
-    attn_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->dprobs, w->d_att, a->probs,
-                  c->drop ? a->probs_drop : NULL, a->qkv, a->qkv + d, a->qkv + 2 * d, &args);
+    TFM_ASSERT(a->lse || w->dprobs); /* a layout and a workspace made under different attn_fused_select */
+    if (a->lse) /* the fused path (attn_use_fused: no relative tables, no learned bias) */
+        attn_fused_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->d_att, a->att, a->lse, a->qkv,
+                            a->qkv + d, a->qkv + 2 * d, &a->fused_args, a->fws, a->fws_slots);
+    else
+        attn_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->dprobs, w->d_att, a->probs,
+                      c->drop ? a->probs_drop : NULL, a->qkv, a->qkv + d, a->qkv + 2 * d, &args);
     if (c->pe->bias_backward) c->pe->bias_backward(c->cfg, &gs->pe, gl, w->dprobs, mask, B, H, T, T, 0);
     if (c->pe->qk_backward) c->pe->qk_backward(c->cfg, &gs->pe, &ps->pe, w->d_big, 3 * d, B, T, H, d / H, 0);
     linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_big, x, p->in_proj_weight, N, d, 3 * d);
@@ -74,8 +79,13 @@ static void cross_attention_backward(const bctx *c, mha_params *g, const mha_par
     zero(w->d_q, N * d);
     zero(w->d_kv, B * S * 2 * d);
     attn_args args = attn_args_make(B, T, S, H, d / H, d, 2 * d);
-    attn_backward(w->d_q, w->d_kv, w->d_kv + d, w->dprobs, w->d_att, a->probs, c->drop ? a->probs_drop : NULL, a->q,
-                  a->qkv, a->qkv + d, &args);
+    TFM_ASSERT(a->lse || w->dprobs);
+    if (a->lse)
+        attn_fused_backward(w->d_q, w->d_kv, w->d_kv + d, w->d_att, a->att, a->lse, a->q, a->qkv, a->qkv + d,
+                            &a->fused_args, a->fws, a->fws_slots);
+    else
+        attn_backward(w->d_q, w->d_kv, w->d_kv + d, w->dprobs, w->d_att, a->probs, c->drop ? a->probs_drop : NULL,
+                      a->q, a->qkv, a->qkv + d, &args);
     linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_q, x, p->in_proj_weight, N, d, d);
     linear_backward(w->d_memory, g->in_proj_weight + d * d, g->in_proj_bias + d, w->d_kv, mem,
                     p->in_proj_weight + d * d, B * S, d, 2 * d);

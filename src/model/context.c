@@ -3,6 +3,7 @@
 #include "model_internal.h"
 #include "ops.h"
 #include "pe.h"
+#include "tfm/threads.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,13 +38,17 @@ static void take_block(tfm_arena *a, block_acts *b, size_t N, size_t d, int trai
 }
 
 /* An attention sub-layer of B·T queries over S keys; cross: the memory's K|V (B·S, 2d) if own_kv. */
-static void take_mha(tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H, size_t d, int cross,
-                     int own_kv, int bias, int training) {
+static void take_mha(const tfm_config *cfg, tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H,
+                     size_t d, int cross, int own_kv, int bias, int training) {
     const size_t N = B * T;
     m->q = cross ? arena_take_f32(a, N * d) : NULL;
     m->qkv = !cross ? arena_take_f32(a, N * 3 * d) : own_kv ? arena_take_f32(a, B * S * 2 * d) : NULL;
-    m->probs = arena_take_f32(a, B * H * T * S);
-    m->probs_drop = training ? arena_take_f32(a, B * H * T * S) : NULL;
+    const int fused = attn_use_fused(cfg, cross, training);
+    m->probs = fused ? NULL : arena_take_f32(a, B * H * T * S);
+    m->probs_drop = training && !fused ? arena_take_f32(a, B * H * T * S) : NULL;
+    m->lse = fused ? arena_take_f32(a, B * H * T) : NULL;
+    m->fws = NULL; /* activations_layout points it at the pass's shared scratch */
+    m->fws_slots = 0;
     m->bias = bias ? arena_take_f32(a, H * T * S) : NULL;
     m->att = arena_take_f32(a, N * d);
     m->proj = arena_take_f32(a, N * d);
@@ -55,8 +60,8 @@ void layer_acts_layout(const tfm_config *cfg, const block_desc *bd, size_t B, si
     const int bias = pe_of(cfg)->bias_forward != NULL;
     memset(L, 0, sizeof *L);
     for (int k = 0; k < bd->n_sub; k++) take_block(a, &L->blk[k], N, d, training);
-    take_mha(a, &L->self_attn, B, T, S_self, H, d, 0, 0, bias, training);
-    if (block_has(bd, SUB_CROSS_ATTN)) take_mha(a, &L->cross_attn, B, T, S_mem, H, d, 1, own_mem_kv, 0, training);
+    take_mha(cfg, a, &L->self_attn, B, T, S_self, H, d, 0, 0, bias, training);
+    if (block_has(bd, SUB_CROSS_ATTN)) take_mha(cfg, a, &L->cross_attn, B, T, S_mem, H, d, 1, own_mem_kv, 0, training);
     L->ff_pre = arena_take_f32(a, N * d_ff);
     L->ff_act = arena_take_f32(a, N * d_ff);
     L->ff_drop = training ? arena_take_bytes(a, N * d_ff) : NULL;
@@ -89,6 +94,20 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int train
         A->out = arena_take_f32(a, N * d);
         A->out_mean = arena_take_f32(a, N);
         A->out_rstd = arena_take_f32(a, N);
+    }
+    /* the fused attention's scratch: one for the pass, its sub-layers run one after the other */
+    int cross = 0;
+    for (int s = 0; s < md.n_stacks; s++) cross |= block_has(&md.stack[s].block, SUB_CROSS_ATTN);
+    if (attn_use_fused(cfg, 0, training) || (cross && attn_use_fused(cfg, 1, training))) {
+        const int slots = tfm_get_threads();
+        const size_t most = (size_t)(Si > Ti ? Si : Ti); /* no attention has more queries or keys */
+        float *fws = arena_take_f32(a, attn_fused_workspace_floats(most, most, slots));
+        for (int s = 0; s < md.n_stacks; s++)
+            for (int l = 0; l < md.stack[s].n_layers; l++) {
+                layer_acts *L = &acts->stack[s].layers[l];
+                L->self_attn.fws = L->cross_attn.fws = fws;
+                L->self_attn.fws_slots = L->cross_attn.fws_slots = slots;
+            }
     }
     if (md.out_stack >= 0)
         acts->logits = arena_take_f32(a, B * (size_t)acts->stack[md.out_stack].T * (size_t)cfg->tgt_vocab);
@@ -137,7 +156,9 @@ void grad_workspace_layout(const tfm_config *cfg, int Bi, int Si, int Ti, tfm_ar
     w->d_kv = arena_take_f32(a, N * 2 * d);
     w->d_big = arena_take_f32(a, N * wide);
     w->d_big2 = arena_take_f32(a, N * d_ff);
-    w->dprobs = arena_take_f32(a, B * H * L * L);
+    /* only the reference attention's backward needs dL/d(score) materialised */
+    const int all_fused = attn_use_fused(cfg, 0, 1) && attn_use_fused(cfg, 1, 1);
+    w->dprobs = all_fused ? NULL : arena_take_f32(a, B * H * L * L);
     w->d_memory = arena_take_f32(a, N * d);
 }
 

@@ -5,6 +5,8 @@
 
 #include "ops.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 const float *block_out(const tfm_config *cfg, const block_acts *b) { return cfg->norm_first ? b->res : b->ln; }
@@ -40,13 +42,40 @@ static const float *block_leave(dropper *dr, block_acts *b, const float *x, floa
     return b->ln;
 }
 
-/* Attention with this site's dropout on the weights (attn_args filled by the caller). */
+/* 1: the fused path where it applies, 0: reference everywhere, −1: TFM_ATTN not read yet. Every
+ * thread that reads the environment finds the same value, so the race is harmless. */
+static _Atomic int g_attn_fused = -1;
+
+void attn_fused_select(int enabled) { atomic_store(&g_attn_fused, enabled ? 1 : 0); }
+
+int attn_use_fused(const tfm_config *cfg, int cross, int training) {
+    if (!training) return 0; /* decoding and scoring: the reference path (T = 1 steps, KV cache) */
+    int on = atomic_load(&g_attn_fused);
+    if (on < 0) {
+        const char *env = getenv("TFM_ATTN");
+        on = !(env && strcmp(env, "reference") == 0);
+        atomic_store(&g_attn_fused, on);
+    }
+    if (!on) return 0;
+    if (cross) return 1; /* no position term, no bias */
+    const pe_kind *pe = pe_of(cfg);
+    return pe->rel_tables == NULL && pe->bias_backward == NULL;
+}
+
+/* Attention with this site's dropout on the weights (attn_args filled by the caller), on the path
+ * the layout chose (attn_use_fused): fused when it saved room for the log-sum-exp, else the
+ * reference kernels with their [B, H, T, S] weights. */
 static void attend(dropper *dr, mha_acts *a, const float *q, const float *k, const float *v, attn_args *args) {
     if (dr->cfg) {
         args->dropout_p = dr->cfg->p;
         args->dropout_seed = dropper_site_seed(dr);
     }
-    attn_forward(a->att, a->probs, dr->cfg ? a->probs_drop : NULL, q, k, v, args);
+    if (a->lse) {
+        a->fused_args = *args; /* the backward recomputes the scores and masks from these */
+        attn_fused_forward(a->att, a->lse, q, k, v, args, a->fws, a->fws_slots);
+    } else {
+        attn_forward(a->att, a->probs, dr->cfg ? a->probs_drop : NULL, q, k, v, args);
+    }
 }
 
 /* Masked multi-head self-attention (§3.2.2–3.2.3) of the call's T positions: Q|K|V of the new

@@ -5,6 +5,7 @@
 #define TFM_MODEL_INTERNAL_H
 
 #include "arena.h"
+#include "ops.h"
 #include "params.h"
 #include "pe.h"
 #include "stack.h"
@@ -27,8 +28,13 @@ typedef struct {
     float *q;      /* (N, d) or, for self-attention, NULL (the queries live in qkv) */
     float *qkv;    /* self: (N, 3d) packed Q|K|V of this call's positions;
                       cross: (B·S, 2d) packed K|V of the memory (in a KV cache: the cache's) */
-    float *probs;  /* (B, H, T, S_k) attention weights */
-    float *probs_drop; /* (B, H, T, S_k) the weights after dropout (training only) */
+    float *probs;  /* (B, H, T, S_k) attention weights (reference path only, else NULL) */
+    float *probs_drop; /* (B, H, T, S_k) the weights after dropout (training, reference path only) */
+    float *lse;    /* (B, H, T) fused path (attn_use_fused): each query row's log-sum-exp; NULL on
+                      the reference path, which the forward and backward then take */
+    float *fws;    /* fused path: the kernels' scratch, shared by every sub-layer of the pass */
+    int fws_slots; /* threads fws has room for (attn_fused_workspace_floats) */
+    attn_args fused_args; /* fused path: the forward's masks, bias and dropout, for the backward */
     float *bias;   /* (H, T, S_k) the position encoding's score bias (only if it has one) */
     float *att;    /* (N, d) heads concatenated */
     float *proj;   /* (N, d) after the output projection W_O */
@@ -109,6 +115,20 @@ void activations_layout(const tfm_config *cfg, int B, int S, int T, int training
  * `own_mem_kv` (a KV cache keeps its own). Counting only when the arena's base is NULL. */
 void layer_acts_layout(const tfm_config *cfg, const block_desc *bd, size_t B, size_t T, size_t S_self,
                        size_t S_mem, int own_mem_kv, int training, tfm_arena *a, layer_acts *L);
+
+/** Whether an attention sub-layer of a training layout takes the fused kernels
+ * (attn_fused_forward/backward; docs/KERNELS.md, "Attention") instead of attn_forward/backward:
+ * only with `training` (the layout that keeps what the backward reads), unless the environment
+ * variable TFM_ATTN is "reference" (read once, at the first call) or attn_fused_select(0) said so,
+ * and, for self-attention (cross = 0), when the position encoding adds no relative key/value
+ * tables (Shaw) and no bias with a gradient (T5): those need [B, H, T, S] tensors. A fixed bias
+ * (ALiBi) is served. */
+int attn_use_fused(const tfm_config *cfg, int cross, int training);
+
+/** Overrides TFM_ATTN for the layouts made from now on: 1 the fused path where it applies, 0 the
+ * reference path everywhere (tests comparing the two). A context and the grad_workspace used with
+ * it must be laid out under the same choice. */
+void attn_fused_select(int enabled);
 
 /** Bytes of the activation workspace of a batch of (B, S, T) (with the training buffers if asked). */
 size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training);
@@ -201,7 +221,8 @@ typedef struct {
     float *d_kv;     /* (N, 2d) gradient of cross-attention keys|values */
     float *d_big;    /* (N, max(3d, d_ff)) packed Q|K|V gradient, or the FFN hidden gradient */
     float *d_big2;   /* (N, d_ff) FFN pre-activation gradient */
-    float *dprobs;   /* (B, H, max(S,T), max(S,T)) attention backward workspace */
+    float *dprobs;   /* (B, H, max(S,T), max(S,T)) reference attention backward workspace; NULL
+                        when every attention takes the fused path (attn_use_fused) */
     float *d_memory; /* (N, d) gradient of a memory stack's output, summed over the blocks reading it */
 } grad_workspace;
 

@@ -135,6 +135,44 @@ void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *
                    const float *probs, const float *probs_drop, const float *q, const float *k,
                    const float *v, const attn_args *a);
 
+/* ---- attention_fused.c ------------------------------------------------------------------- */
+/* The fused path (docs/KERNELS.md, "Attention"): the same attention as attn_forward/attn_backward
+ * without any [B, H, T, S] tensor (Dao et al. 2022, FlashAttention, Alg. 1, 2 and 4). */
+
+/** Query and key tile sizes of the fused kernels: a thread's scratch is three BQ × BK tiles
+ * (smaller when T < BQ or S < BK). */
+#define ATTN_FUSED_BQ 128
+#define ATTN_FUSED_BK 256
+
+/** Floats of the workspace attn_fused_forward/backward need for `slots` threads (slots <= 0 counts
+ * as 1) on attentions of at most T queries and S keys: slots · (3·bq·bk + 2·bq) with
+ * bq = min(T, ATTN_FUSED_BQ), bk = min(S, ATTN_FUSED_BK). */
+size_t attn_fused_workspace_floats(size_t T, size_t S, int slots);
+
+/** attn_forward without P: per (b, h) and tile of ATTN_FUSED_BQ queries, the scores of
+ * ATTN_FUSED_BK keys at a time (Q Kᵀ/√d_k + bias, masked as attn_args says), an online softmax
+ * (running max m and sum l; the output accumulator rescaled by e^(m_old − m_new)) and
+ * out += P'·V per tile, P' = P with attn_forward's dropout mask (dropout_keep of the element's index
+ * in [B, H, T, S]): the same numbers as attn_forward up to float rounding.
+ * out [B, T, H·d_k]; lse [B, H, T] receives each query row's log-sum-exp of its scores
+ * (m + log l), +∞ for a row whose keys are all masked (its output row is 0, never NaN).
+ * a->rel_k and a->rel_v must be NULL (Shaw's tables stay on the reference path). ws: at least
+ * attn_fused_workspace_floats(a->T, a->S, slots) floats; at most `slots` threads run (OpenMP over
+ * B×H, the result independent of their number). No allocation. */
+void attn_fused_forward(float *out, float *lse, const float *q, const float *k, const float *v,
+                        const attn_args *a, float *ws, int slots);
+
+/** Backward of attn_fused_forward, ACCUMULATING (+=) into dq, dk, dv like attn_backward (which it
+ * matches up to float rounding), from out and lse of that forward and the same attn_args (masks,
+ * bias, dropout seed and p). Per (b, h), query tile i and key tile j (Dao et al. 2022, Alg. 4):
+ * P = exp(S − lse) recomputed, P' = P ⊙ M/(1 − p) with M re-derived by dropout_keep,
+ * D_t = rowsum(dO ⊙ O) (= Σ_s P'·dP'), dV_j += P'ᵀ·dO_i, dP' = dO_i·V_jᵀ, dS = P' ⊙ dP' − P·D,
+ * dQ_i += dS·K_j/√d_k, dK_j += dSᵀ·Q_i/√d_k. dL/d(score) is never materialised: a bias that
+ * needs a gradient (T5) must take attn_backward. ws and slots as attn_fused_forward. */
+void attn_fused_backward(float *dq, float *dk, float *dv, const float *dout, const float *out,
+                         const float *lse, const float *q, const float *k, const float *v,
+                         const attn_args *a, float *ws, int slots);
+
 /* ---- embedding.c ------------------------------------------------------------------------- */
 
 /** out[N, d] = table[ids[n], :] · scale (scale = √d_model in the paper, §3.4). Ids must already
