@@ -41,6 +41,11 @@ static double normalized(double score, int len, float alpha) { return alpha == 0
 
 tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                        int32_t *out, int max_out, int *out_len) {
+    return beam_search_scored(ctx, dc, B, S, src, out, max_out, out_len, NULL);
+}
+
+tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                              int32_t *out, int max_out, int *out_len, double *out_score) {
     const tfm_model *m = ctx->m;
     const tfm_config *cfg = &m->cfg;
     const int K = dc->beam, R = B * K, C = 2 * K;
@@ -173,6 +178,7 @@ tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int
     }
     for (int i = 0; st == TFM_OK && i < B; i++) {
         out_len[i] = best_len[i] < max_out ? best_len[i] : max_out;
+        if (out_score) out_score[i] = best[i];
         memcpy(out + (size_t)i * (size_t)max_out, best_tok + (size_t)i * (size_t)cap, (size_t)out_len[i] * sizeof *out);
     }
     free(prefix);

@@ -42,4 +42,9 @@ tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, i
 tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                        int32_t *out, int max_out, int *out_len);
 
+/** beam_search, and (out_score nullable, (B)) the normalised score (Σ log p) / (len + 1)^lenpen of
+ * each sentence's output (−∞ for a sentence whose limit allowed no hypothesis). */
+tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                              int32_t *out, int max_out, int *out_len, double *out_score);
+
 #endif
