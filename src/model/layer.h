@@ -37,6 +37,9 @@ typedef struct {
                                  stride cache_bstride = cap·d: the T new keys/values are stored at
                                  positions pos0.. and attention reads positions 0..pos0+T−1 */
     size_t cache_bstride;
+    const int32_t *mem_row;   /* nullable (B): cross-attention row b reads memory row mem_row[b] (its
+                                 K|V and mem_pad row), so the beams of a sentence share one
+                                 memory (B_mem rows); NULL: row b reads row b. Forward only. */
 } layer_call;
 
 /** Runs one block (its sub-layers in order, each in its residual + LayerNorm wrapper) on x

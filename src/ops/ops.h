@@ -103,6 +103,10 @@ typedef struct {
     const float *rel_v;           /* nullable (2·rel_clip + 1, d_k): relative value embeddings a^V */
     size_t rel_clip;              /* k: offsets beyond ±k share the edge rows */
     float *drel_k, *drel_v;       /* attn_backward: nullable, (2·rel_clip + 1, d_k), ACCUMULATED */
+    const int32_t *kv_row;        /* attn_forward only (attn_backward requires NULL): nullable (B),
+                                     batch row b reads the keys, values and key_pad row of row
+                                     kv_row[b] (k + kv_row[b]·kv_bstride, key_pad + kv_row[b]·
+                                     key_pad_bstride): beams of one sentence share its memory */
 } attn_args;
 
 /** attn_args for a packed batch: q_bstride = T·q_stride, kv_bstride = S·kv_stride, key_pad
