@@ -5,6 +5,7 @@
 #include "memory_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,21 +23,18 @@ size_t memory_total(tfm_memory_estimate *e) {
     return t;
 }
 
-/* The decoding estimate of `sentences` sentences of `beams` rows each: the KV cache holds each
- * sentence's memory once and the encoder runs on the sentences (kv_cache_reserve_beams). */
-static tfm_status estimate_decode_beams(const tfm_config *cfg, int sentences, int beams, int max_src, int max_out,
-                                        int use_cache, size_t text_bytes, tfm_memory_estimate *out);
-
 tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_src, int max_out, int use_cache,
                                       size_t text_bytes, tfm_memory_estimate *out) {
-    return estimate_decode_beams(cfg, rows, 1, max_src, max_out, use_cache, text_bytes, out);
+    return tfm_memory_estimate_decode_beams(cfg, rows, 1, max_src, max_out, use_cache, text_bytes, out);
 }
 
-static tfm_status estimate_decode_beams(const tfm_config *cfg, int sentences, int beams, int max_src, int max_out,
-                                        int use_cache, size_t text_bytes, tfm_memory_estimate *out) {
-    const int rows = sentences * beams;
+tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences, int beams, int max_src, int max_out,
+                                            int use_cache, size_t text_bytes, tfm_memory_estimate *out) {
     RETURN_IF(!cfg || !out, TFM_ERR_INVALID_ARG, "memory estimate: NULL argument");
     memset(out, 0, sizeof *out);
+    RETURN_IF(sentences < 1 || beams < 1 || sentences > INT_MAX / beams, TFM_ERR_INVALID_ARG,
+              "memory estimate: decoding needs sentences >= 1 and beams >= 1, got %d and %d", sentences, beams);
+    const int rows = sentences * beams;
     RETURN_IF(rows < 1 || max_src < 0 || max_out < 0, TFM_ERR_INVALID_ARG,
               "memory estimate: decoding needs rows >= 1, max_src >= 0, max_out >= 0; got %d, %d, %d", rows,
               max_src, max_out);
@@ -88,7 +86,7 @@ tfm_status tfm_memory_estimate_translate(const tfm_config *cfg, const tfm_decode
         double lim = (double)dc->max_len_a * S + dc->max_len_b;
         if (lim > cfg->max_len - 1) lim = cfg->max_len - 1;
         tfm_memory_estimate b;
-        st = estimate_decode_beams(cfg, (int)B, dc->beam, S, lim < 0 ? 0 : (int)lim, dc->use_cache, 0, &b);
+        st = tfm_memory_estimate_decode_beams(cfg, (int)B, dc->beam, S, lim < 0 ? 0 : (int)lim, dc->use_cache, 0, &b);
         if (st == TFM_OK && b.activations > out->activations) out->activations = b.activations;
         if (st == TFM_OK && b.cache > out->cache) out->cache = b.cache;
     }
