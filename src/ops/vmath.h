@@ -19,7 +19,10 @@ static inline float ops_expf(float x) {
     const float lo = -86.643397f, hi = 88.722839f; /* −125·ln 2, ln FLT_MAX */
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693145751953125f, ln2_lo = 1.42860682030941723e-6f;
     const float xc = x < lo ? lo : (x > hi ? hi : x);
-    const float n = __builtin_roundf(xc * log2e); /* −125 <= n <= 128 */
+    /* n = xc·log2e rounded to nearest (ties to even) by adding and removing 1.5·2^23, which leaves
+     * no fraction bits: vectorises on any SSE2, where roundf is a libm call in every lane */
+    const float shifter = 12582912.0f;
+    const float n = (xc * log2e + shifter) - shifter; /* −125 <= n <= 128 */
     const float r = (xc - n * ln2_hi) - n * ln2_lo;
     float p = 1.0f / 5040.0f;
     p = p * r + 1.0f / 720.0f;
