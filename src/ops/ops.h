@@ -20,9 +20,19 @@ void ops_set_threads(int n);
 int ops_threads(void);
 
 /** out[N, OC] = inp[N, IC] · weight[OC, IC]ᵀ + bias[OC] — nn.Linear; bias may be NULL. BLIS,
- * tiled over the threads (ops_gemm, src/ops/parallel.h). */
+ * tiled over the threads (ops_gemm, src/ops/parallel.h); N <= OPS_LINEAR_ROWS_MAX rows (a decoding
+ * step) go to linear_rows_forward, which does not pack the weight. */
+#define OPS_LINEAR_ROWS_MAX 8
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC);
+
+/** linear_forward without BLIS's packing of the weight (src/ops/linear_rows.c): every output is
+ * bias[j] + the dot product of input row n and weight row j, vectorised over IC, the weight read
+ * once per call; OpenMP over fixed blocks of 64 output columns (each output one thread's, the
+ * result independent of the thread count). For few rows (the decoding step); agrees with
+ * linear_forward to rounding (test_linear_rows). No allocation. */
+void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
+                         size_t OC);
 
 /** Backward of linear_forward, all three ACCUMULATED (+=), by ops_gemm:
  *   dinp[N, IC]     += dout[N, OC] · weight[OC, IC]
