@@ -64,11 +64,20 @@ size_t tfm_memory_dataset_bytes(const tfm_dataset *ds);
 tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_src, int max_out, int use_cache,
                                       size_t text_bytes, tfm_memory_estimate *out);
 
+/** tfm_memory_estimate_decode for beam search: `sentences` sentences of `beams` rows each. On the
+ * KV cache each sentence is encoded once and its memory (cross-attention keys/values, source mask)
+ * stored once for its beams: the cache of (sentences · beams, max_src, max_out + 1) positions with
+ * the memory of `sentences` rows, plus the encoder's activations for `sentences` rows; without the
+ * cache, as tfm_memory_estimate_decode of sentences · beams rows. beams 1 is
+ * tfm_memory_estimate_decode. Errors: as tfm_memory_estimate_decode. */
+tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences, int beams, int max_src, int max_out,
+                                            int use_cache, size_t text_bytes, tfm_memory_estimate *out);
+
 /** Estimates tfm_translate_text's run over n sources of src_len[i] tokens each (0: a blank line,
  * which is not decoded; a count above cfg->max_len is cut to it, as decoding does), decoded with
  * dc in batches of batch_sentences sentences (divided by dc->beam, at least 1) sorted by length as
- * tfm_translate_text sorts them. Each batch is estimated as tfm_memory_estimate_decode estimates it
- * (rows = its sentences × beam, max_src = its longest source S, max_out = min(max_len − 1,
+ * tfm_translate_text sorts them. Each batch is estimated as tfm_memory_estimate_decode_beams estimates it
+ * (its sentences of dc->beam rows each, max_src = its longest source S, max_out = min(max_len − 1,
  * floor(a·S + b))), and the activations and the KV cache are each the largest over the batches
  * (the context's two arenas grow to the largest batch and stay). data = text_bytes plus 4 bytes
  * per source token (the encoded sources tfm_translate_text keeps). No batch (n = 0, or every line

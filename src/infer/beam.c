@@ -41,6 +41,11 @@ static double normalized(double score, int len, float alpha) { return alpha == 0
 
 tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                        int32_t *out, int max_out, int *out_len) {
+    return beam_search_scored(ctx, dc, B, S, src, out, max_out, out_len, NULL);
+}
+
+tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                              int32_t *out, int max_out, int *out_len, double *out_score) {
     const tfm_model *m = ctx->m;
     const tfm_config *cfg = &m->cfg;
     const int K = dc->beam, R = B * K, C = 2 * K;
@@ -51,7 +56,9 @@ tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int
         limit[i] = decode_limit(m, dc, src + (size_t)i * (size_t)S, S);
         if (limit[i] + 1 > cap) cap = limit[i] + 1;
     }
-    int32_t *srcK = malloc((size_t)R * (size_t)S * sizeof *srcK);
+    /* the reference path recomputes every row from its source: each sentence copied per beam;
+     * the KV cache encodes each sentence once and its beams share that memory */
+    int32_t *srcK = dc->use_cache ? NULL : malloc((size_t)R * (size_t)S * sizeof *srcK);
     int32_t *hist = malloc((size_t)R * (size_t)cap * sizeof *hist);     /* tokens of each live beam */
     int32_t *prefix = malloc((size_t)R * (size_t)cap * sizeof *prefix); /* BOS + hist: the step's input */
     int32_t *hist2 = malloc((size_t)R * (size_t)cap * sizeof *hist2);
@@ -66,13 +73,13 @@ tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int
     int *best_len = malloc((size_t)B * sizeof *best_len);
     uint8_t *done = calloc((size_t)B, 1);
     tfm_status st = TFM_OK;
-    if (!limit || !prefix || !srcK || !hist || !hist2 || !score || !score2 || !tok || !parent || !topi || !cands || !best ||
+    if (!limit || !prefix || (!srcK && !dc->use_cache) || !hist || !hist2 || !score || !score2 || !tok || !parent || !topi || !cands || !best ||
         !best_tok || !best_len || !done)
         st = tfm_set_error(TFM_ERR_NOMEM, "out of memory in beam search");
     if (st == TFM_OK) {
-        for (int r = 0; r < R; r++)
+        for (int r = 0; srcK && r < R; r++)
             memcpy(srcK + (size_t)r * (size_t)S, src + (size_t)(r / K) * (size_t)S, (size_t)S * sizeof *srcK);
-        st = decode_begin(ctx, dc, R, S, srcK, cap);
+        st = decode_begin_beams(ctx, dc, B, K, S, src, cap);
     }
     if (st == TFM_OK) {
         for (int r = 0; r < R; r++) {
@@ -87,11 +94,16 @@ tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int
     int live_sentences = B;
     for (int t = 0; st == TFM_OK && t < cap && live_sentences > 0; t++) {
         float *logits;
-        for (int r = 0; r < R; r++) { /* the KV cache reads only position t (== tok[r]) */
-            prefix[(size_t)r * (size_t)cap] = cfg->bos_id;
-            memcpy(prefix + (size_t)r * (size_t)cap + 1, hist + (size_t)r * (size_t)cap, (size_t)t * sizeof *hist);
+        for (int r = 0; r < R; r++) {
+            int32_t *p = prefix + (size_t)r * (size_t)cap;
+            if (dc->use_cache) { /* the KV cache reads only position t: tok[r] (BOS at t = 0) */
+                p[t] = tok[r];
+                continue;
+            }
+            p[0] = cfg->bos_id;
+            memcpy(p + 1, hist + (size_t)r * (size_t)cap, (size_t)t * sizeof *hist);
         }
-        st = decode_step(ctx, dc, R, S, srcK, prefix, t, cap, &logits);
+        st = decode_step(ctx, dc, R, S, dc->use_cache ? src : srcK, prefix, t, cap, &logits);
         if (st != TFM_OK) break;
         log_softmax_forward(logits, logits, (size_t)R, V);
         for (int i = 0; i < B; i++) {
@@ -173,6 +185,7 @@ tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int
     }
     for (int i = 0; st == TFM_OK && i < B; i++) {
         out_len[i] = best_len[i] < max_out ? best_len[i] : max_out;
+        if (out_score) out_score[i] = best[i];
         memcpy(out + (size_t)i * (size_t)max_out, best_tok + (size_t)i * (size_t)cap, (size_t)out_len[i] * sizeof *out);
     }
     free(prefix);

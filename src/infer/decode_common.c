@@ -27,8 +27,13 @@ int argmax_row(const float *x, size_t n) {
 }
 
 tfm_status decode_begin(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src, int cap) {
+    return decode_begin_beams(ctx, dc, B, 1, S, src, cap);
+}
+
+tfm_status decode_begin_beams(tfm_context *ctx, const tfm_decode_config *dc, int B, int beams, int S,
+                              const int32_t *src, int cap) {
     if (!dc->use_cache) return TFM_OK;
-    TRY(kv_cache_reserve(ctx, B, S, cap));
+    TRY(kv_cache_reserve_beams(ctx, B, beams, S, cap));
     model_decode_start(ctx, src);
     return TFM_OK;
 }

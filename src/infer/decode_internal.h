@@ -22,11 +22,20 @@ int argmax_row(const float *x, size_t n);
  * prepare. Errors: TFM_ERR_NOMEM, TFM_ERR_INVALID_ARG. */
 tfm_status decode_begin(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src, int cap);
 
+/** decode_begin for beam search: B sentences src (B, S), `beams` rows each (row r = i·beams + k
+ * decodes sentence i; decode_step then takes B·beams rows). On the KV cache each sentence is
+ * encoded once and its cross-attention keys/values are stored once (kv_cache_reserve_beams); the
+ * reference path has nothing to prepare (its decode_step reads a (B·beams, S) source). Errors as
+ * decode_begin. */
+tfm_status decode_begin_beams(tfm_context *ctx, const tfm_decode_config *dc, int B, int beams, int S,
+                              const int32_t *src, int cap);
+
 /** The logits (B, V_tgt) of position t of every row, given prefix (B, cap): row b holds BOS and
  * the t tokens chosen so far at prefix[b·cap .. b·cap + t]. On the KV cache only prefix[·, t] is
- * read (the earlier positions are cached: call this for t = 0, 1, 2, ... in order); the reference
- * path recomputes the whole prefix (B, t + 1) through model_forward. *logits points into the
- * context (valid until its next call). Errors: TFM_ERR_NOMEM. */
+ * read (the earlier positions are cached: call this for t = 0, 1, 2, ... in order) and src is not
+ * read (the memory was encoded by decode_begin*); the reference path recomputes the whole prefix
+ * (B, t + 1) of src (B, S) through model_forward. *logits points into the context (valid until its
+ * next call). Errors: TFM_ERR_NOMEM. */
 tfm_status decode_step(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                        const int32_t *prefix, int t, int cap, float **logits);
 
@@ -41,5 +50,10 @@ tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, i
 /** Beam search (beam > 1); same contract as tfm_model_translate, arguments already checked. */
 tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                        int32_t *out, int max_out, int *out_len);
+
+/** beam_search, and (out_score nullable, (B)) the normalised score (Σ log p) / (len + 1)^lenpen of
+ * each sentence's output (−∞ for a sentence whose limit allowed no hypothesis). */
+tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                              int32_t *out, int max_out, int *out_len, double *out_score);
 
 #endif

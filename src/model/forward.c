@@ -49,7 +49,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
     const stack_acts *M = sd->memory >= 0 ? &ctx->acts.stack[sd->memory] : NULL;
     layer_call c = {cfg, pe, sp, &sd->block, B, T, 0, A->pad, T, M ? (size_t)M->T : 0, M ? M->pad : NULL,
-                    NULL, NULL, 0, ctx->reference_kernels};
+                    NULL, NULL, 0, ctx->reference_kernels, NULL};
     const float *x = A->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         layer_acts *L = &A->layers[l];
@@ -98,8 +98,8 @@ void model_decode_start(tfm_context *ctx, const int32_t *src) {
     const tfm_model *m = ctx->m;
     const tfm_config *cfg = &m->cfg;
     kv_cache *c = &ctx->cache;
-    const size_t B = (size_t)c->B, S = (size_t)c->S, d = (size_t)cfg->d_model;
-    TFM_ASSERT(ctx->acts.B == c->B && ctx->acts.S == c->S);
+    const size_t B = (size_t)c->B_mem, S = (size_t)c->S, d = (size_t)cfg->d_model; /* one row per sentence */
+    TFM_ASSERT(ctx->acts.B == c->B_mem && ctx->acts.S == c->S);
     model_desc md;
     model_describe(cfg, &md);
     TFM_ASSERT(md.out_stack >= 0);
@@ -135,8 +135,9 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     dropper dr = {NULL, 0};
     embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0, tokens, tokens_stride, B, 1, d, t);
     /* the batched pass's layer code with T = 1 at pos0 = t: keys and values from the cache */
+    /* the beams of a sentence read its memory (mem_row; NULL without beams) */
     layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * d,
-                       ctx->reference_kernels};
+                       ctx->reference_kernels, c->mem_row};
     const float *x = c->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         call.cache_k = c->self_k[l];

@@ -6,11 +6,10 @@
 #include <string.h>
 
 /* The cache of the generator's stack (model_describe): per block, the self-attention keys and
- * values of cap positions and (if the block cross-attends) the memory's K|V; then one step's
- * activations, shared by the blocks. */
-static void layout(const tfm_config *cfg, int Bi, int Si, int cap, tfm_arena *a, kv_cache *c) {
-    const size_t B = (size_t)Bi, S = (size_t)Si, T = (size_t)cap, d = (size_t)cfg->d_model;
-    const size_t L = T > S ? T : S;
+ * values of cap positions for each of the B = Bm · beams rows and (if the block cross-attends) the
+ * memory's K|V once per sentence (Bm rows); then one step's activations, shared by the blocks. */
+static void layout(const tfm_config *cfg, int Bmi, int beams, int Si, int cap, tfm_arena *a, kv_cache *c) {
+    const size_t Bm = (size_t)Bmi, B = Bm * (size_t)beams, S = (size_t)Si, T = (size_t)cap, d = (size_t)cfg->d_model;
     model_desc md;
     model_describe(cfg, &md);
     const stack_desc *sd = &md.stack[md.out_stack];
@@ -18,46 +17,57 @@ static void layout(const tfm_config *cfg, int Bi, int Si, int cap, tfm_arena *a,
     for (int l = 0; l < sd->n_layers; l++) {
         c->self_k[l] = arena_take_f32(a, B * T * d);
         c->self_v[l] = arena_take_f32(a, B * T * d);
-        c->cross_kv[l] = cross ? arena_take_f32(a, B * S * 2 * d) : NULL;
+        c->cross_kv[l] = cross ? arena_take_f32(a, Bm * S * 2 * d) : NULL;
     }
-    c->mem_pad = arena_take_bytes(a, B * S);
+    c->mem_pad = arena_take_bytes(a, Bm * S);
+    c->mem_row = beams > 1 ? arena_take_bytes(a, B * sizeof(int32_t)) : NULL;
+    c->slot = arena_take_bytes(a, B * sizeof(int32_t));
     c->x0 = arena_take_f32(a, B * d);
     layer_acts_layout(cfg, &sd->block, B, 1, T, S, 0, 0, a, &c->step);
     c->out = arena_take_f32(a, B * d);
     c->out_mean = arena_take_f32(a, B);
     c->out_rstd = arena_take_f32(a, B);
     c->logits = arena_take_f32(a, B * (size_t)cfg->tgt_vocab);
-    c->tmp = arena_take_f32(a, B * L * 2 * d);
+    c->tmp = arena_take_f32(a, B * T * d);
 }
 
-size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T) {
+size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T) {
     kv_cache dummy;
     tfm_arena counter = {NULL, 0, 0};
-    layout(cfg, B, S, cap_T, &counter, &dummy);
+    layout(cfg, B_mem, beams, S, cap_T, &counter, &dummy);
     return counter.used;
 }
 
-tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T) {
+size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T) { return kv_cache_bytes_beams(cfg, B, 1, S, cap_T); }
+
+tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T) { return kv_cache_reserve_beams(ctx, B, 1, S, cap_T); }
+
+tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S, int cap_T) {
     const tfm_config *cfg = &ctx->m->cfg;
     kv_cache *c = &ctx->cache;
-    RETURN_IF(B < 1 || S < 0 || cap_T < 1, TFM_ERR_INVALID_ARG, "KV cache sizes B=%d S=%d T=%d", B, S, cap_T);
+    RETURN_IF(B_mem < 1 || beams < 1 || B_mem > INT32_MAX / beams || S < 0 || cap_T < 1, TFM_ERR_INVALID_ARG,
+              "KV cache sizes B=%d x %d beams S=%d T=%d", B_mem, beams, S, cap_T);
+    const int B = B_mem * beams;
     RETURN_IF(tfm_model_estimate_bytes(cfg, B, S, cap_T) == 0, TFM_ERR_NOMEM,
               "a KV cache of %d x (%d, %d) positions is too large to lay out", B, S, cap_T);
     tfm_arena counter = {NULL, 0, 0};
-    layout(cfg, B, S, cap_T, &counter, c);
+    layout(cfg, B_mem, beams, S, cap_T, &counter, c);
     if (counter.used > c->arena.cap) { /* grow; a smaller cache re-carves the same block */
         arena_free(&c->arena);
         TRY(arena_init(&c->arena, counter.used, "the KV cache"));
     }
     tfm_arena again = c->arena;
     again.used = 0;
-    layout(cfg, B, S, cap_T, &again, c);
+    layout(cfg, B_mem, beams, S, cap_T, &again, c);
+    for (int r = 0; c->mem_row && r < B; r++) c->mem_row[r] = r / beams;
     c->B = B;
+    c->B_mem = B_mem;
+    c->beams = beams;
     c->S = S;
     c->cap_T = cap_T;
     c->len = 0;
     TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)cap_T, 0)); /* positions 0..cap_T−1 are decoded */
-    return context_reserve(ctx, B, S, 1, 0);
+    return context_reserve(ctx, B_mem, S, 1, 0); /* the encoder runs on the B_mem sentences */
 }
 
 void kv_cache_free(kv_cache *c) {
@@ -65,30 +75,38 @@ void kv_cache_free(kv_cache *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* dst row b = src row rows[b], rows of `width` floats, through the scratch buffer */
-static void gather(float *x, float *tmp, const int *rows, size_t B, size_t width) {
-    for (size_t b = 0; b < B; b++) memcpy(tmp + b * width, x + (size_t)rows[b] * width, width * sizeof(float));
-    memcpy(x, tmp, B * width * sizeof(float));
-}
-
 void kv_cache_reorder(tfm_context *ctx, const int *rows) {
     const tfm_model *m = ctx->m;
     kv_cache *c = &ctx->cache;
-    const size_t B = (size_t)c->B, S = (size_t)c->S, T = (size_t)c->cap_T, d = (size_t)m->cfg.d_model;
-    const size_t len = (size_t)c->len;
+    const size_t B = (size_t)c->B, T = (size_t)c->cap_T, d = (size_t)m->cfg.d_model;
+    const size_t n = (size_t)c->len * d; /* only the first len positions of a row matter */
+    /* A kept row (rows[b] == b) is never written, so it can be read in place; a source that moves
+     * itself is staged in tmp (slot) before any row is written. */
+    int32_t *slot = c->slot;
+    int32_t staged = 0;
+    int moved = 0;
+    for (size_t b = 0; b < B; b++) slot[b] = -1;
+    for (size_t b = 0; b < B; b++) {
+        const size_t s = (size_t)rows[b];
+        if (s == b) continue;
+        TFM_ASSERT(s < B && (!c->mem_row || c->mem_row[s] == c->mem_row[b]));
+        moved = 1;
+        if ((size_t)rows[s] != s && slot[s] < 0) slot[s] = staged++;
+    }
+    if (!moved || n == 0) return;
     model_desc md;
     model_describe(&m->cfg, &md);
     for (int l = 0; l < md.stack[md.out_stack].n_layers; l++) {
-        /* only the first len positions of each row matter; copy those */
         float *kv[2] = {c->self_k[l], c->self_v[l]};
         for (int k = 0; k < 2; k++) {
-            for (size_t b = 0; b < B; b++)
-                memcpy(c->tmp + b * len * d, kv[k] + (size_t)rows[b] * T * d, len * d * sizeof(float));
-            for (size_t b = 0; b < B; b++) memcpy(kv[k] + b * T * d, c->tmp + b * len * d, len * d * sizeof(float));
+            for (size_t s = 0; s < B; s++)
+                if (slot[s] >= 0) memcpy(c->tmp + (size_t)slot[s] * n, kv[k] + s * T * d, n * sizeof(float));
+            for (size_t b = 0; b < B; b++) {
+                const size_t s = (size_t)rows[b];
+                if (s == b) continue;
+                const float *from = slot[s] >= 0 ? c->tmp + (size_t)slot[s] * n : kv[k] + s * T * d;
+                memcpy(kv[k] + b * T * d, from, n * sizeof(float));
+            }
         }
-        if (c->cross_kv[l]) gather(c->cross_kv[l], c->tmp, rows, B, S * 2 * d);
     }
-    uint8_t *pad_tmp = (uint8_t *)c->tmp;
-    for (size_t b = 0; b < B; b++) memcpy(pad_tmp + b * S, c->mem_pad + (size_t)rows[b] * S, S);
-    memcpy(c->mem_pad, pad_tmp, B * S);
 }

@@ -133,6 +133,7 @@ static void cross_attention(dropper *dr, const layer_call *c, mha_acts *a, const
     attn_args args = attn_args_make(B, T, c->S_mem, H, d / H, d, 2 * d);
     args.key_pad = c->mem_pad;
     args.key_pad_bstride = c->S_mem;
+    args.kv_row = c->mem_row;
     attend(dr, a, a->q, a->qkv, a->qkv + d, &args);
     linear_forward(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
 }

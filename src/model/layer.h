@@ -39,6 +39,9 @@ typedef struct {
     size_t cache_bstride;
     int reference;            /* 1: the unfused reference kernels for the FFN and the residual
                                  wrappers (tfm_context.reference_kernels); 0: the fused ones */
+    const int32_t *mem_row;   /* nullable (B): cross-attention row b reads memory row mem_row[b] (its
+                                 K|V and mem_pad row), so the beams of a sentence share one
+                                 memory (B_mem rows); NULL: row b reads row b. Forward only. */
 } layer_call;
 
 /** Runs one block (its sub-layers in order, each in its residual + LayerNorm wrapper) on x

@@ -5,6 +5,7 @@
 #include "memory_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +25,16 @@ size_t memory_total(tfm_memory_estimate *e) {
 
 tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_src, int max_out, int use_cache,
                                       size_t text_bytes, tfm_memory_estimate *out) {
+    return tfm_memory_estimate_decode_beams(cfg, rows, 1, max_src, max_out, use_cache, text_bytes, out);
+}
+
+tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences, int beams, int max_src, int max_out,
+                                            int use_cache, size_t text_bytes, tfm_memory_estimate *out) {
     RETURN_IF(!cfg || !out, TFM_ERR_INVALID_ARG, "memory estimate: NULL argument");
     memset(out, 0, sizeof *out);
+    RETURN_IF(sentences < 1 || beams < 1 || sentences > INT_MAX / beams, TFM_ERR_INVALID_ARG,
+              "memory estimate: decoding needs sentences >= 1 and beams >= 1, got %d and %d", sentences, beams);
+    const int rows = sentences * beams;
     RETURN_IF(rows < 1 || max_src < 0 || max_out < 0, TFM_ERR_INVALID_ARG,
               "memory estimate: decoding needs rows >= 1, max_src >= 0, max_out >= 0; got %d, %d, %d", rows,
               max_src, max_out);
@@ -35,8 +44,8 @@ tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_s
               rows, max_src, max_out);
     out->params = tfm_config_param_count(cfg) * sizeof(float);
     if (use_cache) {
-        out->cache = kv_cache_bytes(cfg, rows, max_src, cap);
-        out->activations = activations_bytes(cfg, rows, max_src, 1, 0);
+        out->cache = kv_cache_bytes_beams(cfg, sentences, beams, max_src, cap);
+        out->activations = activations_bytes(cfg, sentences, max_src, 1, 0);
     } else {
         out->activations = activations_bytes(cfg, rows, max_src, cap, 0);
     }
@@ -77,7 +86,7 @@ tfm_status tfm_memory_estimate_translate(const tfm_config *cfg, const tfm_decode
         double lim = (double)dc->max_len_a * S + dc->max_len_b;
         if (lim > cfg->max_len - 1) lim = cfg->max_len - 1;
         tfm_memory_estimate b;
-        st = tfm_memory_estimate_decode(cfg, (int)B * dc->beam, S, lim < 0 ? 0 : (int)lim, dc->use_cache, 0, &b);
+        st = tfm_memory_estimate_decode_beams(cfg, (int)B, dc->beam, S, lim < 0 ? 0 : (int)lim, dc->use_cache, 0, &b);
         if (st == TFM_OK && b.activations > out->activations) out->activations = b.activations;
         if (st == TFM_OK && b.cache > out->cache) out->cache = b.cache;
     }

@@ -157,15 +157,18 @@ void model_forward(tfm_context *ctx, int B, int S, int T, const int32_t *src, co
  * never differentiated. One arena, grown on demand. */
 typedef struct {
     int B, S, cap_T; /* rows, source (memory) length, positions the cache can hold */
+    int B_mem, beams; /* sentences (memory rows) and rows per sentence: B = B_mem · beams */
     int len;         /* positions decoded so far */
     float *self_k[TFM_MAX_LAYERS], *self_v[TFM_MAX_LAYERS]; /* (B, cap_T, d) */
-    float *cross_kv[TFM_MAX_LAYERS];                        /* (B, S, 2d) packed K|V */
-    uint8_t *mem_pad;                                       /* (B, S) key padding of the memory */
+    float *cross_kv[TFM_MAX_LAYERS];                        /* (B_mem, S, 2d) packed K|V */
+    uint8_t *mem_pad;                                       /* (B_mem, S) key padding of the memory */
+    int32_t *mem_row; /* (B) memory row of each row, b / beams; NULL when beams == 1 */
+    int32_t *slot;    /* (B) kv_cache_reorder's scratch: staging slot of each source row */
     float *x0;      /* (B, d) embedding + PE of the newest tokens */
     layer_acts step; /* one block's activations for (B, 1) queries over cap_T / S keys */
     float *out, *out_mean, *out_rstd; /* (B, d) final LayerNorm */
     float *logits;  /* (B, V_tgt) of the newest position */
-    float *tmp;     /* (B, max(cap_T, S), 2d) scratch for reordering rows */
+    float *tmp;     /* (B, cap_T, d) scratch for reordering rows */
     tfm_arena arena;
 } kv_cache;
 
@@ -192,16 +195,28 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training);
  * positions (growing its arena only if needed), and reserves the workspace for encoding (B, S).
  * Errors: TFM_ERR_INVALID_ARG (sizes), TFM_ERR_NOMEM. */
 tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T);
+/** kv_cache_reserve for beam search: B_mem sentences of `beams` rows each (row r = i·beams + k
+ * decodes sentence i), B_mem · beams rows in all. Each sentence is encoded once and its memory
+ * (cross-attention K|V, mem_pad) stored once: the beams' cross-attention indexes it by sentence
+ * (attn_args.kv_row). The workspace is reserved for encoding (B_mem, S). Errors as
+ * kv_cache_reserve. */
+tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S, int cap_T);
 /** Bytes of the KV cache arena kv_cache_reserve(B, S, cap_T) lays out (its layout, counted). */
 size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T);
+/** Bytes of the arena kv_cache_reserve_beams(B_mem, beams, S, cap_T) lays out. */
+size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T);
 void kv_cache_free(kv_cache *c);
 
-/** Beam bookkeeping: row b of the cache becomes (a copy of) row rows[b], for every cached position,
- * the cross-attention keys/values and the source mask. */
+/** Beam bookkeeping: row b of the cache becomes (a copy of) row rows[b], for the len cached
+ * self-attention positions; rows[b] must decode the same sentence as b (the memory, stored once
+ * per sentence, does not move). Rows with rows[b] == b are not touched; a moved row's source is
+ * copied in place, or through the scratch buffer when that source moves itself: at most two
+ * copies of len positions per moved row, none per kept row. No allocation. */
 void kv_cache_reorder(tfm_context *ctx, const int *rows);
 
-/** Encodes src (B, S, padded with pad_id) into the context's cache (laid out by kv_cache_reserve)
- * and fills the cross-attention keys/values; len = 0. */
+/** Encodes src (B_mem, S, padded with pad_id: one row per sentence) into the context's cache
+ * (laid out by kv_cache_reserve or kv_cache_reserve_beams) and fills the cross-attention
+ * keys/values once per sentence; len = 0. */
 void model_decode_start(tfm_context *ctx, const int32_t *src);
 
 /** Decodes one position for every row: tokens[b · tokens_stride] (b < B) are the inputs at

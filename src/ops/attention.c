@@ -124,8 +124,8 @@ static void rel_add_rows(float *Y, size_t y_stride, const float *W, const float 
 
 /* scores P (T, S) of one (b, h) = Q Kᵀ/√d_k (+ Q a^Kᵀ/√d_k) (+ bias), then the masked softmax of
  * each row. */
-static void attn_scores(float *P, const float *Q, const float *K, const attn_args *a, size_t b, size_t h,
-                        float scale) {
+static void attn_scores(float *P, const float *Q, const float *K, const attn_args *a, size_t b, size_t kb,
+                        size_t h, float scale) {
     const size_t T = a->T, S = a->S, d_k = a->d_k;
     if (T == 1)
         ops_gemv_serial(0, S, d_k, scale, K, a->kv_stride, Q, 0.0f, P);
@@ -140,7 +140,7 @@ static void attn_scores(float *P, const float *Q, const float *K, const attn_arg
             for (size_t s = 0; s < S; s++) row[s] += br[s];
         }
     }
-    const uint8_t *pad = a->key_pad ? a->key_pad + b * a->key_pad_bstride : NULL;
+    const uint8_t *pad = a->key_pad ? a->key_pad + kb * a->key_pad_bstride : NULL; /* kb: the keys' row */
     for (size_t t = 0; t < T; t++) softmax_row_masked(P + t * S, pad, S, key_limit(a, t));
 }
 
@@ -157,8 +157,9 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
             const size_t off = ((b * H + h) * T) * S; /* first element of this (b, h) in [B,H,T,S] */
             float *P = probs + off;                   /* (T, S) */
             const float *Q = q + b * a->q_bstride + h * d_k;
-            const float *K = k + b * a->kv_bstride + h * d_k;
-            const float *Vh = v + b * a->kv_bstride + h * d_k;
+            const size_t kb = a->kv_row ? (size_t)a->kv_row[b] : b; /* the row of its keys/values */
+            const float *K = k + kb * a->kv_bstride + h * d_k;
+            const float *Vh = v + kb * a->kv_bstride + h * d_k;
             float *O = out + b * T * d + h * d_k;
             if (T == 0) continue;
             if (S == 0 || d_k == 0) { /* no keys: a zero output */
@@ -166,7 +167,7 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
                     for (size_t c = 0; c < d_k; c++) O[t * d + c] = 0.0f;
                 continue;
             }
-            attn_scores(P, Q, K, a, b, h, scale);
+            attn_scores(P, Q, K, a, b, kb, h, scale);
             const float *Pv = P; /* the weights that multiply V */
             if (probs_drop) {
                 float *Pd = probs_drop + off;

@@ -102,6 +102,11 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC) {
+    /* a few rows (a decoding step): BLIS would pack the whole weight for them (linear_rows.c) */
+    if (N <= OPS_LINEAR_ROWS_MAX) {
+        linear_rows_forward(out, inp, weight, bias, N, IC, OC);
+        return;
+    }
     /* out (N, OC) = bias + inp (N, IC) · weight (OC, IC)ᵀ: one region, each tile adds its bias */
     gemm_tiled(0, 1, N, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC, bias);
 }

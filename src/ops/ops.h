@@ -20,9 +20,19 @@ void ops_set_threads(int n);
 int ops_threads(void);
 
 /** out[N, OC] = inp[N, IC] · weight[OC, IC]ᵀ + bias[OC] — nn.Linear; bias may be NULL. BLIS,
- * tiled over the threads (ops_gemm, src/ops/parallel.h). */
+ * tiled over the threads (ops_gemm, src/ops/parallel.h); N <= OPS_LINEAR_ROWS_MAX rows (a decoding
+ * step) go to linear_rows_forward, which does not pack the weight. */
+#define OPS_LINEAR_ROWS_MAX 8
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC);
+
+/** linear_forward without BLIS's packing of the weight (src/ops/linear_rows.c): every output is
+ * bias[j] + the dot product of input row n and weight row j, vectorised over IC, the weight read
+ * once per call; OpenMP over fixed blocks of 64 output columns (each output one thread's, the
+ * result independent of the thread count). For few rows (the decoding step); agrees with
+ * linear_forward to rounding (test_linear_rows). No allocation. */
+void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
+                         size_t OC);
 
 /** Backward of linear_forward, all three ACCUMULATED (+=), by ops_gemm:
  *   dinp[N, IC]     += dout[N, OC] · weight[OC, IC]
@@ -103,6 +113,10 @@ typedef struct {
     const float *rel_v;           /* nullable (2·rel_clip + 1, d_k): relative value embeddings a^V */
     size_t rel_clip;              /* k: offsets beyond ±k share the edge rows */
     float *drel_k, *drel_v;       /* attn_backward: nullable, (2·rel_clip + 1, d_k), ACCUMULATED */
+    const int32_t *kv_row;        /* attn_forward only (attn_backward requires NULL): nullable (B),
+                                     batch row b reads the keys, values and key_pad row of row
+                                     kv_row[b] (k + kv_row[b]·kv_bstride, key_pad + kv_row[b]·
+                                     key_pad_bstride): beams of one sentence share its memory */
 } attn_args;
 
 /** attn_args for a packed batch: q_bstride = T·q_stride, kv_bstride = S·kv_stride, key_pad

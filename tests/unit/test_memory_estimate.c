@@ -148,7 +148,8 @@ static void check_decode(const char *tfm, const char *dir) {
     tfm_tokenizer_free(tok);
     const int S = (int)longest + 1, beam = 8, batch = 64, max_out = 200; /* --max-len-a 0 --max-len-b 200 */
     tfm_memory_estimate e;
-    CHECK(tfm_memory_estimate_decode(&c, batch / beam * beam, S, max_out, 1, text, &e) == TFM_OK, "decode: estimate");
+    CHECK(tfm_memory_estimate_decode_beams(&c, batch / beam, beam, S, max_out, 1, text, &e) == TFM_OK,
+          "decode: estimate");
     char *const argv[] = {(char *)tfm, "translate", "--model", model, "--input", in, "--output", out, "--beam", "8",
                           "--batch-size", "64", "--max-len-a", "0", "--max-len-b", "200", NULL};
     const size_t rss = peak_rss(argv);
@@ -264,6 +265,10 @@ static void check_api(void) {
           "decode estimates");
     CHECK(d4.cache > 3 * d1.cache && d1.cache > 0 && nc.cache == 0 && nc.activations > d1.activations,
           "cache scales with rows; recomputation has no cache but more activations");
+    tfm_memory_estimate b4;
+    CHECK(tfm_memory_estimate_decode_beams(&c, 4, 4, 50, 85, 1, 0, &b4) == TFM_OK && b4.cache < d1.cache &&
+              b4.cache > d1.cache / 2 && b4.activations < d1.activations,
+          "4 sentences x beam 4 hold 4 memories, not 16: cache %zu vs %zu bytes", b4.cache, d1.cache);
     CHECK(tfm_memory_estimate_decode(&c, 0, 50, 85, 1, 0, &d1) == TFM_ERR_INVALID_ARG, "0 rows refused");
     /* translate: the batches tfm_translate_text decodes, by token counts (blank lines apart, counts
      * cut at max_len): 2 sentences a batch (4 / beam 2) gives (10, 20), (50, 50) and (max_len); the
@@ -273,7 +278,7 @@ static void check_api(void) {
     const size_t lens[] = {50, 0, 10, 100000, 50, 0, 20};
     tfm_memory_estimate tr, big;
     CHECK(tfm_memory_estimate_translate(&c, &dc, 4, lens, 7, 100, &tr) == TFM_OK &&
-              tfm_memory_estimate_decode(&c, 2, c.max_len, c.max_len - 1, 1, 0, &big) == TFM_OK,
+              tfm_memory_estimate_decode_beams(&c, 1, 2, c.max_len, c.max_len - 1, 1, 0, &big) == TFM_OK,
           "translate estimate: %s", tfm_last_error());
     CHECK(tr.activations == big.activations && tr.cache == big.cache && tr.params == big.params &&
               tr.data == 100 + 4 * (130 + (size_t)c.max_len),

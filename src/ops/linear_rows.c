@@ -1,0 +1,53 @@
+/* nn.Linear for a few rows without packing: out (N, OC) = bias + inp (N, IC) · weight (OC, IC)ᵀ
+ * read straight from the row-major weight, each output a dot product of two contiguous rows.
+ * BLIS packs the whole weight into panels at every call, whatever N: for the decoder's step (N =
+ * the batch's rows, often 1–32) that copy costs as much as the product or more (docs/KERNELS.md,
+ * "Decoding"). Here the weight is read once per call; BLIS (linear_forward) stays the path for
+ * large N and the reference this kernel is tested against (test_linear_rows). */
+#include "ops.h"
+#include "parallel.h"
+
+/* Output columns per chunk: 64 rows of the weight (64 KiB at IC = 256), a fixed split from the
+ * sizes alone, so each output is computed by one thread in one order whatever the team. */
+#define LR_COLS 64
+
+/* out[n, j0..j0+4) for one input row x: four weight rows w0..w3 share each load of x */
+static void dot4(float *o, const float *x, const float *w0, size_t IC, const float *bias, size_t j) {
+    const float *w1 = w0 + IC, *w2 = w1 + IC, *w3 = w2 + IC;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (size_t k = 0; k < IC; k++) {
+        s0 += x[k] * w0[k];
+        s1 += x[k] * w1[k];
+        s2 += x[k] * w2[k];
+        s3 += x[k] * w3[k];
+    }
+    o[0] = (bias ? bias[j] : 0.0f) + s0;
+    o[1] = (bias ? bias[j + 1] : 0.0f) + s1;
+    o[2] = (bias ? bias[j + 2] : 0.0f) + s2;
+    o[3] = (bias ? bias[j + 3] : 0.0f) + s3;
+}
+
+static float dot1(const float *x, const float *w, size_t IC) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (size_t k = 0; k < IC; k++) s += x[k] * w[k];
+    return s;
+}
+
+void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
+                         size_t OC) {
+    const size_t chunks = (OC + LR_COLS - 1) / LR_COLS, macs = N * IC * OC;
+    /* as gemm_tiled: a product under 32 · OPS_PAR_MIN_WORK multiply-adds runs on the caller */
+    const int team = macs < 32 * OPS_PAR_MIN_WORK ? 1 : ops_team(macs);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+    for (size_t c = 0; c < chunks; c++) {
+        const size_t j0 = c * LR_COLS, j1 = j0 + LR_COLS < OC ? j0 + LR_COLS : OC;
+        size_t j = j0;
+        for (; j + 4 <= j1; j += 4)
+            for (size_t n = 0; n < N; n++) dot4(out + n * OC + j, inp + n * IC, weight + j * IC, IC, bias, j);
+        for (; j < j1; j++)
+            for (size_t n = 0; n < N; n++)
+                out[n * OC + j] = (bias ? bias[j] : 0.0f) + dot1(inp + n * IC, weight + j * IC, IC);
+    }
+}

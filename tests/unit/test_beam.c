@@ -1,0 +1,119 @@
+/* Beam search on the KV cache (docs/KERNELS.md, "Decoding"): beam 4 on a half-trained copy-task
+ * model gives, for a padded batch of sentences of different lengths, the tokens and scores pinned
+ * from the code before each source was encoded once (b1e9608: sources copied per beam); every
+ * sentence alone gives what it gives in the batch; the cache's beam reordering equals a plain
+ * gather of the rows for maps with cycles, duplicates, fixed and dead rows. */
+#include "decode_internal.h"
+#include "copy_task.h"
+#include "test_util.h"
+#include "tfm/tfm.h"
+
+#include <stdint.h>
+
+enum { B = 5, S = 7, MAXO = 24, K = 4 };
+
+/* sentences of 7, 3, 5, 1 and 6 tokens, padded with 0 */
+static const int32_t SRC[B * S] = {5, 9, 12, 4, 7, 13, 6, /**/ 8, 8, 14, 0, 0, 0, 0, /**/ 11, 4, 6, 10, 9, 0, 0,
+                                   /**/ 12, 0, 0, 0, 0, 0, 0, /**/ 7, 14, 5, 5, 9, 11, 0};
+
+/* Pinned at b1e9608 (beam 4, lenpen 1, max_len 1.5·n + 10) on copy_task_model(PIN_STEPS). */
+enum { PIN_STEPS = 60 };
+static const int PIN_LEN[B] = {4, 4, 4, 3, 5};
+static const int32_t PIN_TOK[B][MAXO] = {{6, 10, 5, 10}, {9, 15, 9, 15}, {12, 7, 12, 10}, {13, 13, 13}, {6, 15, 6, 10, 12}};
+static const double PIN_SCORE[B] = {-1.03015385, -0.549035692, -0.92443428, -0.279591322, -0.936398029};
+
+static void print_pins(const int *len, const int32_t *out, const double *score) {
+    printf("PIN_LEN = {");
+    for (int b = 0; b < B; b++) printf("%d%s", len[b], b + 1 < B ? ", " : "};\n");
+    printf("PIN_TOK = {");
+    for (int b = 0; b < B; b++) {
+        printf("{");
+        for (int i = 0; i < len[b]; i++) printf("%d%s", out[b * MAXO + i], i + 1 < len[b] ? ", " : "");
+        printf("}%s", b + 1 < B ? ", " : "};\n");
+    }
+    printf("PIN_SCORE = {");
+    for (int b = 0; b < B; b++) printf("%.9g%s", score[b], b + 1 < B ? ", " : "};\n");
+}
+
+static void pinned_and_alone(tfm_context *ctx) {
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.beam = K;
+    int32_t out[B * MAXO];
+    int len[B];
+    double score[B];
+    CHECK(beam_search_scored(ctx, &dc, B, S, SRC, out, MAXO, len, score) == TFM_OK, "beam: %s", tfm_last_error());
+    for (int b = 0; b < B; b++) {
+        int same = len[b] == PIN_LEN[b];
+        for (int i = 0; same && i < len[b]; i++) same = out[b * MAXO + i] == PIN_TOK[b][i];
+        CHECK(same, "sentence %d: %d tokens, pinned %d (or different tokens)", b, len[b], PIN_LEN[b]);
+        if (!same) print_pins(len, out, score);
+        CHECK_NEAR(score[b], PIN_SCORE[b], 1e-4, "pinned score");
+    }
+    /* each sentence alone (unpadded width) == inside the padded batch */
+    for (int b = 0; b < B; b++) {
+        int n = 0;
+        while (n < S && SRC[b * S + n] != 0) n++;
+        int32_t o1[MAXO];
+        int l1;
+        double s1;
+        CHECK(beam_search_scored(ctx, &dc, 1, n, SRC + b * S, o1, MAXO, &l1, &s1) == TFM_OK, "alone: %s",
+              tfm_last_error());
+        CHECK(l1 == len[b] && memcmp(o1, out + b * MAXO, (size_t)l1 * sizeof *o1) == 0,
+              "sentence %d alone: %d tokens, in the batch %d (or different tokens)", b, l1, len[b]);
+        CHECK_NEAR(s1, score[b], 1e-5, "score alone vs in the batch");
+    }
+}
+
+/* A recognisable value for element j of cached position p of row b in layer l, k or v. */
+static float cell(int l, int kv, size_t b, size_t p, size_t j) {
+    return (float)(l * 100000 + kv * 50000 + (int)b * 1000 + (int)p * 37 + (int)j % 37);
+}
+
+/* kv_cache_reorder == a plain gather: row b of every cached position becomes old row rows[b]. */
+static void reorder_is_gather(tfm_context *ctx) {
+    const tfm_config *cfg = &ctx->m->cfg;
+    enum { R = 8, CAP = 6, LEN = 4 };
+    const size_t d = (size_t)cfg->d_model;
+    const int maps[][R] = {
+        {0, 1, 2, 3, 4, 5, 6, 7}, /* nothing moves */
+        {1, 0, 2, 3, 5, 6, 7, 4}, /* a swap and a 4-cycle */
+        {0, 0, 0, 0, 7, 7, 6, 6}, /* duplicates of fixed rows */
+        {3, 3, 1, 2, 4, 5, 6, 7}, /* duplicates of moved rows */
+        {2, 2, 2, 2, 5, 5, 5, 5}, /* every row from two sources that move themselves */
+    };
+    for (size_t mi = 0; mi < sizeof maps / sizeof maps[0]; mi++) {
+        CHECK(kv_cache_reserve(ctx, R, S, CAP) == TFM_OK, "reserve: %s", tfm_last_error());
+        kv_cache *c = &ctx->cache;
+        const int L = cfg->n_dec_layers;
+        for (int l = 0; l < L; l++)
+            for (size_t b = 0; b < R; b++)
+                for (size_t p = 0; p < CAP; p++)
+                    for (size_t j = 0; j < d; j++) {
+                        c->self_k[l][(b * CAP + p) * d + j] = cell(l, 0, b, p, j);
+                        c->self_v[l][(b * CAP + p) * d + j] = cell(l, 1, b, p, j);
+                    }
+        c->len = LEN;
+        kv_cache_reorder(ctx, maps[mi]);
+        int bad = 0;
+        for (int l = 0; l < L; l++)
+            for (size_t b = 0; b < R; b++)
+                for (size_t p = 0; p < LEN; p++)
+                    for (size_t j = 0; j < d; j++) {
+                        const size_t from = (size_t)maps[mi][b];
+                        bad += c->self_k[l][(b * CAP + p) * d + j] != cell(l, 0, from, p, j);
+                        bad += c->self_v[l][(b * CAP + p) * d + j] != cell(l, 1, from, p, j);
+                    }
+        CHECK(bad == 0, "map %zu: %d cached values differ from the gather", mi, bad);
+    }
+}
+
+int main(void) {
+    tfm_model *m = copy_task_model(PIN_STEPS);
+    tfm_context *ctx = NULL;
+    CHECK(m != NULL && tfm_context_create(m, &ctx) == TFM_OK, "training the copy model failed: %s", tfm_last_error());
+    if (ctx) pinned_and_alone(ctx);
+    if (ctx) reorder_is_gather(ctx);
+    tfm_context_free(ctx);
+    tfm_model_free(m);
+    return test_finish("beam");
+}
