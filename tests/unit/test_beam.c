@@ -1,8 +1,11 @@
 /* Beam search on the KV cache (docs/KERNELS.md, "Decoding"): beam 4 on a half-trained copy-task
- * model gives, for a padded batch of sentences of different lengths, the tokens and scores pinned
- * from the code before each source was encoded once (b1e9608: sources copied per beam); every
- * sentence alone gives what it gives in the batch; the cache's beam reordering equals a plain
- * gather of the rows for maps with cycles, duplicates, fixed and dead rows. */
+ * model, for a padded batch of sentences of different lengths, gives exactly the tokens — and the
+ * scores within 1e-5 — of the recompute path (use_cache = 0), which still copies each source per
+ * beam and encodes it K times (the code before each source was encoded once); the tokens pinned at
+ * b1e9608 are printed when they differ (they depend on the training numerics of the kernels, so
+ * they are a report, not a check); every sentence alone gives what it gives in the batch; the
+ * cache's beam reordering equals a plain gather of the rows for maps with cycles, duplicates,
+ * fixed and dead rows. */
 #include "decode_internal.h"
 #include "copy_task.h"
 #include "test_util.h"
@@ -16,11 +19,11 @@ enum { B = 5, S = 7, MAXO = 24, K = 4 };
 static const int32_t SRC[B * S] = {5, 9, 12, 4, 7, 13, 6, /**/ 8, 8, 14, 0, 0, 0, 0, /**/ 11, 4, 6, 10, 9, 0, 0,
                                    /**/ 12, 0, 0, 0, 0, 0, 0, /**/ 7, 14, 5, 5, 9, 11, 0};
 
-/* Pinned at b1e9608 (beam 4, lenpen 1, max_len 1.5·n + 10) on copy_task_model(PIN_STEPS). */
+/* Pinned at b1e9608 (beam 4, lenpen 1, max_len 1.5·n + 10) on copy_task_model(PIN_STEPS), with the
+ * unfused training kernels of that commit. */
 enum { PIN_STEPS = 60 };
 static const int PIN_LEN[B] = {4, 4, 4, 3, 5};
 static const int32_t PIN_TOK[B][MAXO] = {{6, 10, 5, 10}, {9, 15, 9, 15}, {12, 7, 12, 10}, {13, 13, 13}, {6, 15, 6, 10, 12}};
-static const double PIN_SCORE[B] = {-1.03015385, -0.549035692, -0.92443428, -0.279591322, -0.936398029};
 
 static void print_pins(const int *len, const int32_t *out, const double *score) {
     printf("PIN_LEN = {");
@@ -42,12 +45,27 @@ static void pinned_and_alone(tfm_context *ctx) {
     int len[B];
     double score[B];
     CHECK(beam_search_scored(ctx, &dc, B, S, SRC, out, MAXO, len, score) == TFM_OK, "beam: %s", tfm_last_error());
+    /* the recompute path: sources copied per beam, the whole prefix recomputed every step */
+    tfm_decode_config dr = dc;
+    dr.use_cache = 0;
+    int32_t out_r[B * MAXO];
+    int len_r[B];
+    double score_r[B];
+    CHECK(beam_search_scored(ctx, &dr, B, S, SRC, out_r, MAXO, len_r, score_r) == TFM_OK, "beam, no cache: %s",
+          tfm_last_error());
+    int pinned = 1;
     for (int b = 0; b < B; b++) {
-        int same = len[b] == PIN_LEN[b];
-        for (int i = 0; same && i < len[b]; i++) same = out[b * MAXO + i] == PIN_TOK[b][i];
-        CHECK(same, "sentence %d: %d tokens, pinned %d (or different tokens)", b, len[b], PIN_LEN[b]);
-        if (!same) print_pins(len, out, score);
-        CHECK_NEAR(score[b], PIN_SCORE[b], 1e-4, "pinned score");
+        int same = len[b] == len_r[b];
+        for (int i = 0; same && i < len[b]; i++) same = out[b * MAXO + i] == out_r[b * MAXO + i];
+        CHECK(same, "sentence %d: %d tokens with the cache, %d recomputing (or different tokens)", b, len[b], len_r[b]);
+        CHECK_NEAR(score[b], score_r[b], 1e-5, "score, cache vs recompute");
+        int p = len[b] == PIN_LEN[b];
+        for (int i = 0; p && i < len[b]; i++) p = out[b * MAXO + i] == PIN_TOK[b][i];
+        pinned &= p;
+    }
+    if (!pinned) {
+        printf("note: the tokens differ from those pinned at b1e9608 (training numerics changed):\n");
+        print_pins(len, out, score);
     }
     /* each sentence alone (unpadded width) == inside the padded batch */
     for (int b = 0; b < B; b++) {
