@@ -37,8 +37,9 @@ import numpy as np
 
 
 def load_safetensors(path):
-    """{name: np.ndarray}, metadata dict (F32 and U8 tensors)."""
-    dtypes = {"F32": np.float32, "U8": np.uint8, "I32": np.int32, "I64": np.int64}
+    """{name: np.ndarray}, metadata dict (F32, F64, U8, I32, I64 tensors: a resumable checkpoint
+    also holds the trainer state, e.g. Adam bookkeeping in F64)."""
+    dtypes = {"F32": np.float32, "F64": np.float64, "U8": np.uint8, "I32": np.int32, "I64": np.int64}
     with open(path, "rb") as f:
         n = struct.unpack("<Q", f.read(8))[0]
         header = json.loads(f.read(n))

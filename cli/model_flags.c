@@ -65,7 +65,16 @@ static const int *enum_field(const model_flags *f, const tfm_config *c, const vo
 int model_flags_mismatch(const char *cmd, const cli_opt *opts, size_t n_opts, int argc, char **argv,
                          model_flags *f, const tfm_config *have, char *msg, size_t cap) {
     if (!cli_given_within(argc, argv, opts, n_opts, f, f + 1)) return 0;
-    if (!model_flags_resolve(cmd, f)) return -1;
+    /* the names given, each into its enum field (no whole-config validation: the fields not given
+     * hold new-model defaults, which need not fit the flags given — the checkpoint's do) */
+    if (tfm_arch_from_name(f->arch, &f->c.arch) != TFM_OK ||
+        tfm_activation_from_name(f->activation, &f->c.activation) != TFM_OK ||
+        tfm_pe_from_name(f->pe, &f->c.pe) != TFM_OK || tfm_pe_layout_from_name(f->pe_layout, &f->c.pe_layout) != TFM_OK ||
+        tfm_rope_pairing_from_name(f->rope_pairing, &f->c.rope_pairing) != TFM_OK) {
+        cli_error(cmd, "unknown name in --arch, --activation, --pe, --pe-layout or --rope-pairing (%s, %s, %s, %s, %s)",
+                  f->arch, f->activation, f->pe, f->pe_layout, f->rope_pairing);
+        return -1;
+    }
     for (int i = 1; i < argc; i++) {
         size_t k = 0;
         while (k < n_opts && strcmp(opts[k].name, argv[i]) != 0) k++;

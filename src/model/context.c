@@ -68,7 +68,7 @@ void layer_acts_layout(const tfm_config *cfg, const block_desc *bd, size_t B, si
     L->ff_out = arena_take_f32(a, N * d);
 }
 
-void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int training, tfm_arena *a,
+void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int training, int slots, tfm_arena *a,
                         activations *acts) {
     const size_t B = (size_t)Bi, d = (size_t)cfg->d_model;
     activations dummy;
@@ -78,6 +78,7 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int train
     acts->S = Si;
     acts->T = Ti;
     acts->training = training;
+    acts->slots = slots;
     model_desc md;
     model_describe(cfg, &md);
     for (int s = 0; s < md.n_stacks; s++) {
@@ -99,7 +100,6 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int train
     int cross = 0;
     for (int s = 0; s < md.n_stacks; s++) cross |= block_has(&md.stack[s].block, SUB_CROSS_ATTN);
     if (attn_use_fused(cfg, 0, training) || (cross && attn_use_fused(cfg, 1, training))) {
-        const int slots = tfm_get_threads();
         const size_t most = (size_t)(Si > Ti ? Si : Ti); /* no attention has more queries or keys */
         float *fws = arena_take_f32(a, attn_fused_workspace_floats(most, most, slots));
         for (int s = 0; s < md.n_stacks; s++)
@@ -113,10 +113,14 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int train
         acts->logits = arena_take_f32(a, B * (size_t)acts->stack[md.out_stack].T * (size_t)cfg->tgt_vocab);
 }
 
-size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training) {
+static size_t layout_bytes(const tfm_config *cfg, int B, int S, int T, int training, int slots) {
     tfm_arena counter = {NULL, 0, 0};
-    activations_layout(cfg, B, S, T, training, &counter, NULL);
+    activations_layout(cfg, B, S, T, training, slots, &counter, NULL);
     return counter.used;
+}
+
+size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training) {
+    return layout_bytes(cfg, B, S, T, training, tfm_get_threads());
 }
 
 tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) {
@@ -126,7 +130,8 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) 
               "a batch of %d x (%d, %d) tokens is too large to lay out", B, S, T);
     TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)(S > T ? S : T), training));
     ops_blas_reserve(ops_threads()); /* BLIS's pools for the team: no product allocates later */
-    const size_t need = activations_bytes(cfg, B, S, T, training);
+    const int slots = tfm_get_threads(); /* once: the size and the carve below must agree */
+    const size_t need = layout_bytes(cfg, B, S, T, training, slots);
     if (need > ctx->act_arena.cap) {
         /* grow: what a batch needs is its layout's bytes, not the largest B, S and T seen apart */
         arena_free(&ctx->act_arena);
@@ -134,10 +139,10 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) 
         ctx->acts.B = -1;
     }
     activations *A = &ctx->acts;
-    if (A->B != B || A->S != S || A->T != T || A->training != training) {
+    if (A->B != B || A->S != S || A->T != T || A->training != training || A->slots != slots) {
         tfm_arena again = ctx->act_arena; /* re-carve the same block for this batch's sizes */
         again.used = 0;
-        activations_layout(cfg, B, S, T, training, &again, A);
+        activations_layout(cfg, B, S, T, training, slots, &again, A);
     }
     return TFM_OK;
 }

@@ -89,7 +89,8 @@ void kv_cache_reorder(tfm_context *ctx, const int *rows) {
     for (size_t b = 0; b < B; b++) {
         const size_t s = (size_t)rows[b];
         if (s == b) continue;
-        TFM_ASSERT(s < B && (!c->mem_row || c->mem_row[s] == c->mem_row[b]));
+        /* a row may only take a parent of its own sentence: the cross K/V are not moved */
+        TFM_ASSERT(s < B && c->mem_row && c->mem_row[s] == c->mem_row[b]);
         moved = 1;
         if ((size_t)rows[s] != s && slot[s] < 0) slot[s] = staged++;
     }

@@ -64,6 +64,7 @@ typedef struct {
 typedef struct {
     int B, S, T;  /* the sizes the workspace was laid out for (S: source, T: target positions) */
     int training; /* laid out with the dropout buffers */
+    int slots;    /* threads the fused attention's scratch was laid out for */
     stack_acts stack[TFM_MAX_STACKS]; /* as model_describe lists the stacks */
     float *logits; /* (B·T_out, V_tgt) of the generator's stack */
 } activations;
@@ -106,8 +107,10 @@ tfm_status model_check_batch(const tfm_model *m, int B, int S, int T, const int3
 
 /** Lays out the activations of (B, S, T) in `arena` (counting only when its base is NULL); with
  * `training` also the dropout masks and post-dropout attention weights. A stack over the source
- * has S positions, over the target T. */
-void activations_layout(const tfm_config *cfg, int B, int S, int T, int training, tfm_arena *arena,
+ * has S positions, over the target T. `slots`: the threads the fused attention's scratch is sized
+ * for (read once by the caller: the count and the carve must agree, whatever another thread does
+ * to tfm_set_threads meanwhile). */
+void activations_layout(const tfm_config *cfg, int B, int S, int T, int training, int slots, tfm_arena *arena,
                         activations *a);
 
 /** Lays out the activations of one block of N = B·T query rows: self-attention over S_self keys,

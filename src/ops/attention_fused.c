@@ -134,7 +134,7 @@ static void fwd_tile(float *O, float *lse, const float *Q, const float *K, const
 
 void attn_fused_forward(float *out, float *lse, const float *q, const float *k, const float *v, const attn_args *a,
                         float *ws, int slots) {
-    TFM_ASSERT(!a->rel_k && !a->rel_v);
+    TFM_ASSERT(!a->rel_k && !a->rel_v && !a->kv_row); /* not served here: the reference path */
     const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
     const float scale = 1.0f / sqrtf((float)d_k);
 #pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(team_of(a, slots))
@@ -217,7 +217,7 @@ static void bwd_tile(float *dQ, float *dK, float *dV, const float *dO, const flo
 
 void attn_fused_backward(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
                          const float *q, const float *k, const float *v, const attn_args *a, float *ws, int slots) {
-    TFM_ASSERT(!a->rel_k && !a->rel_v);
+    TFM_ASSERT(!a->rel_k && !a->rel_v && !a->kv_row); /* not served here: the reference path */
     const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
     if (T == 0 || S == 0 || d_k == 0) return; /* no keys: the output was a constant zero */
     const float scale = 1.0f / sqrtf((float)d_k);

@@ -29,7 +29,7 @@ void ops_blas_reserve(int threads) {
         bli_rntm_set_num_threads(1, &rntm);
         bli_pba_rntm_set_pba(&rntm);
         pba_t *pba = bli_pba_query();
-        float a[64 * 64], b[64 * 64], c[64 * 64];
+        static float a[64 * 64], b[64 * 64], c[64 * 64]; /* 48 KiB, off the caller's stack */
         for (size_t i = 0; i < 64 * 64; i++) a[i] = b[i] = 1.0f / 64.0f;
         for (int k = 0; k < threads; k++) {
             /* the (k + 1)-th of each, taken and used by a real product, with k held elsewhere */

@@ -68,4 +68,10 @@ expect_fail "resume with another --d-model" 2 "--d-model 64 (the checkpoint has 
 expect_fail "init with --pe-zero-pad" 2 "--pe-zero-pad 1 (the checkpoint has 0)" "$TFM" train "${ARGS[@]}" \
   --pe-zero-pad --steps 1 --init "$WORK/split.safetensors" --save "$WORK/x.st"
 [ ! -e "$WORK/x.st" ] && ok || bad "a refused run wrote its --save"
+# a flag equal to the checkpoint's is fine even where the other defaults would not fit it (6 heads
+# do not divide the default d_model 256, but the checkpoint has d_model 48)
+"$TFM" train --data "$C" --d-model 48 --n-heads 6 --d-ff 64 --n-enc-layers 1 --n-dec-layers 1 --vocab-size 300 \
+  --batch-tokens 300 --warmup 10 --steps 2 --save "$WORK/h6.st" > /dev/null 2>&1 || bad "6-head run failed"
+expect_ok "resume repeating --n-heads 6 alone" "$TFM" train --data "$C" --n-heads 6 --vocab-size 300 \
+  --batch-tokens 300 --warmup 10 --steps 3 --resume "$WORK/h6.st" --save "$WORK/h6.st"
 finish resume_cli

@@ -100,7 +100,8 @@ static void reorder_is_gather(tfm_context *ctx) {
         {2, 2, 2, 2, 5, 5, 5, 5}, /* every row from two sources that move themselves */
     };
     for (size_t mi = 0; mi < sizeof maps / sizeof maps[0]; mi++) {
-        CHECK(kv_cache_reserve(ctx, R, S, CAP) == TFM_OK, "reserve: %s", tfm_last_error());
+        /* 2 sentences of 4 beams: every map keeps each row within its sentence */
+        CHECK(kv_cache_reserve_beams(ctx, 2, R / 2, S, CAP) == TFM_OK, "reserve: %s", tfm_last_error());
         kv_cache *c = &ctx->cache;
         const int L = cfg->n_dec_layers;
         for (int l = 0; l < L; l++)
