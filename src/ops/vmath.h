@@ -18,7 +18,9 @@
 static inline float ops_expf(float x) {
     const float lo = -86.643397f, hi = 88.722839f; /* −125·ln 2, ln FLT_MAX */
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693145751953125f, ln2_lo = 1.42860682030941723e-6f;
-    const float xc = x < lo ? lo : (x > hi ? hi : x);
+    /* clamped, and NaN replaced by 0 so that the integer conversion below is defined (the NaN is
+     * returned at the end) */
+    const float xc = x < lo ? lo : (x > hi ? hi : (x == x ? x : 0.0f));
     /* n = xc·log2e rounded to the nearest integer by adding and subtracting 1.5·2^23 (exact for
      * |n| < 2^22; roundf would be a library call, which no loop vectorises): −125 <= n <= 128 */
     const float shifter = 12582912.0f;
@@ -33,7 +35,7 @@ static inline float ops_expf(float x) {
     p = p * r + 1.0f;
     p = p * r + 1.0f;
     /* 2^(n−1), a normal float for n in [−125, 128] (2^128 itself would overflow), then × 2 */
-    const int32_t bits = ((int32_t)n + 126) << 23;
+    const uint32_t bits = (uint32_t)((int32_t)n + 126) << 23; /* 1 <= n + 126 <= 254 */
     float two_n_1;
     memcpy(&two_n_1, &bits, sizeof two_n_1);
     float y = p * two_n_1 * 2.0f;
