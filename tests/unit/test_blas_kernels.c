@@ -3,22 +3,16 @@
  * portable 'generic' kernels (10× slower; Debian's BLIS 0.9.0 falls back to them on CPUs newer
  * than itself), unless the user chose them with BLIS_ARCH_TYPE; ops_gemm_serial, ops_gemm and
  * ops_gemv_serial (both orientations, strided operands) against a plain triple loop in double. */
+#include "hash.h"
 #include "parallel.h"
 #include "test_util.h"
 #include "tfm/threads.h"
 
 #include <stdint.h>
 
-static float frand(uint64_t *s) { /* splitmix64 → uniform in [-1, 1) */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return (float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
-
+/* x[i] uniform in [-1, 1) from the project's one hash (src/core/hash.h) */
 static void fill(float *x, size_t n, uint64_t seed) {
-    for (size_t i = 0; i < n; i++) x[i] = frand(&seed);
+    for (size_t i = 0; i < n; i++) x[i] = (float)(hash_stream(seed, i + 1) >> 40) * (2.0f / 16777216.0f) - 1.0f;
 }
 
 static void kernel_choice(void) {
