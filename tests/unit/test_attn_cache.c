@@ -12,10 +12,6 @@
 enum { B = 3, H = 2, DK = 4, D = H * DK, L = 6, CAP = 9 };
 
 static uint64_t st = 0x9E3779B97F4A7C15ULL;
-static float frand(void) {
-    st ^= st >> 12, st ^= st << 25, st ^= st >> 27;
-    return (float)((st * 0x2545F4914F6CDD1DULL) >> 40) / 8388608.0f - 1.0f;
-}
 
 /* whole sequence: packed Q|K|V (B·L, 3d); cache: K and V copied into (B, CAP, d) buffers */
 static float qkv[B * L * 3 * D], kc[B * CAP * D], vc[B * CAP * D];
@@ -82,8 +78,8 @@ static void run_case(const char *name, int causal, int use_bias, int use_pad) {
 }
 
 int main(void) {
-    for (size_t i = 0; i < sizeof qkv / sizeof qkv[0]; i++) qkv[i] = 1.5f * frand();
-    for (size_t i = 0; i < sizeof bias / sizeof bias[0]; i++) bias[i] = 2.0f * frand();
+    for (size_t i = 0; i < sizeof qkv / sizeof qkv[0]; i++) qkv[i] = 1.5f * test_frand(&st);
+    for (size_t i = 0; i < sizeof bias / sizeof bias[0]; i++) bias[i] = 2.0f * test_frand(&st);
     for (size_t i = 0; i < sizeof kc / sizeof kc[0]; i++) kc[i] = vc[i] = NAN; /* unused slots: never read */
     for (size_t b = 0; b < B; b++)
         for (size_t s = 0; s < L; s++) {
@@ -97,7 +93,7 @@ int main(void) {
     run_case("causal + bias", 1, 1, 0);
     run_case("causal + bias + padding", 1, 1, 1);
     run_case("bidirectional + bias + padding", 0, 1, 1);
-    for (size_t i = 0; i < RELR * DK; i++) rel_k[i] = 1.5f * frand(), rel_v[i] = 1.5f * frand();
+    for (size_t i = 0; i < RELR * DK; i++) rel_k[i] = 1.5f * test_frand(&st), rel_v[i] = 1.5f * test_frand(&st);
     use_rel = 1;
     run_case("causal + relative keys/values + padding", 1, 0, 1);
     run_case("bidirectional + bias + relative keys/values + padding", 0, 1, 1);

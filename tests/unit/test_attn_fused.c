@@ -17,10 +17,6 @@
 #include <time.h>
 
 static uint64_t st = 0x243F6A8885A308D3ULL;
-static float frand(void) {
-    st ^= st >> 12, st ^= st << 25, st ^= st >> 27;
-    return (float)((st * 0x2545F4914F6CDD1DULL) >> 40) / 8388608.0f - 1.0f;
-}
 
 typedef struct {
     const char *name;
@@ -60,7 +56,7 @@ typedef struct {
 
 static float *fill(size_t n, float s) {
     float *x = malloc((n ? n : 1) * sizeof *x);
-    for (size_t i = 0; i < n; i++) x[i] = s * frand();
+    for (size_t i = 0; i < n; i++) x[i] = s * test_frand(&st);
     return x;
 }
 

@@ -10,11 +10,6 @@
 
 #include <stdint.h>
 
-/* x[i] uniform in [-1, 1) from the project's one hash (src/core/hash.h) */
-static void fill(float *x, size_t n, uint64_t seed) {
-    for (size_t i = 0; i < n; i++) x[i] = (float)(hash_stream(seed, i + 1) >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
-
 static void kernel_choice(void) {
     const char *info = tfm_blas_kernels();
     printf("%s\n", info);
@@ -38,7 +33,7 @@ static double max_gemm_error(int ta, int tb, size_t M, size_t N, size_t K, int t
     const size_t ra = ta ? K : M, rb = tb ? N : K;
     float *A = malloc(ra * lda * sizeof *A), *B = malloc(rb * ldb * sizeof *B), *C = malloc(M * ldc * sizeof *C);
     float *C0 = malloc(M * ldc * sizeof *C0);
-    fill(A, ra * lda, 1), fill(B, rb * ldb, 2), fill(C, M * ldc, 3);
+    test_fill_uniform(A, ra * lda, 1), test_fill_uniform(B, rb * ldb, 2), test_fill_uniform(C, M * ldc, 3);
     memcpy(C0, C, M * ldc * sizeof *C);
     const float alpha = 0.75f, beta = 0.5f;
     if (tiled)
@@ -73,7 +68,7 @@ static void products(void) {
     /* y = alpha·op(A)·x (beta 0: y is not read, so NaN there must not leak) and beta = 1 */
     const size_t M = 37, N = 70, lda = N + 4;
     float *A = malloc(M * lda * sizeof *A), x[70], y[70];
-    fill(A, M * lda, 4), fill(x, 70, 5);
+    test_fill_uniform(A, M * lda, 4), test_fill_uniform(x, 70, 5);
     for (int trans = 0; trans < 2; trans++)
         for (int beta1 = 0; beta1 < 2; beta1++) {
             const size_t ny = trans ? N : M, nx = trans ? M : N;

@@ -138,12 +138,6 @@ static void golden_parity(void) {
 
 /* 2. central differences of the loss for every element of every FLOATER tensor */
 static uint64_t rng_s = 0x243F6A8885A308D3ULL;
-static float frand(void) {
-    rng_s ^= rng_s >> 12;
-    rng_s ^= rng_s << 25;
-    rng_s ^= rng_s >> 27;
-    return (float)((rng_s * 0x2545F4914F6CDD1DULL) >> 40) / 8388608.0f - 1.0f;
-}
 
 static void gradcheck_floater(void) {
     enum { B = 2, S = 9, T = 8 };
@@ -166,7 +160,7 @@ static void gradcheck_floater(void) {
           tfm_last_error());
     if (!ctx) return;
     float *base = (float *)m->param_arena.base;
-    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.1f * frand(); /* p0 off zero, biases off 0 */
+    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.1f * test_frand(&rng_s); /* p0 off zero, biases off 0 */
     CHECK(context_reserve(ctx, B, S, T - 1, 1) == TFM_OK, "reserve: %s", tfm_last_error());
     const dropout_cfg drop = {0.1f, 0x5eed};
     float *g = malloc(m->n_params * sizeof(float));

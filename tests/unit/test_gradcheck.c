@@ -24,15 +24,8 @@
 #define ACC0 0.25f
 
 static uint64_t rng_state = 0x853c49e6748fea9bULL;
-static float frand(void) { /* uniform in [−1, 1), xorshift64* */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    uint64_t r = rng_state * 0x2545F4914F6CDD1DULL;
-    return (float)(r >> 40) / 8388608.0f - 1.0f;
-}
 static void fill(float *x, size_t n, float scale) {
-    for (size_t i = 0; i < n; i++) x[i] = scale * frand();
+    for (size_t i = 0; i < n; i++) x[i] = scale * test_frand(&rng_state);
 }
 static void fill_const(float *x, size_t n, float c) {
     for (size_t i = 0; i < n; i++) x[i] = c;
@@ -112,7 +105,7 @@ static double ly_loss(void) {
 }
 static void test_layernorm(void) {
     fill(ly_x, LY_N * LY_C, 2.0f);
-    for (int c = 0; c < LY_C; c++) ly_w[c] = 1.0f + 0.5f * frand();
+    for (int c = 0; c < LY_C; c++) ly_w[c] = 1.0f + 0.5f * test_frand(&rng_state);
     fill(ly_b, LY_C, 0.5f);
     fill(ly_r, LY_N * LY_C, 1.0f);
     float dx[LY_N * LY_C], dw[LY_C], db[LY_C];

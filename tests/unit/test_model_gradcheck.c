@@ -119,14 +119,6 @@ static float clear_kinks(fixture *f) {
     return closest;
 }
 
-/* Small deterministic noise (xorshift64*), uniform in [−1, 1). */
-static float frand(uint64_t *s) {
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (float)((*s * 0x2545F4914F6CDD1DULL) >> 40) / 8388608.0f - 1.0f;
-}
-
 static double run_case(const char *name, int norm_first, tfm_activation act, int tied) {
     tfm_config c = tfm_config_default();
     c.d_model = 8;
@@ -148,7 +140,7 @@ static double run_case(const char *name, int norm_first, tfm_activation act, int
      * bias could not pass by accident. */
     float *base = (float *)m->param_arena.base;
     uint64_t s = 0x9E3779B97F4A7C15ULL + (uint64_t)(norm_first * 2 + (int)act + 4 * tied);
-    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.1f * frand(&s);
+    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.1f * test_frand(&s);
     f.drop.p = DROPOUT;
     f.drop.seed = 0x5eed;
     for (int b = 0; b < B; b++)

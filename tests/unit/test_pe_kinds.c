@@ -32,14 +32,6 @@ typedef struct {
     tfm_config c;
 } variant;
 
-/* Small deterministic noise (xorshift64*), uniform in [−1, 1). */
-static float frand(uint64_t *s) {
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (float)((*s * 0x2545F4914F6CDD1DULL) >> 40) / 8388608.0f - 1.0f;
-}
-
 /* max(w, e) that keeps a NaN (fmax drops it): an error maximum must not hide one. */
 static double worse(double w, double e) { return isnan(e) || e > w ? e : w; }
 
@@ -64,7 +56,7 @@ static tfm_model *make_model(const variant *v, uint64_t seed) {
     if (!m) return NULL;
     float *base = (float *)m->param_arena.base;
     uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
-    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.3f * frand(&s);
+    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.3f * test_frand(&s);
     return m;
 }
 

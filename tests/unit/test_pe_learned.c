@@ -32,13 +32,6 @@ enum { B = 2, S = 5, T = 7, TD = T - 1, MAX_LEN = 9, V = 13 };
 static const int32_t SRC[B * S] = {3, 7, 10, 4, 5, /**/ 6, 9, 3, 0, 0};
 static const int32_t TGT[B * T] = {1, 4, 8, 12, 5, 6, 2, /**/ 1, 9, 3, 2, 0, 0, 0};
 
-static float frand(uint64_t *s) {
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (float)((*s * 0x2545F4914F6CDD1DULL) >> 40) / 8388608.0f - 1.0f;
-}
-
 static tfm_config learned_config(int norm_first, int tied) {
     tfm_config c = tfm_config_default();
     c.d_model = 8;
@@ -120,7 +113,7 @@ static void gradcheck_case(const char *name, int norm_first, int tied) {
     tfm_model *m = f.m;
     float *base = (float *)m->param_arena.base;
     uint64_t s = 0x9E3779B97F4A7C15ULL + (uint64_t)(2 * norm_first + tied);
-    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.1f * frand(&s);
+    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.1f * test_frand(&s);
     f.drop.p = DROPOUT;
     f.drop.seed = 0x5eed;
     for (int b = 0; b < B; b++)

@@ -19,13 +19,6 @@
 
 enum { B = 2, T = 6, V = 11 };
 
-static float frand(uint64_t *s) { /* xorshift64*, uniform in [−1, 1) */
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (float)((*s * 0x2545F4914F6CDD1DULL) >> 40) / 8388608.0f - 1.0f;
-}
-
 /* A model of any description, past config validation: small random weights, LayerNorm weights
  * near 1. Returns NULL on failure. */
 static tfm_model *unchecked_model(const tfm_config *cfg, uint64_t seed) {
@@ -45,7 +38,7 @@ static tfm_model *unchecked_model(const tfm_config *cfg, uint64_t seed) {
         const param_entry *e = &m->entries[k];
         if (e->alias_of >= 0) continue;
         for (size_t i = 0; i < e->numel; i++)
-            w[e->offset + i] = e->init == PARAM_INIT_ONE ? 1.0f + 0.1f * frand(&s) : 0.3f * frand(&s);
+            w[e->offset + i] = e->init == PARAM_INIT_ONE ? 1.0f + 0.1f * test_frand(&s) : 0.3f * test_frand(&s);
     }
     return m;
 }
@@ -120,7 +113,7 @@ static void decoder_only(void) {
     CHECK(context_reserve(ctx, B, 0, T, 1) == TFM_OK, "reserve training: %s", tfm_last_error());
     float *r = malloc(sizeof(float) * B * T * V);
     uint64_t s = 77;
-    for (int i = 0; i < B * T * V; i++) r[i] = frand(&s);
+    for (int i = 0; i < B * T * V; i++) r[i] = test_frand(&s);
     functional(ctx, r);
     memcpy(ctx->acts.logits, r, sizeof(float) * B * T * V); /* dL/dlogits = r */
     float *gbase = calloc(m->n_params, sizeof(float));

@@ -10,18 +10,6 @@
 #include <omp.h>
 #include <stdint.h>
 
-static float frand(uint64_t *s) { /* splitmix64 → uniform in [-1, 1) */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return (float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
-
-static void fill(float *x, size_t n, uint64_t seed) {
-    for (size_t i = 0; i < n; i++) x[i] = frand(&seed);
-}
-
 static void setting_cases(void) {
     const int omp_before = omp_get_max_threads();
     tfm_set_threads(0);
@@ -32,7 +20,7 @@ static void setting_cases(void) {
     CHECK(ops_team(1000) == 1, "a loop of 1000 floats must not open a region (team %d)", ops_team(1000));
     CHECK(ops_team(OPS_PAR_MIN_WORK) == 3, "a big loop gets the set threads (team %d)", ops_team(OPS_PAR_MIN_WORK));
     static float x[1 << 18];
-    fill(x, 1 << 18, 7);
+    test_fill_uniform(x, 1 << 18, 7);
     relu_forward(x, x, 1 << 18); /* a kernel that opens a region */
     CHECK(omp_get_max_threads() == omp_before, "the library changed omp_get_max_threads: %d, was %d",
           omp_get_max_threads(), omp_before);
@@ -62,9 +50,9 @@ static void gemm_cases(void) {
     enum { M = 300, N = 700, K = 70 }; /* 3 × 3 tiles of 128 × 256, ragged at both edges */
     static float A[M * K], B[K * N], C0[M * N], C1[M * N], C2[M * N], C3[M * N];
     static double R[M * N];
-    fill(A, M * K, 1);
-    fill(B, K * N, 2);
-    fill(C0, M * N, 3);
+    test_fill_uniform(A, M * K, 1);
+    test_fill_uniform(B, K * N, 2);
+    test_fill_uniform(C0, M * N, 3);
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
             const size_t lda = ta ? M : K, ldb = tb ? K : N;
@@ -87,8 +75,8 @@ static void gemm_cases(void) {
     /* a small product (one 64-row tile at first): tiles shrink, the result stays exact */
     enum { m = 64, n = 256, k = 256 };
     static float a[m * k], b[k * n], c1[m * n], c2[m * n];
-    fill(a, m * k, 4);
-    fill(b, k * n, 5);
+    test_fill_uniform(a, m * k, 4);
+    test_fill_uniform(b, k * n, 5);
     tfm_set_threads(1);
     ops_gemm(0, 1, m, n / 2, k, 1.0f, a, k, b, k, 0.0f, c1, n / 2);
     tfm_set_threads(2);
@@ -101,9 +89,9 @@ static void gemm_cases(void) {
 static void determinism_cases(void) {
     enum { N = 1024, IC = 256, OC = 1000 };
     static float x[N * IC], w[OC * IC], dy[N * OC], dx[2][N * IC], dw[2][OC * IC], db[2][OC];
-    fill(x, N * IC, 11);
-    fill(w, OC * IC, 12);
-    fill(dy, N * OC, 13);
+    test_fill_uniform(x, N * IC, 11);
+    test_fill_uniform(w, OC * IC, 12);
+    test_fill_uniform(dy, N * OC, 13);
     double ss[2];
     for (int t = 0; t < 2; t++) {
         tfm_set_threads(t + 1);

@@ -4,6 +4,7 @@
 #define TFM_TEST_UTIL_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,21 @@
 /* The exit code of a test that cannot run here (ctest SKIP_RETURN_CODE): print "SKIP: reason" first. */
 #define TEST_SKIP 77
 #include <unistd.h> /* rmdir; mkdtemp comes from <stdlib.h> (tests build with _POSIX_C_SOURCE) */
+
+#include "hash.h" /* src/core: the project's one generator */
+
+/** Test data: the next uniform float in [-1, 1) (24 random bits, exactly representable) of the
+ * sequential splitmix64 stream whose state is *state (src/core/hash.h hash_next). The one random
+ * source of the unit tests: any seed works, including 0. */
+static inline float test_frand(uint64_t *state) {
+    return (float)(hash_next(state) >> 40) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+/** x[0..n) = the first n test_frand values of the stream seeded `seed` (x[i] depends only on
+ * (seed, i): hash_stream(seed, i + 1)). */
+static inline void test_fill_uniform(float *x, size_t n, uint64_t seed) {
+    for (size_t i = 0; i < n; i++) x[i] = test_frand(&seed);
+}
 
 static int test_passed_ = 0, test_failed_ = 0;
 
