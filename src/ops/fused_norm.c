@@ -63,35 +63,12 @@ void dropout_backward_write(float *dinp, const float *dout, const uint8_t *mask,
     for (size_t i = 0; i < n; i++) dinp[i] = mask[i] && p < 1.0f ? dout[i] * scale : 0.0f;
 }
 
-/* Columns per chunk of the parameter-gradient sums (each chunk owns its columns, walks every row
- * in order: independent of the thread count), as layernorm_backward. */
-#define NORM_COL_BLOCK 64
-
 void layernorm_dropout_backward(float *dres, float *dsub, float *dweight, float *dbias, const float *dout,
                                 const float *res, const float *weight, const float *mean, const float *rstd,
                                 const uint8_t *mask, float p, size_t N, size_t C) {
     if (N == 0 || C == 0) return;
     /* 1. dweight, dbias from dout, first: dres may be dout itself and is overwritten in 2. */
-    if (dweight || dbias) {
-        const size_t nblk = (C + NORM_COL_BLOCK - 1) / NORM_COL_BLOCK;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(N * C))
-        for (size_t blk = 0; blk < nblk; blk++) {
-            const size_t c0 = blk * NORM_COL_BLOCK, c1 = c0 + NORM_COL_BLOCK < C ? c0 + NORM_COL_BLOCK : C;
-            double aw[NORM_COL_BLOCK] = {0}, ab[NORM_COL_BLOCK] = {0};
-            for (size_t n = 0; n < N; n++) {
-                const float *x = res + n * C, *dy = dout + n * C;
-                const float mu = mean[n], rs = rstd[n];
-                for (size_t c = c0; c < c1; c++) {
-                    aw[c - c0] += (double)dy[c] * (double)((x[c] - mu) * rs);
-                    ab[c - c0] += dy[c];
-                }
-            }
-            for (size_t c = c0; c < c1; c++) {
-                if (dweight) dweight[c] += (float)aw[c - c0];
-                if (dbias) dbias[c] += (float)ab[c - c0];
-            }
-        }
-    }
+    layernorm_param_grads(dweight, dbias, dout, res, mean, rstd, N, C);
     /* 2. per row: dres = rstd·(g − mean(g) − x̂·mean(g·x̂)), g = dout ⊙ weight, then the sub-layer's
      * gradient through its dropout, while the row is in cache */
     const int drop = dsub && mask && p > 0.0f;

@@ -27,6 +27,33 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
     }
 }
 
+/* Columns per chunk of the parameter-gradient sums: each chunk owns its columns and walks every
+ * row in order, so the sums do not depend on the thread count. */
+#define NORM_COL_BLOCK 64
+
+void layernorm_param_grads(float *dweight, float *dbias, const float *dout, const float *inp, const float *mean,
+                           const float *rstd, size_t N, size_t C) {
+    if (N == 0 || C == 0 || (!dweight && !dbias)) return;
+    const size_t nblk = (C + NORM_COL_BLOCK - 1) / NORM_COL_BLOCK;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(N * C))
+    for (size_t blk = 0; blk < nblk; blk++) {
+        const size_t c0 = blk * NORM_COL_BLOCK, c1 = c0 + NORM_COL_BLOCK < C ? c0 + NORM_COL_BLOCK : C;
+        double aw[NORM_COL_BLOCK] = {0}, ab[NORM_COL_BLOCK] = {0};
+        for (size_t n = 0; n < N; n++) {
+            const float *x = inp + n * C, *dy = dout + n * C;
+            const float mu = mean[n], rs = rstd[n];
+            for (size_t c = c0; c < c1; c++) {
+                aw[c - c0] += (double)dy[c] * (double)((x[c] - mu) * rs);
+                ab[c - c0] += dy[c];
+            }
+        }
+        for (size_t c = c0; c < c1; c++) {
+            if (dweight) dweight[c] += (float)aw[c - c0];
+            if (dbias) dbias[c] += (float)ab[c - c0];
+        }
+    }
+}
+
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                         const float *weight, const float *mean, const float *rstd, size_t N, size_t C) {
     if (N == 0 || C == 0) return;
@@ -48,25 +75,5 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
             dx[c] += rs * (dy[c] * weight[c] - mg - xhat * mgx);
         }
     }
-    if (!dweight && !dbias) return;
-    /* dweight, dbias: column sums over the rows; each thread owns a block of 64 columns (no races,
-     * independent of the thread count), summing in double. */
-    const size_t nblk = (C + 63) / 64;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(N * C))
-    for (size_t blk = 0; blk < nblk; blk++) {
-        const size_t c0 = blk * 64, c1 = c0 + 64 < C ? c0 + 64 : C;
-        double aw[64] = {0}, ab[64] = {0};
-        for (size_t n = 0; n < N; n++) {
-            const float *x = inp + n * C, *dy = dout + n * C;
-            const float mu = mean[n], rs = rstd[n];
-            for (size_t c = c0; c < c1; c++) {
-                aw[c - c0] += (double)dy[c] * (double)((x[c] - mu) * rs);
-                ab[c - c0] += dy[c];
-            }
-        }
-        for (size_t c = c0; c < c1; c++) {
-            if (dweight) dweight[c] += (float)aw[c - c0];
-            if (dbias) dbias[c] += (float)ab[c - c0];
-        }
-    }
+    layernorm_param_grads(dweight, dbias, dout, inp, mean, rstd, N, C);
 }

@@ -49,6 +49,13 @@ void linear_backward(float *dinp, float *dweight, float *dbias, const float *dou
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                        const float *bias, size_t N, size_t C, float eps);
 
+/** The parameter gradients of layernorm_forward alone, ACCUMULATED (+=): with x̂ = (inp − mean)·rstd,
+ *   dweight[C] += Σ_n dout ⊙ x̂,   dbias[C] += Σ_n dout
+ * over the N rows of dout[N, C] and inp[N, C], summed in double over blocks of 64 columns, each
+ * block walking the rows in order (independent of the thread count). Either output may be NULL. */
+void layernorm_param_grads(float *dweight, float *dbias, const float *dout, const float *inp, const float *mean,
+                           const float *rstd, size_t N, size_t C);
+
 /** Backward of layernorm_forward from the saved mean[N] and rstd[N]; all ACCUMULATED (+=):
  * with x̂ = (inp − mean)·rstd and g = dout ⊙ weight, per row
  *   dinp[N, C] += rstd · (g − mean_c(g) − x̂ · mean_c(g ⊙ x̂))
