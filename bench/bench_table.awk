@@ -37,13 +37,17 @@ END {
         printf "%-16s %4s %5s %-19s %7s %9s %8s %6s %8s %6s\n", "impl", "beam", "batch", "seconds", "out tok", "out tok/s", "GFLOP/s", "%peak", "RSS MiB", "ratio"
         for (i = 1; i <= nde; i++) {
             l = de[i]; im = kv(l, "impl"); k = kv(l, "beam") "/" kv(l, "batch"); th = kv(l, "threads"); t = kv(l, "med_s")
-            if (im == "tfm") { dg[k] = kv(l, "gflop"); dbase[k] = t }
+            if (im == "tfm") { dg[k] = kv(l, "gflop"); dbase[k] = t; dtok[k] = kv(l, "out_tokens") }
             g = dg[k] != "" && t > 0 ? dg[k] / t : 0
+            # an anchor that wrote another number of tokens (over 1 %) did other work: flag its ratio
+            other = im != "tfm" && dtok[k] > 0 && (kv(l, "out_tokens") - dtok[k]) ^ 2 > (0.01 * dtok[k]) ^ 2
+            if (other) nother++
             printf "%-16s %4d %5d %9.4f (%7.4f) %7d %9.0f %8.1f %6s %8.0f %6s\n", im, kv(l, "beam"), kv(l, "batch"), t, kv(l, "min_s"),
                 kv(l, "out_tokens"), (t > 0 ? kv(l, "out_tokens") / t : 0), g, (g > 0 ? pct(g, th) : "-"), kv(l, "rss_mib"),
-                im == "tfm" || dbase[k] == "" ? "-" : sprintf("%.2f", t / dbase[k])
+                im == "tfm" || dbase[k] == "" ? "-" : sprintf("%.2f%s", t / dbase[k], other ? "*" : "")
         }
     }
+    if (nother) print "* this row wrote over 1 % more or fewer tokens than tfm's (another length limit, other beam hypotheses): its ratio compares different work"
     if (nno) { print ""; for (i = 1; i <= nno; i++) print notes[i] }
     print "\nratio = time / tfm's time in the same block (> 1: tfm is faster); GFLOP/s from the analytic count of docs/BENCH.md"
 }
