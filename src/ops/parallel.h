@@ -10,11 +10,13 @@
  *   3. Chunk boundaries depend only on the tensor sizes, never on the thread count or on which
  *      thread runs a chunk, and no sum is split across chunks in a way that depends on them: the
  *      results are bit-identical for any thread count and any schedule.
- *   5. Busy-machine backoff: when a parallel product finds that no other thread of its team took a
- *      single tile, the other cores are running other programs and every region would wait for a
- *      thread that has no core. ops_gemm then reports it (ops_team_report) and ops_team returns 1
- *      for OPS_BACKOFF_MIN_NS, doubling on each repeat up to OPS_BACKOFF_MAX_NS, then probes
- *      again; a product that was helped ends the backoff. Timing only: no result depends on it.
+ *   5. Busy-machine backoff: each parallel product measures, in its own time units, whether the
+ *      other threads of its team kept up (ops_region_hurt: their share of the tiles, and how long
+ *      the caller waited at the join beside its own mean tile time). When they did not, the other
+ *      cores are running other programs and every region would wait for a thread that has no
+ *      core: ops_team returns 1 for OPS_BACKOFF_MIN_NS, ×4 on each repeat up to
+ *      OPS_BACKOFF_MAX_NS, then probes again; a product that was not hurt halves it. Timing
+ *      only: no result depends on it.
  *   4. Matrix products go through ops_gemm (matmul.c), which tiles C the same way and runs the
  *      BLAS single-threaded on each tile (the BLAS's own threads wait for each other at spinning
  *      barriers inside every product: one descheduled thread stalls the other).
@@ -46,12 +48,43 @@
  * backoff, else tfm_get_threads(). */
 int ops_team(size_t work);
 
-/** After a region of `team` threads with enough chunks for all: helped = 0 when the calling
- * thread did every chunk itself (starts or doubles the backoff), 1 otherwise (ends it). */
-void ops_team_report(int team, int helped);
+/** What one parallel product saw, for the busy-machine backoff (point 5). Times are CLOCK_MONOTONIC
+ * nanoseconds (ops_now_ns). */
+typedef struct {
+    int team;                    /* threads the runtime gave the region */
+    size_t chunks;               /* chunks (tiles) handed out */
+    size_t helper_chunks;        /* of which threads other than the caller took */
+    int_least64_t caller_ns;     /* from opening the region to the end of the caller's last chunk */
+    int_least64_t join_wait_ns;  /* from the end of the caller's last chunk to the join */
+} ops_region_obs;
+
+/** 1 when a region shows that its other threads had no core: with team T they took under half of
+ * their fair share (T − 1)/T of the chunks, or the caller waited at the join longer than
+ * OPS_JOIN_WAIT_TILES of its own mean chunk times plus OPS_JOIN_SLACK_NS (on an idle machine a
+ * helper ends at most one chunk after the caller; a descheduled one holds the join for a
+ * scheduler time slice). 0 for a team of one, or fewer than 2 chunks per thread. Both tests are
+ * relative to the region's own measured times, so they hold at any kernel speed. */
+int ops_region_hurt(const ops_region_obs *o);
+
+/** The next backoff length from the current one (0: none) and a region's verdict: hurt starts it
+ * at OPS_BACKOFF_MIN_NS or multiplies it by 4 up to OPS_BACKOFF_MAX_NS; a region that was not
+ * hurt halves it, to 0 below OPS_BACKOFF_MIN_NS. */
+int_least64_t ops_backoff_next(int_least64_t backoff_ns, int hurt);
+
+/** After a parallel product: updates the backoff from ops_region_hurt(o); during the resulting
+ * backoff ops_team returns 1. Ignores regions shorter than OPS_BACKOFF_MIN_REGION_NS (too short
+ * for a sleeping helper to arrive on an idle machine) unless they were hurt: a short region that
+ * waited is a region that waited. */
+void ops_team_report(const ops_region_obs *o);
+
+/** CLOCK_MONOTONIC in nanoseconds. */
+int_least64_t ops_now_ns(void);
+
 #define OPS_BACKOFF_MIN_NS ((int_least64_t)2000000)   /* 2 ms */
-#define OPS_BACKOFF_MIN_MACS ((size_t)1 << 23)         /* products that report: >= 8M multiply-adds */
 #define OPS_BACKOFF_MAX_NS ((int_least64_t)128000000) /* 128 ms */
+#define OPS_BACKOFF_MIN_REGION_NS ((int_least64_t)50000) /* regions that report when not hurt: >= 50 µs */
+#define OPS_JOIN_WAIT_TILES 2                            /* a join may wait 2 of the caller's chunks, */
+#define OPS_JOIN_SLACK_NS ((int_least64_t)30000)         /* plus 30 µs (waking a sleeping thread) */
 
 /** Rows per chunk for a loop over rows of `cols` floats: OPS_CHUNK_WORK / cols, at least 1.
  * Returned as int, as schedule(dynamic, chunk) wants. */

@@ -27,7 +27,7 @@ int tfm_get_threads(void) {
  * region runs on the calling thread alone; g_backoff is the length of the last backoff (0: none). */
 static _Atomic int_least64_t g_serial_until, g_backoff;
 
-static int_least64_t now_ns(void) {
+int_least64_t ops_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int_least64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -36,21 +36,36 @@ static int_least64_t now_ns(void) {
 int ops_team(size_t work) {
     if (work < OPS_PAR_MIN_WORK) return 1;
     const int n = tfm_get_threads();
-    if (n > 1 && atomic_load_explicit(&g_serial_until, memory_order_relaxed) > now_ns()) return 1;
+    if (n > 1 && atomic_load_explicit(&g_serial_until, memory_order_relaxed) > ops_now_ns()) return 1;
     return n;
 }
 
-void ops_team_report(int team, int helped) {
-    if (team <= 1) return;
-    /* Up fast (×4) when nobody helped, down slowly (÷2) when someone did: beside a busy program
-     * a helper still gets a core about half the time, and must not end the backoff each time. */
-    int_least64_t b = atomic_load_explicit(&g_backoff, memory_order_relaxed);
-    if (helped)
-        b = b / 2 < OPS_BACKOFF_MIN_NS ? 0 : b / 2;
-    else
-        b = b == 0 ? OPS_BACKOFF_MIN_NS : (4 * b > OPS_BACKOFF_MAX_NS ? OPS_BACKOFF_MAX_NS : 4 * b);
+int ops_region_hurt(const ops_region_obs *o) {
+    const size_t T = o->team > 0 ? (size_t)o->team : 1;
+    if (T <= 1 || o->chunks < 2 * T) return 0;
+    /* the helpers' fair share is chunks·(T − 1)/T; under half of it, they had no core */
+    if (2 * T * o->helper_chunks < o->chunks * (T - 1)) return 1;
+    /* the caller's mean chunk time; a helper that ran ends at most about one chunk after it */
+    const size_t own = o->chunks - o->helper_chunks;
+    if (own == 0) return 0; /* the caller lost its core, the helpers did the work: they have cores */
+    const int_least64_t chunk_ns = o->caller_ns / (int_least64_t)own;
+    return o->join_wait_ns > OPS_JOIN_WAIT_TILES * chunk_ns + OPS_JOIN_SLACK_NS;
+}
+
+int_least64_t ops_backoff_next(int_least64_t b, int hurt) {
+    /* Up fast (×4) when hurt, down slowly (÷2) when not: beside a busy program a helper still gets
+     * a core about half the time, and one good region must not end the backoff. */
+    if (!hurt) return b / 2 < OPS_BACKOFF_MIN_NS ? 0 : b / 2;
+    return b == 0 ? OPS_BACKOFF_MIN_NS : (4 * b > OPS_BACKOFF_MAX_NS ? OPS_BACKOFF_MAX_NS : 4 * b);
+}
+
+void ops_team_report(const ops_region_obs *o) {
+    if (o->team <= 1) return;
+    const int hurt = ops_region_hurt(o);
+    if (!hurt && o->caller_ns + o->join_wait_ns < OPS_BACKOFF_MIN_REGION_NS) return;
+    const int_least64_t b = ops_backoff_next(atomic_load_explicit(&g_backoff, memory_order_relaxed), hurt);
     atomic_store_explicit(&g_backoff, b, memory_order_relaxed);
-    if (b > 0) atomic_store_explicit(&g_serial_until, now_ns() + b, memory_order_relaxed);
+    if (b > 0) atomic_store_explicit(&g_serial_until, ops_now_ns() + b, memory_order_relaxed);
 }
 
 int tfm_reexec_for_shared_cores(char **argv) {

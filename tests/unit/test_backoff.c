@@ -1,0 +1,111 @@
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+/* The busy-machine backoff of src/ops/parallel.h (point 5, docs/THREADS.md): the verdict on one
+ * parallel product (ops_region_hurt: the helpers' share of the tiles, the caller's wait at the
+ * join against its own mean tile time), the backoff's lengths (ops_backoff_next), and ops_team
+ * running regions on one thread during a backoff and on the set threads after it. */
+#include "parallel.h"
+#include "test_util.h"
+#include "tfm/threads.h"
+
+#include <stdint.h>
+#include <time.h>
+
+#define US ((int_least64_t)1000)
+#define MS ((int_least64_t)1000000)
+
+static ops_region_obs obs(int team, size_t chunks, size_t helper, int_least64_t caller_ns, int_least64_t wait_ns) {
+    const ops_region_obs o = {team, chunks, helper, caller_ns, wait_ns};
+    return o;
+}
+
+static void hurt_cases(void) {
+    ops_region_obs o;
+    /* an idle machine: the helper took half the tiles and ended within a tile of the caller */
+    o = obs(2, 16, 8, 800 * US, 90 * US); /* 8 own tiles of 100 µs, a wait under 2 tiles + 30 µs */
+    CHECK(!ops_region_hurt(&o), "helper took 8 of 16, waited 90 µs: not hurt");
+    o = obs(2, 16, 8, 800 * US, 230 * US);
+    CHECK(!ops_region_hurt(&o), "a wait of exactly 2 tiles + 30 µs is allowed");
+    o = obs(2, 16, 8, 800 * US, 231 * US);
+    CHECK(ops_region_hurt(&o), "a wait of 2 tiles + 31 µs is hurt");
+    o = obs(2, 16, 8, 800 * US, 3 * MS); /* the helper lost its core holding its last tile */
+    CHECK(ops_region_hurt(&o), "a join that waited 3 ms for 100 µs tiles is hurt");
+    /* the helper's share: fair is half of the tiles; under a quarter means it had no core */
+    o = obs(2, 16, 3, 1300 * US, 0);
+    CHECK(ops_region_hurt(&o), "helper took 3 of 16: hurt");
+    o = obs(2, 16, 4, 1200 * US, 0);
+    CHECK(!ops_region_hurt(&o), "helper took 4 of 16 (a quarter): not hurt");
+    o = obs(3, 12, 3, 900 * US, 0); /* fair share of two helpers: 8 of 12 */
+    CHECK(ops_region_hurt(&o), "team 3, helpers took 3 of 12: hurt");
+    o = obs(3, 12, 4, 800 * US, 0);
+    CHECK(!ops_region_hurt(&o), "team 3, helpers took 4 of 12 (half their share): not hurt");
+    /* regions that say nothing */
+    o = obs(1, 16, 0, 1600 * US, 5 * MS);
+    CHECK(!ops_region_hurt(&o), "a team of one is never hurt");
+    o = obs(2, 3, 0, 300 * US, 5 * MS);
+    CHECK(!ops_region_hurt(&o), "fewer than 2 tiles per thread say nothing");
+    o = obs(2, 16, 16, 0, 2 * MS);
+    CHECK(!ops_region_hurt(&o), "the helper did every tile (the caller lost its core): not hurt");
+    /* relative to the region's own speed: the same wait is fine for slow tiles */
+    o = obs(2, 16, 8, 8 * MS, 1500 * US);
+    CHECK(!ops_region_hurt(&o), "a wait of 1.5 ms beside tiles of 1 ms is not hurt");
+}
+
+static void length_cases(void) {
+    CHECK(ops_backoff_next(0, 1) == OPS_BACKOFF_MIN_NS, "first hurt starts at the minimum");
+    CHECK(ops_backoff_next(OPS_BACKOFF_MIN_NS, 1) == 4 * OPS_BACKOFF_MIN_NS, "a repeat multiplies by 4");
+    CHECK(ops_backoff_next(OPS_BACKOFF_MAX_NS / 2, 1) == OPS_BACKOFF_MAX_NS, "capped at the maximum");
+    CHECK(ops_backoff_next(OPS_BACKOFF_MAX_NS, 1) == OPS_BACKOFF_MAX_NS, "stays at the maximum");
+    CHECK(ops_backoff_next(OPS_BACKOFF_MAX_NS, 0) == OPS_BACKOFF_MAX_NS / 2, "a good region halves it");
+    CHECK(ops_backoff_next(2 * OPS_BACKOFF_MIN_NS, 0) == OPS_BACKOFF_MIN_NS, "halved to the minimum");
+    CHECK(ops_backoff_next(OPS_BACKOFF_MIN_NS, 0) == 0, "below the minimum it ends");
+    CHECK(ops_backoff_next(0, 0) == 0, "no backoff stays none");
+}
+
+static void sleep_ns(int_least64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* ops_team during and after a backoff. Timing-based: a case whose sleeps overran its window on a
+ * loaded machine is run again (up to 20 times) rather than judged. */
+static void team_cases(void) {
+    tfm_set_threads(2);
+    const size_t big = 64 * OPS_PAR_MIN_WORK;
+    const ops_region_obs hurt = obs(2, 16, 0, 1600 * US, 0), fine = obs(2, 16, 8, 800 * US, 50 * US);
+    const ops_region_obs short_fine = obs(2, 4, 2, 20 * US, 5 * US); /* < OPS_BACKOFF_MIN_REGION_NS */
+    CHECK(ops_team(big) == 2, "no backoff at the start: team %d", ops_team(big));
+    int judged = 0;
+    for (int attempt = 0; attempt < 20 && !judged; attempt++) {
+        /* end any backoff left by an earlier attempt: good regions halve it down to 0 */
+        for (int i = 0; i < 16; i++) ops_team_report(&fine);
+        const int_least64_t t0 = ops_now_ns();
+        ops_team_report(&hurt); /* 2 ms */
+        const int during = ops_team(big), during_small = ops_team(1000);
+        sleep_ns(3 * MS);
+        const int after = ops_team(big);
+        ops_team_report(&short_fine); /* ignored: too short to say the helper keeps up */
+        ops_team_report(&hurt);       /* the backoff was 2 ms: now 8 ms */
+        const int_least64_t t1 = ops_now_ns();
+        sleep_ns(3 * MS);
+        const int still = ops_team(big);
+        const int_least64_t t2 = ops_now_ns();
+        if (t1 - t0 > 5 * MS || t2 - t1 > 7 * MS) continue; /* overslept: the windows say nothing */
+        judged = 1;
+        CHECK(during == 1, "a hurt region must start a backoff: team %d", during);
+        CHECK(during_small == 1, "small loops stay on one thread: team %d", during_small);
+        CHECK(after == 2, "after the 2 ms backoff the team is back: %d", after);
+        CHECK(still == 1, "a repeat must back off 8 ms, the short region ignored: team %d after 3 ms", still);
+    }
+    CHECK(judged, "every attempt overslept its window (machine too loaded to judge the timing)");
+    sleep_ns(9 * MS); /* past the last window (8 ms) */
+    CHECK(ops_team(big) == 2, "after the last backoff the team is back: %d", ops_team(big));
+    tfm_set_threads(0);
+}
+
+int main(void) {
+    hurt_cases();
+    length_cases();
+    team_cases();
+    return test_finish("test_backoff");
+}
