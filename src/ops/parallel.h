@@ -10,9 +10,9 @@
  *   3. Chunk boundaries depend only on the tensor sizes, never on the thread count or on which
  *      thread runs a chunk, and no sum is split across chunks in a way that depends on them: the
  *      results are bit-identical for any thread count and any schedule.
- *   5. Busy-machine backoff: each parallel product measures, in its own time units, whether the
- *      other threads of its team kept up (ops_region_hurt: their share of the tiles, and how long
- *      the caller waited at the join beside its own mean tile time). When they did not, the other
+ *   5. Busy-machine backoff: each parallel product measures its speed-up over its caller alone,
+ *      from its own times (ops_region_hurt: the caller's mean tile time against the region's
+ *      time, join wait included). When it is under OPS_MIN_SPEEDUP, the other
  *      cores are running other programs and every region would wait for a thread that has no
  *      core: ops_team returns 1 for OPS_BACKOFF_MIN_NS, ×4 on each repeat up to
  *      OPS_BACKOFF_MAX_NS, then probes again; a product that was not hurt halves it. Timing
@@ -58,12 +58,15 @@ typedef struct {
     int_least64_t join_wait_ns;  /* from the end of the caller's last chunk to the join */
 } ops_region_obs;
 
-/** 1 when a region shows that its other threads had no core: with team T they took under half of
- * their fair share (T − 1)/T of the chunks, or the caller waited at the join longer than
- * OPS_JOIN_WAIT_TILES of its own mean chunk times plus OPS_JOIN_SLACK_NS (on an idle machine a
- * helper ends at most one chunk after the caller; a descheduled one holds the join for a
- * scheduler time slice). 0 for a team of one, or fewer than 2 chunks per thread. Both tests are
- * relative to the region's own measured times, so they hold at any kernel speed. */
+/** 1 when a region was not worth its helpers: its measured speed-up over the caller alone,
+ * (chunks · the caller's mean chunk time) / (the region's time), is under OPS_MIN_SPEEDUP. On an
+ * idle machine a region of two threads runs ~1.6-1.95x; beside a busy program a helper that has
+ * no core takes few chunks and the join waits for it (up to a scheduler time slice), which drives
+ * the ratio below 1. Relative to the region's own measured times, so it holds at any kernel speed
+ * and under any load (when every thread is slowed, the caller's chunks are too). 0 for a team of
+ * one, fewer than 2 chunks per thread, a region shorter than OPS_BACKOFF_MIN_REGION_NS (too short
+ * for a sleeping helper to arrive even on an idle machine; one that waited a time slice is not
+ * short), or a caller that did no chunk (it lost its core; the helpers had theirs). */
 int ops_region_hurt(const ops_region_obs *o);
 
 /** The next backoff length from the current one (0: none) and a region's verdict: hurt starts it
@@ -71,10 +74,8 @@ int ops_region_hurt(const ops_region_obs *o);
  * hurt halves it, to 0 below OPS_BACKOFF_MIN_NS. */
 int_least64_t ops_backoff_next(int_least64_t backoff_ns, int hurt);
 
-/** After a parallel product: updates the backoff from ops_region_hurt(o); during the resulting
- * backoff ops_team returns 1. Ignores regions shorter than OPS_BACKOFF_MIN_REGION_NS (too short
- * for a sleeping helper to arrive on an idle machine) unless they were hurt: a short region that
- * waited is a region that waited. */
+/** After a parallel product: updates the backoff from ops_region_hurt(o) (regions too short to
+ * judge change nothing); during the resulting backoff ops_team returns 1. */
 void ops_team_report(const ops_region_obs *o);
 
 /** CLOCK_MONOTONIC in nanoseconds. */
@@ -82,9 +83,8 @@ int_least64_t ops_now_ns(void);
 
 #define OPS_BACKOFF_MIN_NS ((int_least64_t)2000000)   /* 2 ms */
 #define OPS_BACKOFF_MAX_NS ((int_least64_t)128000000) /* 128 ms */
-#define OPS_BACKOFF_MIN_REGION_NS ((int_least64_t)50000) /* regions that report when not hurt: >= 50 µs */
-#define OPS_JOIN_WAIT_TILES 2                            /* a join may wait 2 of the caller's chunks, */
-#define OPS_JOIN_SLACK_NS ((int_least64_t)30000)         /* plus 30 µs (waking a sleeping thread) */
+#define OPS_BACKOFF_MIN_REGION_NS ((int_least64_t)50000) /* regions judged: >= 50 µs */
+#define OPS_MIN_SPEEDUP 1.2 /* a region of several threads must beat its caller alone by this much */
 
 /** Rows per chunk for a loop over rows of `cols` floats: OPS_CHUNK_WORK / cols, at least 1.
  * Returned as int, as schedule(dynamic, chunk) wants. */

@@ -40,16 +40,20 @@ int ops_team(size_t work) {
     return n;
 }
 
+/* Whether a region says anything about the other cores (ops_region_hurt's conditions). */
+static int region_judged(const ops_region_obs *o) {
+    return o->team > 1 && o->chunks >= 2 * (size_t)o->team &&
+           o->caller_ns + o->join_wait_ns >= OPS_BACKOFF_MIN_REGION_NS;
+}
+
 int ops_region_hurt(const ops_region_obs *o) {
-    const size_t T = o->team > 0 ? (size_t)o->team : 1;
-    if (T <= 1 || o->chunks < 2 * T) return 0;
-    /* the helpers' fair share is chunks·(T − 1)/T; under half of it, they had no core */
-    if (2 * T * o->helper_chunks < o->chunks * (T - 1)) return 1;
-    /* the caller's mean chunk time; a helper that ran ends at most about one chunk after it */
+    if (!region_judged(o)) return 0;
+    const int_least64_t region_ns = o->caller_ns + o->join_wait_ns;
     const size_t own = o->chunks - o->helper_chunks;
     if (own == 0) return 0; /* the caller lost its core, the helpers did the work: they have cores */
-    const int_least64_t chunk_ns = o->caller_ns / (int_least64_t)own;
-    return o->join_wait_ns > OPS_JOIN_WAIT_TILES * chunk_ns + OPS_JOIN_SLACK_NS;
+    /* the caller alone would have taken chunks × its mean chunk time */
+    const double alone_ns = (double)o->chunks * (double)o->caller_ns / (double)own;
+    return alone_ns < OPS_MIN_SPEEDUP * (double)region_ns;
 }
 
 int_least64_t ops_backoff_next(int_least64_t b, int hurt) {
@@ -60,9 +64,8 @@ int_least64_t ops_backoff_next(int_least64_t b, int hurt) {
 }
 
 void ops_team_report(const ops_region_obs *o) {
-    if (o->team <= 1) return;
+    if (!region_judged(o)) return; /* a team of one, too few chunks, too short: says nothing */
     const int hurt = ops_region_hurt(o);
-    if (!hurt && o->caller_ns + o->join_wait_ns < OPS_BACKOFF_MIN_REGION_NS) return;
     const int_least64_t b = ops_backoff_next(atomic_load_explicit(&g_backoff, memory_order_relaxed), hurt);
     atomic_store_explicit(&g_backoff, b, memory_order_relaxed);
     if (b > 0) atomic_store_explicit(&g_serial_until, ops_now_ns() + b, memory_order_relaxed);

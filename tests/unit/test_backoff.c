@@ -21,23 +21,27 @@ static ops_region_obs obs(int team, size_t chunks, size_t helper, int_least64_t 
 static void hurt_cases(void) {
     ops_region_obs o;
     /* an idle machine: the helper took half the tiles and ended within a tile of the caller */
-    o = obs(2, 16, 8, 800 * US, 90 * US); /* 8 own tiles of 100 µs, a wait under 2 tiles + 30 µs */
+    o = obs(2, 16, 8, 800 * US, 90 * US); /* alone: 16 tiles of 100 µs = 1.6 ms; ran 0.89 ms (1.8x) */
     CHECK(!ops_region_hurt(&o), "helper took 8 of 16, waited 90 µs: not hurt");
-    o = obs(2, 16, 8, 800 * US, 230 * US);
-    CHECK(!ops_region_hurt(&o), "a wait of exactly 2 tiles + 30 µs is allowed");
-    o = obs(2, 16, 8, 800 * US, 231 * US);
-    CHECK(ops_region_hurt(&o), "a wait of 2 tiles + 31 µs is hurt");
+    /* the boundary: 1.6 ms alone / 1.2 = 1.3333 ms */
+    o = obs(2, 16, 8, 800 * US, 533 * US);
+    CHECK(!ops_region_hurt(&o), "a speed-up of 1.6/1.333 (just above 1.2) is not hurt");
+    o = obs(2, 16, 8, 800 * US, 534 * US);
+    CHECK(ops_region_hurt(&o), "a speed-up of 1.6/1.334 (just below 1.2) is hurt");
     o = obs(2, 16, 8, 800 * US, 3 * MS); /* the helper lost its core holding its last tile */
     CHECK(ops_region_hurt(&o), "a join that waited 3 ms for 100 µs tiles is hurt");
-    /* the helper's share: fair is half of the tiles; under a quarter means it had no core */
+    /* the helper's share alone: 2 of 16 tiles is a speed-up of 16/14 */
+    o = obs(2, 16, 2, 1400 * US, 0);
+    CHECK(ops_region_hurt(&o), "helper took 2 of 16 (1.14x): hurt");
     o = obs(2, 16, 3, 1300 * US, 0);
-    CHECK(ops_region_hurt(&o), "helper took 3 of 16: hurt");
-    o = obs(2, 16, 4, 1200 * US, 0);
-    CHECK(!ops_region_hurt(&o), "helper took 4 of 16 (a quarter): not hurt");
-    o = obs(3, 12, 3, 900 * US, 0); /* fair share of two helpers: 8 of 12 */
-    CHECK(ops_region_hurt(&o), "team 3, helpers took 3 of 12: hurt");
-    o = obs(3, 12, 4, 800 * US, 0);
-    CHECK(!ops_region_hurt(&o), "team 3, helpers took 4 of 12 (half their share): not hurt");
+    CHECK(!ops_region_hurt(&o), "helper took 3 of 16 (1.23x): not hurt");
+    o = obs(3, 12, 1, 1100 * US, 0); /* team 3: 12/11 */
+    CHECK(ops_region_hurt(&o), "team 3, helpers took 1 of 12: hurt");
+    o = obs(3, 12, 4, 800 * US, 0); /* 12/8 */
+    CHECK(!ops_region_hurt(&o), "team 3, helpers took 4 of 12: not hurt");
+    /* every thread slowed alike (a loaded machine): the caller's own tiles are slow too */
+    o = obs(2, 16, 8, 4 * MS, 2 * MS); /* 8 ms alone, ran 6 ms: 1.33x */
+    CHECK(!ops_region_hurt(&o), "tiles of 500 µs and a wait of 2 ms: not hurt");
     /* regions that say nothing */
     o = obs(1, 16, 0, 1600 * US, 5 * MS);
     CHECK(!ops_region_hurt(&o), "a team of one is never hurt");
@@ -45,9 +49,10 @@ static void hurt_cases(void) {
     CHECK(!ops_region_hurt(&o), "fewer than 2 tiles per thread say nothing");
     o = obs(2, 16, 16, 0, 2 * MS);
     CHECK(!ops_region_hurt(&o), "the helper did every tile (the caller lost its core): not hurt");
-    /* relative to the region's own speed: the same wait is fine for slow tiles */
-    o = obs(2, 16, 8, 8 * MS, 1500 * US);
-    CHECK(!ops_region_hurt(&o), "a wait of 1.5 ms beside tiles of 1 ms is not hurt");
+    o = obs(2, 8, 4, 25 * US, 24 * US); /* 50 µs alone in 49 µs: would be hurt, but too short */
+    CHECK(!ops_region_hurt(&o), "a region under 50 µs is not judged");
+    o = obs(2, 8, 4, 25 * US, 25 * US); /* 50 µs alone in 50 µs: 1.0x */
+    CHECK(ops_region_hurt(&o), "the same region at 50 µs is judged: hurt");
 }
 
 static void length_cases(void) {
