@@ -73,7 +73,7 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
         ops_gemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    const int team = ops_team(macs);
+    const int team = ops_team_long(macs);
     /* for the busy-machine backoff: the tiles other threads took, when the caller's last tile
      * ended, and the team the runtime really gave (fewer than asked when nested) */
     atomic_size_t helper_tiles = 0;
@@ -104,7 +104,8 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
                                   .chunks = tiles,
                                   .helper_chunks = atomic_load_explicit(&helper_tiles, memory_order_relaxed),
                                   .caller_ns = caller_done - t0,
-                                  .join_wait_ns = t1 - caller_done};
+                                  .join_wait_ns = t1 - caller_done,
+                                  .work = macs};
         ops_team_report(&o);
     }
 }

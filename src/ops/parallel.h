@@ -56,6 +56,7 @@ typedef struct {
     size_t helper_chunks;        /* of which threads other than the caller took */
     int_least64_t caller_ns;     /* from opening the region to the end of the caller's last chunk */
     int_least64_t join_wait_ns;  /* from the end of the caller's last chunk to the join */
+    size_t work;                 /* the region's work (multiply-adds), for ops_team_long's rate */
 } ops_region_obs;
 
 /** 1 when a region was not worth its helpers: its measured speed-up over the caller alone,
@@ -75,8 +76,19 @@ int ops_region_hurt(const ops_region_obs *o);
 int_least64_t ops_backoff_next(int_least64_t backoff_ns, int hurt);
 
 /** After a parallel product: updates the backoff from ops_region_hurt(o) (regions too short to
- * judge change nothing); during the resulting backoff ops_team returns 1. */
+ * judge change nothing); during the resulting backoff ops_team returns 1. Also keeps, as moving
+ * averages, the caller's time per unit of work alone (from every judged region) and the join wait
+ * of hurt regions (the time a helper without a core holds a region up): ops_team_long's inputs. */
 void ops_team_report(const ops_region_obs *o);
+
+/** ops_team(work), except that during a backoff a region long enough to repay the wait for a
+ * helper still gets the set threads: when work × (the caller's measured time per unit) is at
+ * least OPS_LONG_STALLS × (the measured join wait of hurt regions). Beside a busy program the
+ * output layer's products (tens of ms) then still use a helper that arrives late, while the many
+ * short regions stay on the calling thread. For products that report (ops_team_report, same
+ * work unit). */
+int ops_team_long(size_t work);
+#define OPS_LONG_STALLS 4
 
 /** CLOCK_MONOTONIC in nanoseconds. */
 int_least64_t ops_now_ns(void);

@@ -14,7 +14,7 @@
 #define MS ((int_least64_t)1000000)
 
 static ops_region_obs obs(int team, size_t chunks, size_t helper, int_least64_t caller_ns, int_least64_t wait_ns) {
-    const ops_region_obs o = {team, chunks, helper, caller_ns, wait_ns};
+    const ops_region_obs o = {team, chunks, helper, caller_ns, wait_ns, 0};
     return o;
 }
 
@@ -108,9 +108,46 @@ static void team_cases(void) {
     tfm_set_threads(0);
 }
 
+/* ops_team_long during a backoff: a region opens when the caller alone would take at least
+ * OPS_LONG_STALLS of the measured join waits, from the rates the reports measured. */
+static void long_cases(void) {
+    tfm_set_threads(2);
+    const size_t M = 1000000;
+    CHECK(ops_team_long(1000) == 1, "a small loop never opens a region: %d", ops_team_long(1000));
+    int judged = 0;
+    for (int attempt = 0; attempt < 20 && !judged; attempt++) {
+        const int_least64_t t0 = ops_now_ns();
+        /* on the first attempt nothing is measured yet: hurt (no helper) without work or wait */
+        ops_team_report(&(ops_region_obs){2, 16, 0, 1600 * US, 0, 0});
+        const int no_rate = ops_team_long(4000 * M);
+        /* hurt by the helpers' share alone, no join wait: a rate (0.1 ns per unit) but no stall */
+        ops_team_report(&(ops_region_obs){2, 16, 1, 1500 * US, 0, 16 * M});
+        const int no_stall = ops_team_long(4000 * M);
+        /* hurt: 16M multiply-adds alone in 1.6 ms (0.1 ns each), held up 1 ms at the join */
+        ops_team_report(&(ops_region_obs){2, 16, 0, 1600 * US, 1000 * US, 16 * M});
+        const int small = ops_team_long(16 * M), below = ops_team_long(39 * M), above = ops_team_long(41 * M);
+        const int plain = ops_team(41 * M);
+        if (ops_now_ns() - t0 > 8 * MS) continue; /* the backoff (>= 8 ms) may have ended: no verdict */
+        judged = 1;
+        if (attempt == 0) { /* later attempts have the rate and stall of this one */
+            CHECK(no_rate == 1, "without a measured rate a backoff keeps every region serial: %d", no_rate);
+            CHECK(no_stall == 1, "without a measured stall a backoff keeps every region serial: %d", no_stall);
+        }
+        CHECK(small == 1, "1.6 ms of work beside a 1 ms stall stays serial: %d", small);
+        CHECK(below == 1, "3.9 ms of work is under 4 stalls: %d", below);
+        CHECK(above == 2, "4.1 ms of work is over 4 stalls: team %d", above);
+        CHECK(plain == 1, "ops_team stays 1 during the backoff: %d", plain);
+    }
+    CHECK(judged, "every attempt overslept its window (machine too loaded to judge the timing)");
+    sleep_ns(OPS_BACKOFF_MAX_NS + 2 * MS);
+    CHECK(ops_team_long(16 * M) == 2, "after the backoff every region opens: %d", ops_team_long(16 * M));
+    tfm_set_threads(0);
+}
+
 int main(void) {
     hurt_cases();
     length_cases();
     team_cases();
+    long_cases();
     return test_finish("test_backoff");
 }
