@@ -10,16 +10,17 @@
  *   3. Chunk boundaries depend only on the tensor sizes, never on the thread count or on which
  *      thread runs a chunk, and no sum is split across chunks in a way that depends on them: the
  *      results are bit-identical for any thread count and any schedule.
- *   5. Busy-machine backoff: each parallel product measures its speed-up over its caller alone,
- *      from its own times (ops_region_hurt: the caller's mean tile time against the region's
- *      time, join wait included). When it is under OPS_MIN_SPEEDUP, the other
- *      cores are running other programs and every region would wait for a thread that has no
- *      core: ops_team returns 1 for OPS_BACKOFF_MIN_NS, ×4 on each repeat up to
- *      OPS_BACKOFF_MAX_NS, then probes again; a product that was not hurt halves it. Timing
- *      only: no result depends on it.
  *   4. Matrix products go through ops_gemm (matmul.c), which tiles C the same way and runs the
  *      BLAS single-threaded on each tile (the BLAS's own threads wait for each other at spinning
  *      barriers inside every product: one descheduled thread stalls the other).
+ *   5. Busy-machine backoff: each parallel product measures its speed-up over its caller alone
+ *      from its own times (ops_region_hurt: the caller's mean tile time against the region's
+ *      time, join wait included). Under OPS_MIN_SPEEDUP, the other cores are running other
+ *      programs and every region would wait for a thread that has no core: ops_team returns 1
+ *      for OPS_BACKOFF_MIN_NS, ×4 on each repeat up to OPS_BACKOFF_MAX_NS, then probes again; a
+ *      product that was not hurt halves it. During a backoff, products long enough to repay the
+ *      measured wait for a helper still open a team (ops_team_long). Timing only: no result
+ *      depends on it.
  *
  * Usage, for a loop over n rows of C floats:
  *   #pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(C)) num_threads(ops_team(n * C))
