@@ -66,9 +66,12 @@ typedef struct {
  * no core takes few chunks and the join waits for it (up to a scheduler time slice), which drives
  * the ratio below 1. Relative to the region's own measured times, so it holds at any kernel speed
  * and under any load (when every thread is slowed, the caller's chunks are too). 0 for a team of
- * one, fewer than 2 chunks per thread, a region shorter than OPS_BACKOFF_MIN_REGION_NS (too short
- * for a sleeping helper to arrive even on an idle machine; one that waited a time slice is not
- * short), or a caller that did no chunk (it lost its core; the helpers had theirs). */
+ * one, fewer than 2 chunks per thread, a region shorter than OPS_BACKOFF_MIN_REGION_NS, or a
+ * caller that did no chunk (it lost its core; the helpers had theirs). Why a minimum length: a
+ * helper arriving w late makes a region of alone-time A run 2A/(A + w) faster, under 1.2 when
+ * w > 2A/3; waking a sleeping thread takes tens of µs (more in a virtual machine, where the vCPU
+ * may have halted), so regions whose whole time is under 200 µs say nothing about the other
+ * cores, while one that waited a scheduler time slice is never that short. */
 int ops_region_hurt(const ops_region_obs *o);
 
 /** The next backoff length from the current one (0: none) and a region's verdict: hurt starts it
@@ -96,7 +99,7 @@ int_least64_t ops_now_ns(void);
 
 #define OPS_BACKOFF_MIN_NS ((int_least64_t)2000000)   /* 2 ms */
 #define OPS_BACKOFF_MAX_NS ((int_least64_t)128000000) /* 128 ms */
-#define OPS_BACKOFF_MIN_REGION_NS ((int_least64_t)50000) /* regions judged: >= 50 µs */
+#define OPS_BACKOFF_MIN_REGION_NS ((int_least64_t)200000) /* regions judged: >= 200 µs */
 #define OPS_MIN_SPEEDUP 1.2 /* a region of several threads must beat its caller alone by this much */
 
 /** Rows per chunk for a loop over rows of `cols` floats: OPS_CHUNK_WORK / cols, at least 1.

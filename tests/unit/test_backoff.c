@@ -49,10 +49,10 @@ static void hurt_cases(void) {
     CHECK(!ops_region_hurt(&o), "fewer than 2 tiles per thread say nothing");
     o = obs(2, 16, 16, 0, 2 * MS);
     CHECK(!ops_region_hurt(&o), "the helper did every tile (the caller lost its core): not hurt");
-    o = obs(2, 8, 4, 25 * US, 24 * US); /* 50 µs alone in 49 µs: would be hurt, but too short */
-    CHECK(!ops_region_hurt(&o), "a region under 50 µs is not judged");
-    o = obs(2, 8, 4, 25 * US, 25 * US); /* 50 µs alone in 50 µs: 1.0x */
-    CHECK(ops_region_hurt(&o), "the same region at 50 µs is judged: hurt");
+    o = obs(2, 8, 4, 100 * US, 99 * US); /* 200 µs alone in 199 µs: would be hurt, but too short */
+    CHECK(!ops_region_hurt(&o), "a region under 200 µs is not judged");
+    o = obs(2, 8, 4, 100 * US, 100 * US); /* 200 µs alone in 200 µs: 1.0x */
+    CHECK(ops_region_hurt(&o), "the same region at 200 µs is judged: hurt");
 }
 
 static void length_cases(void) {
