@@ -11,7 +11,8 @@
 #
 # Columns: body, regions on one thread, regions of several, ms inside, helper arrival µs (mean),
 # caller's wait at the join µs (mean, max), joins that waited > 200 µs. Names come from nm on the
-# program (static functions included, unless it is stripped).
+# program (static functions included, unless it is stripped). A last line sums the regions
+# outside BLIS and the caller's waits at their joins (ms, per N).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 busy=0 per=1
@@ -44,5 +45,9 @@ awk -v per="$per" '
         off = $1 + 0; name = "?"
         for (i = 1; i <= n[$2]; i++) { if (a[$2, i] > off) break; name = s[$2, i] }
         printf "%-46s %9.1f %9.1f %9.2f %9.1f %9.1f %9.1f %6.1f\n", name, $3 / per, $4 / per, $5 / per, $6, $7, $8, $9 / per
-    }' "$work/syms.txt" "$work/out.txt" | sort -k4,4 -g -r |
+        if (name !~ /^bli_/) { one += $3; several += $4; waited += $4 * $7 / 1000 }
+    }
+    END { printf "TOTAL (without BLIS) one-thread %.1f several %.1f join waits %.2f ms\n", one / per, several / per, waited / per > "/dev/stderr" }
+    ' "$work/syms.txt" "$work/out.txt" 2> "$work/total.txt" | sort -k4,4 -g -r |
     { printf "%-46s %9s %9s %9s %9s %9s %9s %6s\n" body one-thread several ms arrive_us wait_us wait_max slow; cat; }
+cat "$work/total.txt"
