@@ -62,7 +62,8 @@ typedef struct {
 
 /** 1 when a region was not worth its helpers: its measured speed-up over the caller alone,
  * (chunks · the caller's mean chunk time) / (the region's time), is under OPS_MIN_SPEEDUP. On an
- * idle machine a region of two threads runs ~1.6-1.95x; beside a busy program a helper that has
+ * idle machine a region of two threads runs close to 2x (its chunks are independent, the helper
+ * arrives within microseconds); beside a busy program a helper that has
  * no core takes few chunks and the join waits for it (up to a scheduler time slice), which drives
  * the ratio below 1. Relative to the region's own measured times, so it holds at any kernel speed
  * and under any load (when every thread is slowed, the caller's chunks are too). 0 for a team of
