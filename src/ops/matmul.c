@@ -73,14 +73,15 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
         ops_gemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    const int team = ops_team(macs);
-    atomic_int helped = 0; /* set when a thread other than the caller took a tile */
+    const int team = ops_team_long(macs);
+    /* for the busy-machine backoff: the tiles other threads took, when the caller's last tile
+     * ended, and the team the runtime really gave (fewer than asked when nested) */
+    atomic_size_t helper_tiles = 0;
+    int got = 1;
+    const int_least64_t t0 = team > 1 ? ops_now_ns() : 0;
+    int_least64_t caller_done = t0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (size_t t = 0; t < tiles; t++) {
-        /* a tile taken by another thread of a real team (the runtime may give fewer threads than
-         * asked: nested in a caller's region, OMP_THREAD_LIMIT; such a team says nothing) */
-        if (omp_get_thread_num() != 0 || omp_get_num_threads() == 1)
-            atomic_store_explicit(&helped, 1, memory_order_relaxed);
         /* Tiles walk along N first: neighbouring tiles share op(A)'s rows (warm in cache). */
         const size_t i0 = (t / tn) * bm, j0 = (t % tn) * bn;
         const size_t mi = M - i0 < bm ? M - i0 : bm, nj = N - j0 < bn ? N - j0 : bn;
@@ -88,11 +89,25 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
         const float *b = trans_b ? B + j0 * ldb : B + j0;  /* op(B) columns j0.. */
         if (row_bias) fill_bias(C + i0 * ldc + j0, ldc, row_bias + j0, mi, nj);
         ops_gemm_serial(trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);
+        if (team > 1) {
+            if (omp_get_thread_num() == 0) { /* the caller: only it writes these two */
+                got = omp_get_num_threads();
+                caller_done = ops_now_ns();
+            } else {
+                atomic_fetch_add_explicit(&helper_tiles, 1, memory_order_relaxed);
+            }
+        }
     }
-    /* Only products long enough (~100 µs and up) that a helper woken from its sleep has time to
-     * arrive on an idle machine tell whether the other cores are busy. */
-    if (tiles >= 2 * (size_t)team && macs >= OPS_BACKOFF_MIN_MACS)
-        ops_team_report(team, atomic_load_explicit(&helped, memory_order_relaxed));
+    if (team > 1 && got > 1) {
+        const int_least64_t t1 = ops_now_ns();
+        const ops_region_obs o = {.team = got,
+                                  .chunks = tiles,
+                                  .helper_chunks = atomic_load_explicit(&helper_tiles, memory_order_relaxed),
+                                  .caller_ns = caller_done - t0,
+                                  .join_wait_ns = t1 - caller_done,
+                                  .work = macs};
+        ops_team_report(&o);
+    }
 }
 
 void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,

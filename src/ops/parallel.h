@@ -10,14 +10,17 @@
  *   3. Chunk boundaries depend only on the tensor sizes, never on the thread count or on which
  *      thread runs a chunk, and no sum is split across chunks in a way that depends on them: the
  *      results are bit-identical for any thread count and any schedule.
- *   5. Busy-machine backoff: when a parallel product finds that no other thread of its team took a
- *      single tile, the other cores are running other programs and every region would wait for a
- *      thread that has no core. ops_gemm then reports it (ops_team_report) and ops_team returns 1
- *      for OPS_BACKOFF_MIN_NS, doubling on each repeat up to OPS_BACKOFF_MAX_NS, then probes
- *      again; a product that was helped ends the backoff. Timing only: no result depends on it.
  *   4. Matrix products go through ops_gemm (matmul.c), which tiles C the same way and runs the
  *      BLAS single-threaded on each tile (the BLAS's own threads wait for each other at spinning
  *      barriers inside every product: one descheduled thread stalls the other).
+ *   5. Busy-machine backoff: each parallel product measures its speed-up over its caller alone
+ *      from its own times (ops_region_hurt: the caller's mean tile time against the region's
+ *      time, join wait included). Under OPS_MIN_SPEEDUP, the other cores are running other
+ *      programs and every region would wait for a thread that has no core: ops_team returns 1
+ *      for OPS_BACKOFF_MIN_NS, ×4 on each repeat up to OPS_BACKOFF_MAX_NS, then probes again; a
+ *      product that was not hurt halves it. During a backoff, products long enough to repay the
+ *      measured wait for a helper still open a team (ops_team_long). Timing only: no result
+ *      depends on it.
  *
  * Usage, for a loop over n rows of C floats:
  *   #pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(C)) num_threads(ops_team(n * C))
@@ -46,12 +49,59 @@
  * backoff, else tfm_get_threads(). */
 int ops_team(size_t work);
 
-/** After a region of `team` threads with enough chunks for all: helped = 0 when the calling
- * thread did every chunk itself (starts or doubles the backoff), 1 otherwise (ends it). */
-void ops_team_report(int team, int helped);
+/** What one parallel product saw, for the busy-machine backoff (point 5). Times are CLOCK_MONOTONIC
+ * nanoseconds (ops_now_ns). */
+typedef struct {
+    int team;                    /* threads the runtime gave the region */
+    size_t chunks;               /* chunks (tiles) handed out */
+    size_t helper_chunks;        /* of which threads other than the caller took */
+    int_least64_t caller_ns;     /* from opening the region to the end of the caller's last chunk */
+    int_least64_t join_wait_ns;  /* from the end of the caller's last chunk to the join */
+    size_t work;                 /* the region's work (multiply-adds), for ops_team_long's rate */
+} ops_region_obs;
+
+/** 1 when a region was not worth its helpers: its measured speed-up over the caller alone,
+ * (chunks · the caller's mean chunk time) / (the region's time), is under OPS_MIN_SPEEDUP. On an
+ * idle machine a region of two threads runs close to 2x (its chunks are independent, the helper
+ * arrives within microseconds); beside a busy program a helper that has
+ * no core takes few chunks and the join waits for it (up to a scheduler time slice), which drives
+ * the ratio below 1. Relative to the region's own measured times, so it holds at any kernel speed
+ * and under any load (when every thread is slowed, the caller's chunks are too). 0 for a team of
+ * one, fewer than 2 chunks per thread, a region shorter than OPS_BACKOFF_MIN_REGION_NS, or a
+ * caller that did no chunk (it lost its core; the helpers had theirs). Why a minimum length: a
+ * helper arriving w late makes a region of alone-time A run 2A/(A + w) faster, under 1.2 when
+ * w > 2A/3; waking a sleeping thread takes tens of µs (more in a virtual machine, where the vCPU
+ * may have halted), so regions whose whole time is under 200 µs say nothing about the other
+ * cores, while one that waited a scheduler time slice is never that short. */
+int ops_region_hurt(const ops_region_obs *o);
+
+/** The next backoff length from the current one (0: none) and a region's verdict: hurt starts it
+ * at OPS_BACKOFF_MIN_NS or multiplies it by 4 up to OPS_BACKOFF_MAX_NS; a region that was not
+ * hurt halves it, to 0 below OPS_BACKOFF_MIN_NS. */
+int_least64_t ops_backoff_next(int_least64_t backoff_ns, int hurt);
+
+/** After a parallel product: updates the backoff from ops_region_hurt(o) (regions too short to
+ * judge change nothing); during the resulting backoff ops_team returns 1. Also keeps, as moving
+ * averages, the caller's time per unit of work alone (from every judged region) and the join wait
+ * of hurt regions (the time a helper without a core holds a region up): ops_team_long's inputs. */
+void ops_team_report(const ops_region_obs *o);
+
+/** ops_team(work), except that during a backoff a region long enough to repay the wait for a
+ * helper still gets the set threads: when work × (the caller's measured time per unit) is at
+ * least OPS_LONG_STALLS × (the measured join wait of hurt regions). Beside a busy program the
+ * output layer's products (tens of ms) then still use a helper that arrives late, while the many
+ * short regions stay on the calling thread. For products that report (ops_team_report, same
+ * work unit). */
+int ops_team_long(size_t work);
+#define OPS_LONG_STALLS 4
+
+/** CLOCK_MONOTONIC in nanoseconds. */
+int_least64_t ops_now_ns(void);
+
 #define OPS_BACKOFF_MIN_NS ((int_least64_t)2000000)   /* 2 ms */
-#define OPS_BACKOFF_MIN_MACS ((size_t)1 << 23)         /* products that report: >= 8M multiply-adds */
 #define OPS_BACKOFF_MAX_NS ((int_least64_t)128000000) /* 128 ms */
+#define OPS_BACKOFF_MIN_REGION_NS ((int_least64_t)200000) /* regions judged: >= 200 µs */
+#define OPS_MIN_SPEEDUP 1.2 /* a region of several threads must beat its caller alone by this much */
 
 /** Rows per chunk for a loop over rows of `cols` floats: OPS_CHUNK_WORK / cols, at least 1.
  * Returned as int, as schedule(dynamic, chunk) wants. */
