@@ -20,13 +20,20 @@ typedef enum {
     GEMM_SMALL_AVX512 = 2 /* AVX-512F: 8 rows × 32 columns of accumulators (16 zmm) */
 } gemm_small_isa;
 
-/** Largest K a product may have here: op(B)'s panel of K × 32 floats (64 KiB at K = 512) is
- * copied onto the stack when op(B) is transposed or the panel is partial. */
-#define GEMM_SMALL_MAX_K 512
+/** K is summed in chunks of GEMM_SMALL_KC: op(B)'s panel of GEMM_SMALL_KC × 32 floats (32 KiB)
+ * is copied onto the stack when op(B) is transposed (or, AVX2, partial), and for K above it each
+ * element of C is alpha · (chunk sum) + beta · C for the first chunk, then alpha · (chunk sum) + C. */
+#define GEMM_SMALL_KC 256
 
-/** Largest M · N · K (multiply-adds) sent here; bigger products amortise BLIS's packing. Measured
- * with `build/test_gemm_small --bench` (cycles per call, docs/KERNELS.md). */
+/** Largest M · N · K (multiply-adds) ops_gemm_serial sends here: every product of attention's
+ * tiles and heads (the fused path's biggest tile, 128 × 256 × 64, is 2M), not the 128 × 256 tiles
+ * of the linear layers (ops_gemm), where BLIS amortises its packing. The kernel was faster than
+ * BLIS at every size measured (`build/test_gemm_small --bench`: 6× at 32 × 32 × 64, 1.2–1.4× at
+ * 128 × 256 × 512; docs/KERNELS.md), but BLIS's packing is being sped up (its packing kernels):
+ * re-measure before raising. Overridable for an A/B build: -DGEMM_SMALL_MAX_MACS=... */
+#ifndef GEMM_SMALL_MAX_MACS
 #define GEMM_SMALL_MAX_MACS ((size_t)1 << 22)
+#endif
 
 /** The best kernel this CPU runs (cpuid, read once): GEMM_SMALL_NONE without AVX2+FMA or
  * AVX-512F, or when the environment says TFM_GEMM=blis or gemm_small_select(0) was called. */
@@ -38,16 +45,16 @@ gemm_small_isa gemm_small_active(void);
 void gemm_small_select(int enabled);
 
 /** The kernel a product of these sizes goes to on this CPU (ops_gemm_serial's dispatch):
- * gemm_small_active() when K ≤ GEMM_SMALL_MAX_K and M · N · K ≤ GEMM_SMALL_MAX_MACS (M, N ≥ 1),
- * else GEMM_SMALL_NONE (BLIS). */
+ * gemm_small_active() when M · N · K ≤ GEMM_SMALL_MAX_MACS (M, N ≥ 1), else GEMM_SMALL_NONE
+ * (BLIS). */
 gemm_small_isa gemm_small_choice(size_t M, size_t N, size_t K);
 
 /** C[M, N] (leading dimension ldc) = alpha · op(A) · op(B) + beta · C with the kernel of `isa`
  * (not GEMM_SMALL_NONE), arguments as ops_gemm_serial's: op(A) = A (M × K, leading dimension lda)
  * or, with trans_a, Aᵀ (A stored K × M); op(B) = B (K × N) or, with trans_b, Bᵀ (B stored N × K).
- * beta = 0 never reads C (NaN there does not leak). K = 0 gives beta · C. Requires K ≤
- * GEMM_SMALL_MAX_K and a CPU that has `isa` (the caller checks: gemm_small_choice()); no
- * allocation, serial, on the calling thread. */
+ * beta = 0 never reads C (NaN there does not leak). K = 0 gives beta · C. Requires a CPU that has
+ * `isa` (the caller checks: gemm_small_choice()); no allocation (a 32 KiB panel on the stack),
+ * serial, on the calling thread. */
 void gemm_small(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                 const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
 

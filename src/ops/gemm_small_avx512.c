@@ -6,10 +6,10 @@
  * vector serves 8 FMAs, each broadcast A element 2 (the outer-product form of Goto & van de
  * Geijn 2008, §4, without their packing). op(A) is read in place whatever its transpose (a
  * broadcast reads one element at any stride); op(B) in place when it is stored K × N, else its
- * K × 32 panel is first copied, transposed, onto the stack (ops_gemm_serial's callers have K ≤ 256:
- * the panel is at most 32 KiB, reused by every tile of the panel; the copy is the AVX2 file's
- * 8 × 8 transposes: every CPU with AVX-512F has AVX2). Partial panels and the last
- * rows use masked loads and stores and a tile of fewer rows: no scalar edge code.
+ * K × 32 panel is first copied, transposed, onto the stack (K in chunks of GEMM_SMALL_KC = 256,
+ * so the panel is at most 32 KiB and stays in L1, reused by every tile of the panel; the copy is
+ * the AVX2 file's 8 × 8 transposes: every CPU with AVX-512F has AVX2). Partial panels and the
+ * last rows use masked loads and stores and a tile of fewer rows: no scalar edge code.
  *
  * Every function here is compiled for AVX-512F alone (its target attribute; the file has no
  * special flags), and its name ends in _avx512, which scripts/check-portable accepts in the
@@ -98,22 +98,28 @@ static inline __mmask16 first_bits(size_t n) { return (__mmask16)(n >= 16 ? 0xFF
 AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
                               size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
     if (M == 0 || N == 0) return;
-    _Alignas(64) float panel[GEMM_SMALL_MAX_K * NR]; /* op(B)[0..K, j0..j0+32] when B is transposed */
+    _Alignas(64) float panel[GEMM_SMALL_KC * NR]; /* op(B)[k0..k0+kc, j0..j0+32] when B is transposed */
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
     for (size_t j0 = 0; j0 < N; j0 += NR) {
         const size_t nj = N - j0 < NR ? N - j0 : NR;
         const __mmask16 m0 = first_bits(nj), m1 = first_bits(nj > 16 ? nj - 16 : 0);
-        const float *bp = B + j0;
-        size_t ldbp = ldb;
-        if (trans_b) { /* op(B)[k, j] = B[j · ldb + k], transposed 8 × 8 blocks at a time */
-            gemm_small_pack_bt_avx2(panel, NR, B + j0 * ldb, ldb, nj, K);
-            bp = panel, ldbp = NR;
-        }
         const int nv = nj > 16 ? 2 : 1;
-        for (size_t i0 = 0; i0 < M; i0 += MR) {
-            const int mr = (int)(M - i0 < MR ? M - i0 : MR);
-            tile_rows_avx512(mr, nv, K, A + i0 * a_rs, a_rs, a_ks, bp, ldbp, m0, m1, alpha, beta, C + i0 * ldc + j0,
-                             ldc);
+        /* K in chunks of GEMM_SMALL_KC: the first applies beta, the next ones add (beta = 1) */
+        for (size_t k0 = 0; k0 == 0 || k0 < K; k0 += GEMM_SMALL_KC) {
+            const size_t kc = K - k0 < GEMM_SMALL_KC ? K - k0 : GEMM_SMALL_KC;
+            const float *bp = B + k0 * ldb + j0;
+            size_t ldbp = ldb;
+            if (trans_b) { /* op(B)[k, j] = B[j · ldb + k], transposed 8 × 8 blocks at a time */
+                gemm_small_pack_bt_avx2(panel, NR, B + j0 * ldb + k0, ldb, nj, kc);
+                bp = panel, ldbp = NR;
+            }
+            const float *a = A + k0 * a_ks;
+            const float b = k0 == 0 ? beta : 1.0f;
+            for (size_t i0 = 0; i0 < M; i0 += MR) {
+                const int mr = (int)(M - i0 < MR ? M - i0 : MR);
+                tile_rows_avx512(mr, nv, kc, a + i0 * a_rs, a_rs, a_ks, bp, ldbp, m0, m1, alpha, b, C + i0 * ldc + j0,
+                                 ldc);
+            }
         }
     }
 }
