@@ -11,6 +11,8 @@
 /* −1: not decided yet; else the gemm_small_isa in use (GEMM_SMALL_NONE when switched off). Every
  * thread that decides finds the same value, so the race is harmless. */
 static _Atomic int g_active = -1;
+/* 1: TFM_GEMM=small, every product of ops_gemm_serial (no size bound); read with g_active */
+static _Atomic int g_unbounded = 0;
 
 static gemm_small_isa cpu_isa(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -26,6 +28,7 @@ gemm_small_isa gemm_small_active(void) {
     if (isa < 0) {
         const char *env = getenv("TFM_GEMM");
         isa = env && strcmp(env, "blis") == 0 ? GEMM_SMALL_NONE : cpu_isa();
+        atomic_store_explicit(&g_unbounded, env && strcmp(env, "small") == 0, memory_order_relaxed);
         atomic_store_explicit(&g_active, isa, memory_order_relaxed);
     }
     return (gemm_small_isa)isa;
@@ -37,8 +40,10 @@ void gemm_small_select(int enabled) {
 
 gemm_small_isa gemm_small_choice(size_t M, size_t N, size_t K) {
     if (M == 0 || N == 0) return GEMM_SMALL_NONE;
-    if (M * N * (K > 0 ? K : 1) > GEMM_SMALL_MAX_MACS) return GEMM_SMALL_NONE;
-    return gemm_small_active();
+    const gemm_small_isa isa = gemm_small_active();
+    if (M * N * (K > 0 ? K : 1) > GEMM_SMALL_MAX_MACS && !atomic_load_explicit(&g_unbounded, memory_order_relaxed))
+        return GEMM_SMALL_NONE;
+    return isa;
 }
 
 void gemm_small(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,

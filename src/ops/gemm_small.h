@@ -30,13 +30,15 @@ typedef enum {
  * of the linear layers (ops_gemm), where BLIS amortises its packing. The kernel was faster than
  * BLIS at every size measured (`build/test_gemm_small --bench`: 6× at 32 × 32 × 64, 1.2–1.4× at
  * 128 × 256 × 512; docs/KERNELS.md), but BLIS's packing is being sped up (its packing kernels):
- * re-measure before raising. Overridable for an A/B build: -DGEMM_SMALL_MAX_MACS=... */
+ * re-measure before raising: TFM_GEMM=small lifts it at run time, -DGEMM_SMALL_MAX_MACS=... moves it. */
 #ifndef GEMM_SMALL_MAX_MACS
 #define GEMM_SMALL_MAX_MACS ((size_t)1 << 22)
 #endif
 
 /** The best kernel this CPU runs (cpuid, read once): GEMM_SMALL_NONE without AVX2+FMA or
- * AVX-512F, or when the environment says TFM_GEMM=blis or gemm_small_select(0) was called. */
+ * AVX-512F, or when the environment says TFM_GEMM=blis or gemm_small_select(0) was called.
+ * TFM_GEMM=small (read at the same time) lifts GEMM_SMALL_MAX_MACS: every product of
+ * ops_gemm_serial, the tiles of ops_gemm included, runs here (for timing). */
 gemm_small_isa gemm_small_active(void);
 
 /** 1: ops_gemm_serial uses the small kernels where they fit (the default, unless TFM_GEMM=blis);
@@ -45,8 +47,8 @@ gemm_small_isa gemm_small_active(void);
 void gemm_small_select(int enabled);
 
 /** The kernel a product of these sizes goes to on this CPU (ops_gemm_serial's dispatch):
- * gemm_small_active() when M · N · K ≤ GEMM_SMALL_MAX_MACS (M, N ≥ 1), else GEMM_SMALL_NONE
- * (BLIS). */
+ * gemm_small_active() when M · N · K ≤ GEMM_SMALL_MAX_MACS (any size with TFM_GEMM=small;
+ * M, N ≥ 1), else GEMM_SMALL_NONE (BLIS). */
 gemm_small_isa gemm_small_choice(size_t M, size_t N, size_t K);
 
 /** C[M, N] (leading dimension ldc) = alpha · op(A) · op(B) + beta · C with the kernel of `isa`

@@ -126,13 +126,15 @@ AVX2 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K
     if (M == 0 || N == 0) return;
     _Alignas(32) float panel[GEMM_SMALL_KC * NR]; /* op(B)[k0..k0+kc, j0..j0+16], zero-padded */
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
-    for (size_t j0 = 0; j0 < N; j0 += NR) {
-        const size_t nj = N - j0 < NR ? N - j0 : NR;
-        const __m256i mask0 = first_lanes_avx2(nj), mask1 = first_lanes_avx2(nj > 8 ? nj - 8 : 0);
-        const int nv = nj > 8 ? 2 : 1;
-        /* K in chunks of GEMM_SMALL_KC: the first applies beta, the next ones add (beta = 1) */
-        for (size_t k0 = 0; k0 == 0 || k0 < K; k0 += GEMM_SMALL_KC) {
-            const size_t kc = K - k0 < GEMM_SMALL_KC ? K - k0 : GEMM_SMALL_KC;
+    /* K in chunks of GEMM_SMALL_KC, outermost (as the AVX-512 kernel) */
+    for (size_t k0 = 0; k0 == 0 || k0 < K; k0 += GEMM_SMALL_KC) {
+        const size_t kc = K - k0 < GEMM_SMALL_KC ? K - k0 : GEMM_SMALL_KC;
+        const float *a = A + k0 * a_ks;
+        const float b = k0 == 0 ? beta : 1.0f;
+        for (size_t j0 = 0; j0 < N; j0 += NR) {
+            const size_t nj = N - j0 < NR ? N - j0 : NR;
+            const __m256i mask0 = first_lanes_avx2(nj), mask1 = first_lanes_avx2(nj > 8 ? nj - 8 : 0);
+            const int nv = nj > 8 ? 2 : 1;
             const float *bp = B + k0 * ldb + j0;
             size_t ldbp = ldb;
             if (trans_b || nj < NR) {
@@ -144,8 +146,6 @@ AVX2 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K
                     for (size_t k = 0; k < kc; k++) memcpy(panel + k * NR, bp + k * ldb, nj * sizeof *panel);
                 bp = panel, ldbp = NR;
             }
-            const float *a = A + k0 * a_ks;
-            const float b = k0 == 0 ? beta : 1.0f;
             for (size_t i0 = 0; i0 < M; i0 += MR) {
                 const int mr = (int)(M - i0 < MR ? M - i0 : MR);
                 tile_rows_avx2(mr, nv, kc, a + i0 * a_rs, a_rs, a_ks, bp, ldbp, mask0, mask1, alpha, b,

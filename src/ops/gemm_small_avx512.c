@@ -100,25 +100,26 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
     if (M == 0 || N == 0) return;
     _Alignas(64) float panel[GEMM_SMALL_KC * NR]; /* op(B)[k0..k0+kc, j0..j0+32] when B is transposed */
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
-    for (size_t j0 = 0; j0 < N; j0 += NR) {
-        const size_t nj = N - j0 < NR ? N - j0 : NR;
-        const __mmask16 m0 = first_bits(nj), m1 = first_bits(nj > 16 ? nj - 16 : 0);
-        const int nv = nj > 16 ? 2 : 1;
-        /* K in chunks of GEMM_SMALL_KC: the first applies beta, the next ones add (beta = 1) */
-        for (size_t k0 = 0; k0 == 0 || k0 < K; k0 += GEMM_SMALL_KC) {
-            const size_t kc = K - k0 < GEMM_SMALL_KC ? K - k0 : GEMM_SMALL_KC;
+    /* K in chunks of GEMM_SMALL_KC, outermost: a chunk of op(A) (M × 256) stays in L2 for every
+     * panel; the first chunk applies beta, the next ones add (beta = 1) */
+    for (size_t k0 = 0; k0 == 0 || k0 < K; k0 += GEMM_SMALL_KC) {
+        const size_t kc = K - k0 < GEMM_SMALL_KC ? K - k0 : GEMM_SMALL_KC;
+        const float *a = A + k0 * a_ks;
+        const float b = k0 == 0 ? beta : 1.0f;
+        for (size_t j0 = 0; j0 < N; j0 += NR) {
+            const size_t nj = N - j0 < NR ? N - j0 : NR;
+            const __mmask16 m0 = first_bits(nj), m1 = first_bits(nj > 16 ? nj - 16 : 0);
+            const int nv = nj > 16 ? 2 : 1;
             const float *bp = B + k0 * ldb + j0;
             size_t ldbp = ldb;
             if (trans_b) { /* op(B)[k, j] = B[j · ldb + k], transposed 8 × 8 blocks at a time */
                 gemm_small_pack_bt_avx2(panel, NR, B + j0 * ldb + k0, ldb, nj, kc);
                 bp = panel, ldbp = NR;
             }
-            const float *a = A + k0 * a_ks;
-            const float b = k0 == 0 ? beta : 1.0f;
             for (size_t i0 = 0; i0 < M; i0 += MR) {
                 const int mr = (int)(M - i0 < MR ? M - i0 : MR);
-                tile_rows_avx512(mr, nv, kc, a + i0 * a_rs, a_rs, a_ks, bp, ldbp, m0, m1, alpha, b, C + i0 * ldc + j0,
-                                 ldc);
+                tile_rows_avx512(mr, nv, kc, a + i0 * a_rs, a_rs, a_ks, bp, ldbp, m0, m1, alpha, b,
+                                 C + i0 * ldc + j0, ldc);
             }
         }
     }
