@@ -24,12 +24,12 @@ static gemm_small_isa cpu_isa(void) {
 }
 
 gemm_small_isa gemm_small_active(void) {
-    int isa = atomic_load_explicit(&g_active, memory_order_relaxed);
+    int isa = atomic_load_explicit(&g_active, memory_order_acquire);
     if (isa < 0) {
         const char *env = getenv("TFM_GEMM");
         isa = env && strcmp(env, "blis") == 0 ? GEMM_SMALL_NONE : cpu_isa();
         atomic_store_explicit(&g_unbounded, env && strcmp(env, "small") == 0, memory_order_relaxed);
-        atomic_store_explicit(&g_active, isa, memory_order_relaxed);
+        atomic_store_explicit(&g_active, isa, memory_order_release); /* publishes g_unbounded */
     }
     return (gemm_small_isa)isa;
 }
