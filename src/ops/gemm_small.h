@@ -17,7 +17,7 @@
 typedef enum {
     GEMM_SMALL_NONE = 0, /* no kernel: the product goes to BLIS */
     GEMM_SMALL_AVX2 = 1, /* AVX2 + FMA: 6 rows × 16 columns of accumulators (12 ymm) */
-    GEMM_SMALL_AVX512 = 2 /* AVX-512F: 8 rows × 32 columns of accumulators (16 zmm) */
+    GEMM_SMALL_AVX512 = 2 /* AVX-512F: 12 rows × 32 columns of accumulators (24 zmm) */
 } gemm_small_isa;
 
 /** K is summed in chunks of GEMM_SMALL_KC: op(B)'s panel of GEMM_SMALL_KC × 32 floats (32 KiB)

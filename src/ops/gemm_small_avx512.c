@@ -1,9 +1,9 @@
 /* The AVX-512 kernel of the small products (gemm_small.h; docs/KERNELS.md, "Small products").
  *
- * C is cut into panels of NR = 32 columns and, inside a panel, tiles of MR = 8 rows. A tile keeps
- * its 8 × 32 sums in 16 zmm registers for the whole K loop: per k it loads one row of the panel of
- * op(B) (two zmm) and broadcasts one element of op(A) per row, and does 16 FMAs — each loaded B
- * vector serves 8 FMAs, each broadcast A element 2 (the outer-product form of Goto & van de
+ * C is cut into panels of NR = 32 columns and, inside a panel, tiles of MR = 12 rows. A tile keeps
+ * its 12 × 32 sums in 24 zmm registers for the whole K loop: per k it loads one row of the panel of
+ * op(B) (two zmm) and broadcasts one element of op(A) per row, and does 24 FMAs — each loaded B
+ * vector serves 12 FMAs, each broadcast A element 2 (the outer-product form of Goto & van de
  * Geijn 2008, §4, without their packing). op(A) is read in place whatever its transpose (a
  * broadcast reads one element at any stride); op(B) in place when it is stored K × N, else its
  * K × 32 panel is first copied, transposed, onto the stack (K in chunks of GEMM_SMALL_KC = 256,
@@ -18,7 +18,8 @@
 
 #include <immintrin.h>
 
-#define MR 8  /* rows of a tile */
+#define MR 12 /* rows of a tile: 24 accumulators + 2 B vectors + 1 broadcast of the 32 zmm (8 rows:
+                 ~5 % slower on 128 × 256 tiles, `test_gemm_small --bench`) */
 #define NR 32 /* columns of a panel: two zmm */
 
 #define AVX512 __attribute__((target("avx512f")))
@@ -31,13 +32,13 @@ AVX512_INLINE void tile_avx512(const int mr, const int nv, size_t K, const float
                                const float *b, size_t ldb, __mmask16 m0, __mmask16 m1, float alpha, float beta,
                                float *c, size_t ldc) {
     __m512 acc0[MR], acc1[MR];
-#pragma GCC unroll 8
+#pragma GCC unroll 12
     for (int r = 0; r < mr; r++) acc0[r] = acc1[r] = _mm512_setzero_ps();
     for (size_t k = 0; k < K; k++) {
         const float *bk = b + k * ldb, *ak = a + k * a_ks;
         const __m512 b0 = _mm512_maskz_loadu_ps(m0, bk);
         const __m512 b1 = nv == 2 ? _mm512_maskz_loadu_ps(m1, bk + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 8
+#pragma GCC unroll 12
         for (int r = 0; r < mr; r++) {
             const __m512 av = _mm512_set1_ps(ak[(size_t)r * a_rs]);
             acc0[r] = _mm512_fmadd_ps(av, b0, acc0[r]);
@@ -45,7 +46,7 @@ AVX512_INLINE void tile_avx512(const int mr, const int nv, size_t K, const float
         }
     }
     const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 8
+#pragma GCC unroll 12
     for (int r = 0; r < mr; r++) {
         float *cr = c + (size_t)r * ldc;
         /* alpha · sum + beta · C, one rounding for the add (as the AVX2 kernel: the same bits) */
@@ -69,6 +70,10 @@ static AVX512 void tile_rows_avx512(int mr, int nv, size_t K, const float *a, si
                                     float beta, float *c, size_t ldc) {
     if (nv == 2) {
         switch (mr) {
+        case 12: tile_avx512(12, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
+        case 11: tile_avx512(11, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
+        case 10: tile_avx512(10, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
+        case 9: tile_avx512(9, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
         case 8: tile_avx512(8, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
         case 7: tile_avx512(7, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
         case 6: tile_avx512(6, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
@@ -80,6 +85,10 @@ static AVX512 void tile_rows_avx512(int mr, int nv, size_t K, const float *a, si
         }
     } else {
         switch (mr) {
+        case 12: tile_avx512(12, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
+        case 11: tile_avx512(11, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
+        case 10: tile_avx512(10, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
+        case 9: tile_avx512(9, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
         case 8: tile_avx512(8, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
         case 7: tile_avx512(7, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
         case 6: tile_avx512(6, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;

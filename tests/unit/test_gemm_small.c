@@ -1,5 +1,5 @@
 /* The small-product kernels (src/ops/gemm_small*.c) against a triple loop in double: every kernel
- * this CPU runs (AVX-512, AVX2), all four transpositions, odd sizes around the tile edges (8 × 32
+ * this CPU runs (AVX-512, AVX2), all four transpositions, odd sizes around the tile edges (12 × 32
  * and 6 × 16), alpha/beta (beta = 0 with NaN in C, which must not leak), padded leading dimensions,
  * K = 0 and K over one, two and three chunks of GEMM_SMALL_KC; the two kernels give the same bits (one FMA chain per element);
  * ops_gemm_serial takes the small kernel where gemm_small_choice says so and BLIS after
@@ -88,7 +88,7 @@ static const char *isa_name(int isa) { return isa == GEMM_SMALL_AVX512 ? "avx512
 
 /* every kernel this CPU has, against the double loop and against each other */
 static void kernels(int best) {
-    const size_t sizes[] = {1, 2, 5, 6, 7, 8, 9, 13, 15, 16, 17, 24, 31, 32, 33, 47, 64, 65};
+    const size_t sizes[] = {1, 2, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 24, 25, 31, 32, 33, 47, 64, 65};
     const size_t ks[] = {0, 1, 3, 16, 17, 64, 100, GEMM_SMALL_KC, GEMM_SMALL_KC + 1, 2 * GEMM_SMALL_KC + 37};
     const float alphas[] = {1.0f, 0.125f, -1.5f}, betas[] = {0.0f, 1.0f, 0.5f};
     const size_t ns = sizeof sizes / sizeof sizes[0], nk = sizeof ks / sizeof ks[0];
@@ -96,8 +96,9 @@ static void kernels(int best) {
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)
             for (size_t c = 0; c < 3 * ns; c++) {
-                /* M and N walk the sizes at different rates so every pair of edges meets */
-                const size_t M = sizes[c % ns], N = sizes[(c * 7 + 3) % ns], K = ks[(c + (size_t)ta) % nk];
+                /* M and N walk the sizes at different rates (5 is prime to the count, 21) so M, N and K each
+                 * take every value and different pairs of edges meet */
+                const size_t M = sizes[c % ns], N = sizes[(c * 5 + 3) % ns], K = ks[(c + (size_t)ta) % nk];
                 const float alpha = alphas[c % 3], beta = betas[(c / 3 + (size_t)tb) % 3];
                 product p = product_make(ta, tb, M, N, K, alpha, beta, 100 + c);
                 float *first = NULL;
