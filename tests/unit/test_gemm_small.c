@@ -9,7 +9,7 @@
  * with a margin of 2 and two more roundings per chunk of K: |ĉ − c| ≤ 2 · (K + 2 · chunks + 2) · u ·
  * (|alpha| · Σ_k |a_ik b_kj| + |beta c_ij|), u = 2⁻²⁴.
  *
- *   test_gemm_small --bench [reps]   ns of thread CPU time per call (best of 7 batches), BLIS vs
+ *   test_gemm_small --bench [reps [avx2]]   ns of thread CPU time per call (best of 7 batches), BLIS vs
  *                                     the small kernel, over the shapes of the callers (this VM
  *                                     has no hardware counters: perf stat cannot count cycles) */
 #include "gemm_small.h"
@@ -170,8 +170,9 @@ static double ns_per_call(const product *p, int isa, float *C, int reps) {
     return best;
 }
 
-static int bench(int reps) {
-    const int best = gemm_small_active();
+static int bench(int reps, const char *isa) {
+    int best = gemm_small_active();
+    if (isa && strcmp(isa, "avx2") == 0 && best == GEMM_SMALL_AVX512) best = GEMM_SMALL_AVX2;
     if (best == GEMM_SMALL_NONE) {
         printf("SKIP: no small-product kernel on this CPU or TFM_GEMM=blis\n");
         return TEST_SKIP;
@@ -209,7 +210,7 @@ static int bench(int reps) {
 }
 
 int main(int argc, char **argv) {
-    if (argc >= 2 && strcmp(argv[1], "--bench") == 0) return bench(argc >= 3 ? atoi(argv[2]) : 20);
+    if (argc >= 2 && strcmp(argv[1], "--bench") == 0) return bench(argc >= 3 ? atoi(argv[2]) : 20, argc >= 4 ? argv[3] : NULL);
     unsetenv("TFM_GEMM"); /* the default dispatch is what is checked, whatever the suite runs under */
     const int best = gemm_small_active();
     if (best == GEMM_SMALL_NONE) {
