@@ -11,6 +11,7 @@
  * of each resource checked out and runs one real product, which must then take (and fill, with the
  * kernels' own block sizes) the (k + 1)-th. */
 #include "blas.h"
+#include "gemm_small.h"
 #include "ops.h"
 #include "parallel.h"
 
@@ -33,7 +34,7 @@ void ops_blas_reserve(int threads) {
         for (size_t i = 0; i < 64 * 64; i++) a[i] = b[i] = 1.0f / 64.0f;
         for (int k = 0; k < threads; k++) {
             /* the (k + 1)-th of each, taken and used by a real product, with k held elsewhere */
-            ops_gemm_serial(0, 0, 64, 64, 64, 1.0f, a, 64, b, 64, 0.0f, c, 64);
+            ops_gemm_blis(0, 0, 64, 64, 64, 1.0f, a, 64, b, 64, 0.0f, c, 64); /* not the small kernel */
             if (k + 1 == threads) break;
             held_arrays[k] = bli_sba_checkout_array(1);
             const siz_t size_a = bli_pool_block_size(bli_pba_pool(bli_packbuf_index(BLIS_BUFFER_FOR_A_BLOCK), pba));

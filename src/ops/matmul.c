@@ -4,6 +4,7 @@
  * parallel loops, through its expert interface with a per-call thread count, so the library never
  * touches BLIS's global settings. */
 #include "blas.h"
+#include "gemm_small.h"
 #include "ops.h"
 #include "parallel.h"
 #include "tfm/threads.h"
@@ -19,6 +20,18 @@ int ops_threads(void) { return tfm_get_threads(); }
 void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                      const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
                      size_t ldc) {
+    if (M == 0 || N == 0) return;
+    /* small products (attention's tiles and heads): a register-blocked kernel without BLIS's
+     * packing and call overhead (gemm_small.h); BLIS with TFM_GEMM=blis */
+    const gemm_small_isa small = gemm_small_choice(M, N, K);
+    if (small != GEMM_SMALL_NONE)
+        gemm_small(small, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+        ops_gemm_blis(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void ops_gemm_blis(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
     if (M == 0 || N == 0) return;
     rntm_t rntm = BLIS_RNTM_INITIALIZER;
     bli_rntm_set_num_threads(1, &rntm);

@@ -1,0 +1,80 @@
+/* Register-blocked products for small matrices (docs/KERNELS.md, "Small products"): the per-tile
+ * and per-head products of attention (32 × 32 × 64, 128 × 256 × 64, ...) without BLIS's packing
+ * of both operands and its fixed cost per call. ops_gemm_serial (matmul.c) sends a product here
+ * when gemm_small_choice() names a kernel; BLIS stays the reference path (gemm_small_select(0), or
+ * TFM_GEMM=blis in the environment). Internal to src/ops.
+ *
+ * The math is ops_gemm_serial's (row-major C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C),
+ * summed differently from BLIS: every element of C is one chain of fused multiply-adds over
+ * k = 0 … K − 1 in order, then alpha · sum + beta · C. That chain does not depend on where the
+ * element sits in a register tile, so the AVX-512 and AVX2 kernels give the same bits. */
+#ifndef TFM_OPS_GEMM_SMALL_H
+#define TFM_OPS_GEMM_SMALL_H
+
+#include <stddef.h>
+
+/** The instruction sets a kernel exists for, best first. */
+typedef enum {
+    GEMM_SMALL_NONE = 0, /* no kernel: the product goes to BLIS */
+    GEMM_SMALL_AVX2 = 1, /* AVX2 + FMA: 6 rows × 16 columns of accumulators (12 ymm) */
+    GEMM_SMALL_AVX512 = 2 /* AVX-512F: 12 rows × 32 columns of accumulators (24 zmm) */
+} gemm_small_isa;
+
+/** K is summed in chunks of GEMM_SMALL_KC: op(B)'s panel of GEMM_SMALL_KC × 32 floats (32 KiB)
+ * is copied onto the stack when op(B) is transposed (or, AVX2, partial), and for K above it each
+ * element of C is alpha · (chunk sum) + beta · C for the first chunk, then alpha · (chunk sum) + C. */
+#define GEMM_SMALL_KC 256
+
+/** Largest M · N · K (multiply-adds) ops_gemm_serial sends here: every product of attention's
+ * tiles and heads (the fused path's biggest tile, 128 × 256 × 64, is 2M), not the 128 × 256 tiles
+ * of the linear layers (ops_gemm), where BLIS amortises its packing. The kernel was faster than
+ * BLIS at every size measured (`build/test_gemm_small --bench`: 6× at 32 × 32 × 64, 1.2–1.4× at
+ * 128 × 256 × 512; docs/KERNELS.md), but BLIS's packing is being sped up (its packing kernels):
+ * re-measure before raising: TFM_GEMM=small lifts it at run time, -DGEMM_SMALL_MAX_MACS=... moves it. */
+#ifndef GEMM_SMALL_MAX_MACS
+#define GEMM_SMALL_MAX_MACS ((size_t)1 << 22)
+#endif
+
+/** The best kernel this CPU runs (cpuid, read once): GEMM_SMALL_NONE without AVX2+FMA or
+ * AVX-512F, or when the environment says TFM_GEMM=blis or gemm_small_select(0) was called.
+ * TFM_GEMM=small (read at the same time) lifts GEMM_SMALL_MAX_MACS: every product of
+ * ops_gemm_serial, the tiles of ops_gemm included, runs here (for timing). */
+gemm_small_isa gemm_small_active(void);
+
+/** 1: ops_gemm_serial uses the small kernels where they fit (the default, unless TFM_GEMM=blis);
+ * 0: every product goes to BLIS, the reference path. For tests and timing; thread-safe, takes
+ * effect at the next product. */
+void gemm_small_select(int enabled);
+
+/** The kernel a product of these sizes goes to on this CPU (ops_gemm_serial's dispatch):
+ * gemm_small_active() when M · N · K ≤ GEMM_SMALL_MAX_MACS (any size with TFM_GEMM=small;
+ * M, N ≥ 1), else GEMM_SMALL_NONE (BLIS). */
+gemm_small_isa gemm_small_choice(size_t M, size_t N, size_t K);
+
+/** C[M, N] (leading dimension ldc) = alpha · op(A) · op(B) + beta · C with the kernel of `isa`
+ * (not GEMM_SMALL_NONE), arguments as ops_gemm_serial's: op(A) = A (M × K, leading dimension lda)
+ * or, with trans_a, Aᵀ (A stored K × M); op(B) = B (K × N) or, with trans_b, Bᵀ (B stored N × K).
+ * beta = 0 never reads C (NaN there does not leak). K = 0 gives beta · C. Requires a CPU that has
+ * `isa` (the caller checks: gemm_small_choice()); no allocation (a 32 KiB panel on the stack),
+ * serial, on the calling thread. */
+void gemm_small(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
+
+/** ops_gemm_serial's product always through BLIS, single-threaded (matmul.c): the reference path
+ * of the small kernels, and the product ops_blas_reserve runs to fill BLIS's pools. */
+void ops_gemm_blis(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
+
+/* The kernels, one file each (compiled per function for their instruction set); same contract as
+ * gemm_small. */
+void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                       size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
+void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
+
+/** panel[k · ldp + j] = B[j · ldb + k] for j < nj, k < K: op(B)'s panel when B is stored N × K,
+ * by 8 × 8 AVX2 transposes (the kernels' packing of a transposed B; columns nj … of the panel are
+ * not written). Needs AVX2: both kernels call it (every AVX-512F CPU has AVX2). */
+void gemm_small_pack_bt_avx2(float *panel, size_t ldp, const float *B, size_t ldb, size_t nj, size_t K);
+
+#endif

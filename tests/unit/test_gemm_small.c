@@ -1,0 +1,223 @@
+/* The small-product kernels (src/ops/gemm_small*.c) against a triple loop in double: every kernel
+ * this CPU runs (AVX-512, AVX2), all four transpositions, odd sizes around the tile edges (12 × 32
+ * and 6 × 16), alpha/beta (beta = 0 with NaN in C, which must not leak), padded leading dimensions,
+ * K = 0 and K over one, two and three chunks of GEMM_SMALL_KC; the two kernels give the same bits (one FMA chain per element);
+ * ops_gemm_serial takes the small kernel where gemm_small_choice says so and BLIS after
+ * gemm_small_select(0).
+ *
+ * The bound per element is the classic one for a recursive sum of products (Higham 2002, eq. 3.5),
+ * with a margin of 2 and two more roundings per chunk of K: |ĉ − c| ≤ 2 · (K + 2 · chunks + 2) · u ·
+ * (|alpha| · Σ_k |a_ik b_kj| + |beta c_ij|), u = 2⁻²⁴.
+ *
+ *   test_gemm_small --bench [reps [avx2]]   ns of thread CPU time per call (best of 7 batches), BLIS vs
+ *                                     the small kernel, over the shapes of the callers (this VM
+ *                                     has no hardware counters: perf stat cannot count cycles) */
+#include "gemm_small.h"
+#include "hash.h"
+#include "parallel.h"
+#include "test_util.h"
+
+#include <stdint.h>
+#include <time.h>
+
+/* x[i] uniform in [-1, 1) from the project's one hash (src/core/hash.h) */
+static void fill(float *x, size_t n, uint64_t seed) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)(hash_stream(seed, i + 1) >> 40) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+typedef struct {
+    int ta, tb;
+    size_t M, N, K, lda, ldb, ldc;
+    float alpha, beta;
+    float *A, *B, *C0; /* operands; C's value before the product */
+} product;
+
+static product product_make(int ta, int tb, size_t M, size_t N, size_t K, float alpha, float beta, uint64_t seed) {
+    product p = {ta, tb, M, N, K, (ta ? M : K) + 3, (tb ? K : N) + 5, N + 7, alpha, beta, NULL, NULL, NULL};
+    const size_t ra = ta ? K : M, rb = tb ? N : K;
+    p.A = malloc((ra * p.lda + 1) * sizeof *p.A);
+    p.B = malloc((rb * p.ldb + 1) * sizeof *p.B);
+    p.C0 = malloc(M * p.ldc * sizeof *p.C0);
+    fill(p.A, ra * p.lda + 1, seed), fill(p.B, rb * p.ldb + 1, seed + 1), fill(p.C0, M * p.ldc, seed + 2);
+    if (beta == 0.0f) /* must not be read */
+        for (size_t i = 0; i < M * p.ldc; i++) p.C0[i] = NAN;
+    return p;
+}
+
+static void product_free(product *p) { free(p->A), free(p->B), free(p->C0); }
+
+/* The largest |C − exact| / bound over C's M × N elements; the padding between rows must be
+ * untouched (the worst is +∞ otherwise). */
+static double worst_ratio(const product *p, const float *C) {
+    const double u = 1.0 / 16777216.0;
+    double worst = 0.0;
+    for (size_t i = 0; i < p->M; i++) {
+        for (size_t j = 0; j < p->N; j++) {
+            double s = 0.0, mag = 0.0;
+            for (size_t k = 0; k < p->K; k++) {
+                const double a = p->ta ? p->A[k * p->lda + i] : p->A[i * p->lda + k];
+                const double b = p->tb ? p->B[j * p->ldb + k] : p->B[k * p->ldb + j];
+                s += a * b, mag += fabs(a * b);
+            }
+            const double c0 = p->beta == 0.0f ? 0.0 : (double)p->C0[i * p->ldc + j];
+            const double want = (double)p->alpha * s + (double)p->beta * c0;
+            const size_t chunks = p->K / GEMM_SMALL_KC + 1;
+            const double bound = 2.0 * (double)(p->K + 2 * chunks + 2) * u * (fabs((double)p->alpha) * mag + fabs((double)p->beta * c0)) + 1e-30;
+            const double r = fabs((double)C[i * p->ldc + j] - want) / bound;
+            if (!(r <= worst)) worst = isnan(r) ? INFINITY : r;
+        }
+        for (size_t j = p->N; j < p->ldc; j++)
+            if (memcmp(&C[i * p->ldc + j], &p->C0[i * p->ldc + j], sizeof *C) != 0) worst = INFINITY;
+    }
+    return worst;
+}
+
+/* C = the product by `isa` (GEMM_SMALL_NONE: ops_gemm_serial as dispatched now) */
+static float *run(const product *p, int isa) {
+    float *C = malloc(p->M * p->ldc * sizeof *C);
+    memcpy(C, p->C0, p->M * p->ldc * sizeof *C);
+    if (isa == GEMM_SMALL_NONE)
+        ops_gemm_serial(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
+    else
+        gemm_small((gemm_small_isa)isa, p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb,
+                   p->beta, C, p->ldc);
+    return C;
+}
+
+static const char *isa_name(int isa) { return isa == GEMM_SMALL_AVX512 ? "avx512" : isa == GEMM_SMALL_AVX2 ? "avx2" : "blis"; }
+
+/* every kernel this CPU has, against the double loop and against each other */
+static void kernels(int best) {
+    const size_t sizes[] = {1, 2, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 24, 25, 31, 32, 33, 47, 64, 65};
+    const size_t ks[] = {0, 1, 3, 16, 17, 64, 100, GEMM_SMALL_KC, GEMM_SMALL_KC + 1, 2 * GEMM_SMALL_KC + 37};
+    const float alphas[] = {1.0f, 0.125f, -1.5f}, betas[] = {0.0f, 1.0f, 0.5f};
+    const size_t ns = sizeof sizes / sizeof sizes[0], nk = sizeof ks / sizeof ks[0];
+    size_t cases = 0;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (size_t c = 0; c < 3 * ns; c++) {
+                /* M and N walk the sizes at different rates (5 is prime to the count, 21) so M, N and K each
+                 * take every value and different pairs of edges meet */
+                const size_t M = sizes[c % ns], N = sizes[(c * 5 + 3) % ns], K = ks[(c + (size_t)ta) % nk];
+                const float alpha = alphas[c % 3], beta = betas[(c / 3 + (size_t)tb) % 3];
+                product p = product_make(ta, tb, M, N, K, alpha, beta, 100 + c);
+                float *first = NULL;
+                for (int isa = best; isa >= GEMM_SMALL_AVX2; isa--) {
+                    float *C = run(&p, isa);
+                    const double r = worst_ratio(&p, C);
+                    CHECK(r <= 1.0, "%s ta=%d tb=%d %zux%zux%zu alpha %g beta %g: error %.3g × the bound", isa_name(isa),
+                          ta, tb, M, N, K, (double)alpha, (double)beta, r);
+                    if (first)
+                        CHECK(memcmp(first, C, M * p.ldc * sizeof *C) == 0, "avx2 and avx512 differ: ta=%d tb=%d %zux%zux%zu",
+                              ta, tb, M, N, K);
+                    if (first) free(C);
+                    else first = C;
+                }
+                free(first);
+                product_free(&p);
+                cases++;
+            }
+    printf("kernels: %zu products on %s%s\n", cases, isa_name(best), best == GEMM_SMALL_AVX512 ? " and avx2" : "");
+}
+
+/* ops_gemm_serial: the small kernel's bits where it fits, BLIS (within the bound) when switched off */
+static void dispatch(int best) {
+    const size_t shapes[][3] = {{32, 32, 64}, {32, 64, 32}, {128, 256, 64}, {128, 64, 256}, {20, 20, 64}, {1, 7, 3}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+                product p = product_make(ta, tb, M, N, K, 0.75f, s % 2 ? 1.0f : 0.0f, 7 + s);
+                CHECK((int)gemm_small_choice(M, N, K) == best, "gemm_small_choice(%zu, %zu, %zu) is not %s", M, N, K, isa_name(best));
+                gemm_small_select(1);
+                float *C = run(&p, GEMM_SMALL_NONE), *S = run(&p, best);
+                CHECK(memcmp(C, S, M * p.ldc * sizeof *C) == 0, "ops_gemm_serial %zux%zux%zu ta=%d tb=%d: not the small kernel",
+                      M, N, K, ta, tb);
+                gemm_small_select(0);
+                CHECK(gemm_small_choice(M, N, K) == GEMM_SMALL_NONE, "gemm_small_select(0) left the small kernel on");
+                float *R = run(&p, GEMM_SMALL_NONE);
+                const double r = worst_ratio(&p, R);
+                CHECK(r <= 1.0, "BLIS %zux%zux%zu ta=%d tb=%d: error %.3g × the bound", M, N, K, ta, tb, r);
+                gemm_small_select(1);
+                free(C), free(S), free(R);
+                product_free(&p);
+            }
+    CHECK(gemm_small_choice(1024, 1024, 64) == GEMM_SMALL_NONE, "1024 × 1024 × 64 fits (above GEMM_SMALL_MAX_MACS)");
+}
+
+/* this thread's CPU time in ns (time spent descheduled on a busy machine is not counted) */
+static double thread_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* ns of thread CPU time per product, best of 7 batches of reps: isa GEMM_SMALL_NONE = BLIS */
+static double ns_per_call(const product *p, int isa, float *C, int reps) {
+    double best = INFINITY;
+    for (int batch = 0; batch < 7; batch++) {
+        const double t0 = thread_ns();
+        for (int r = 0; r < reps; r++) {
+            if (isa == GEMM_SMALL_NONE)
+                ops_gemm_serial(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
+            else
+                gemm_small((gemm_small_isa)isa, p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb,
+                           p->beta, C, p->ldc);
+        }
+        const double t = (thread_ns() - t0) / reps;
+        if (t < best) best = t;
+    }
+    return best;
+}
+
+static int bench(int reps, const char *isa) {
+    int best = gemm_small_active();
+    if (isa && strcmp(isa, "avx2") == 0 && best == GEMM_SMALL_AVX512) best = GEMM_SMALL_AVX2;
+    if (best == GEMM_SMALL_NONE) {
+        printf("SKIP: no small-product kernel on this CPU or TFM_GEMM=blis\n");
+        return TEST_SKIP;
+    }
+    /* attention tiles (fused: nq × ns × d_k and nq × d_k × ns; reference path per head) and the
+     * tiles and small products of ops_gemm (linear layers: K = d_model or d_ff) */
+    const int shapes[][5] = {
+        {0, 1, 32, 32, 64},    {0, 0, 32, 64, 32},    {1, 0, 32, 64, 32},   {0, 1, 16, 16, 64},  {0, 1, 40, 40, 64},
+        {0, 0, 40, 64, 40},    {0, 1, 64, 64, 64},    {0, 0, 64, 64, 64},   {0, 1, 128, 256, 64}, {0, 0, 128, 64, 256},
+        {1, 0, 256, 64, 128},  {0, 1, 32, 256, 256},  {0, 0, 32, 256, 256}, {1, 0, 256, 256, 32}, {0, 1, 512, 4, 64},
+        {0, 0, 512, 4, 256},   {0, 1, 128, 256, 256}, {0, 0, 128, 256, 256}, {1, 0, 128, 256, 256},
+        {0, 1, 128, 256, 512}, {0, 0, 128, 256, 512}, {1, 0, 128, 256, 512}, {0, 1, 128, 256, 1024},
+        {0, 0, 128, 256, 1024}, {1, 0, 128, 256, 1024}, {0, 0, 128, 256, 8000}, {1, 0, 128, 256, 4096}};
+    printf("ns of thread CPU time per call, best of 7 batches; %s kernel\n", isa_name(best));
+    printf("%-3s %-3s %5s %5s %5s %10s %10s %7s %9s %9s\n", "ta", "tb", "M", "N", "K", "blis", "small", "ratio",
+           "blis MAC/ns", "small");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const size_t M = (size_t)shapes[s][2], N = (size_t)shapes[s][3], K = (size_t)shapes[s][4];
+        product p = product_make(shapes[s][0], shapes[s][1], M, N, K, 1.0f, 1.0f, 1);
+        float *C = malloc(M * p.ldc * sizeof *C);
+        memcpy(C, p.C0, M * p.ldc * sizeof *C);
+        const int r = (int)(reps * 262144.0 / (double)(M * N * K) + 1);
+        gemm_small_select(0);
+        const double blis = ns_per_call(&p, GEMM_SMALL_NONE, C, r);
+        gemm_small_select(1);
+        /* timed through gemm_small directly: the threshold must not decide what is measured */
+        const double small = ns_per_call(&p, best, C, r);
+        const double macs = (double)(M * N * K);
+        printf("%-3d %-3d %5zu %5zu %5zu %10.0f %10.0f %7.2f %9.1f %9.1f\n", p.ta, p.tb, M, N, K, blis, small,
+               blis / small, macs / blis, macs / small);
+        free(C);
+        product_free(&p);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "--bench") == 0) return bench(argc >= 3 ? atoi(argv[2]) : 20, argc >= 4 ? argv[3] : NULL);
+    unsetenv("TFM_GEMM"); /* the default dispatch is what is checked, whatever the suite runs under */
+    const int best = gemm_small_active();
+    if (best == GEMM_SMALL_NONE) {
+        printf("SKIP: no small-product kernel on this CPU (needs AVX2+FMA or AVX-512F)\n");
+        return TEST_SKIP;
+    }
+    kernels(best);
+    dispatch(best);
+    return test_finish("test_gemm_small");
+}
