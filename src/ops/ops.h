@@ -20,9 +20,10 @@ void ops_set_threads(int n);
 int ops_threads(void);
 
 /** out[N, OC] = inp[N, IC] · weight[OC, IC]ᵀ + bias[OC] — nn.Linear; bias may be NULL. BLIS,
- * tiled over the threads (ops_gemm, src/ops/parallel.h); N <= OPS_LINEAR_ROWS_MAX rows (a decoding
+ * tiled over the threads (ops_gemm, src/ops/parallel.h); N <= linear_rows_max() rows (a decoding
  * step) go to linear_rows_forward, which does not pack the weight. */
-#define OPS_LINEAR_ROWS_MAX 8
+#define OPS_LINEAR_ROWS_MAX 8          /* rows for the plain kernel (no AVX-512) */
+#define OPS_LINEAR_ROWS_MAX_AVX512 128 /* rows for the register-blocked AVX-512 kernel */
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC);
 
@@ -33,6 +34,11 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
  * linear_forward to rounding (test_linear_rows). No allocation. */
 void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC);
+
+/** The most rows linear_forward sends to linear_rows_forward on this CPU: OPS_LINEAR_ROWS_MAX_AVX512
+ * with AVX-512 (the 4 × 4 register-blocked kernel of linear_rows_avx512.c, chosen at run time),
+ * else OPS_LINEAR_ROWS_MAX. */
+size_t linear_rows_max(void);
 
 /** Backward of linear_forward, all three ACCUMULATED (+=), by ops_gemm:
  *   dinp[N, IC]     += dout[N, OC] · weight[OC, IC]
