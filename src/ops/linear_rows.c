@@ -7,6 +7,7 @@
  * 64-column chunk goes to the 4 × 4 register-blocked kernel of linear_rows_avx512.c (up to
  * OPS_LINEAR_ROWS_MAX_AVX512 rows: batch-32 greedy and beam-4 × batch-32 steps); without, to the
  * plain kernel below (up to OPS_LINEAR_ROWS_MAX rows). */
+#include "cpu.h"
 #include "linear_rows_internal.h"
 #include "ops.h"
 #include "parallel.h"
@@ -52,11 +53,11 @@ static void cols_plain(float *out, const float *inp, const float *weight, const 
         for (size_t n = 0; n < N; n++) out[n * OC + j] = (bias ? bias[j] : 0.0f) + dot1(inp + n * IC, weight + j * IC, IC);
 }
 
-size_t linear_rows_max(void) { return linear_rows_have_avx512() ? OPS_LINEAR_ROWS_MAX_AVX512 : OPS_LINEAR_ROWS_MAX; }
+size_t linear_rows_max(void) { return ops_cpu_avx512() ? OPS_LINEAR_ROWS_MAX_AVX512 : OPS_LINEAR_ROWS_MAX; }
 
 void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC) {
-    const int wide = linear_rows_have_avx512();
+    const int wide = ops_cpu_avx512();
     const size_t chunks = (OC + LR_COLS - 1) / LR_COLS, macs = N * IC * OC;
     /* as gemm_tiled: a product under 32 · OPS_PAR_MIN_WORK multiply-adds runs on the caller */
     const int team = macs < 32 * OPS_PAR_MIN_WORK ? 1 : ops_team(macs);

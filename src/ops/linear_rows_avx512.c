@@ -6,36 +6,15 @@
  *
  * Every output goes through the same arithmetic, whatever its position in the block, the number
  * of rows, or the thread count: lane l of its accumulator sums k ≡ l (mod 16) in increasing k (FMA,
- * a masked tail), and the reduction adds the 16 lanes in one fixed tree,
- *   q_i = (v_i + v_{i+8}) + (v_{i+4} + v_{i+12}),  i = 0..3,   sum = (q_0 + q_2) + (q_1 + q_3),
- * for every accumulator (the shuffles below are symmetric in their operands). A block with fewer than
+ * a masked tail), and the reduction (avx512_reduce16) adds the 16 lanes of every accumulator in
+ * the same fixed tree. A block with fewer than
  * 4 rows or columns repeats its last one and writes only the real outputs. So a row's outputs do
  * not depend on the other rows of the call (a sentence decodes to the same bits alone or in a
  * batch) — test_linear_rows checks this. */
+#include "avx512_reduce.h"
 #include "linear_rows_internal.h"
 
-#include <immintrin.h>
-
 #define ATTR __attribute__((target("avx512f")))
-
-/* 16 accumulators v[r·4 + c] → one vector whose lane 4c + r is the lane sum of v[r·4 + c] */
-ATTR static inline __attribute__((always_inline)) __m512 reduce16(const __m512 v[16]) {
-    __m512 s[8], u[4];
-    for (int p = 0; p < 8; p++) { /* 128-bit blocks: [v.b0 + v.b2, v.b1 + v.b3, w.b0 + w.b2, w.b1 + w.b3] */
-        const __m512 a = v[2 * p], b = v[2 * p + 1];
-        s[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
-    }
-    for (int q = 0; q < 4; q++) { /* block j of u[q]: the 4 partial sums of accumulator 4q + j */
-        const __m512 a = s[2 * q], b = s[2 * q + 1];
-        u[q] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xDD));
-    }
-    /* within each block: [a0 + a2, b0 + b2, a1 + a3, b1 + b3] */
-    const __m512 c0 = _mm512_add_ps(_mm512_unpacklo_ps(u[0], u[1]), _mm512_unpackhi_ps(u[0], u[1]));
-    const __m512 c1 = _mm512_add_ps(_mm512_unpacklo_ps(u[2], u[3]), _mm512_unpackhi_ps(u[2], u[3]));
-    /* block j: the totals of accumulators j, 4 + j, 8 + j, 12 + j */
-    return _mm512_add_ps(_mm512_shuffle_ps(c0, c1, _MM_SHUFFLE(1, 0, 1, 0)),
-                         _mm512_shuffle_ps(c0, c1, _MM_SHUFFLE(3, 2, 3, 2)));
-}
 
 /* R (1..4) input rows x[r] × 4 weight rows w[c]: tot[4c + r] = x_r · w_c (rows r >= R repeat the
  * last one in the reduction, so each output's tree is the same as in a full block) */
@@ -71,7 +50,7 @@ ATTR static inline __attribute__((always_inline)) void block(float tot[16], cons
     __m512 v[16];
     for (int r = 0; r < 4; r++)
         for (int c = 0; c < 4; c++) v[r * 4 + c] = acc[r < R ? r : R - 1][c];
-    _mm512_storeu_ps(tot, reduce16(v));
+    _mm512_storeu_ps(tot, avx512_reduce16(v));
 }
 
 ATTR void linear_rows_cols_avx512(float *out, const float *inp, const float *weight, const float *bias, size_t N,
@@ -96,10 +75,4 @@ ATTR void linear_rows_cols_avx512(float *out, const float *inp, const float *wei
                     out[(n + r) * OC + j + c] = (bias ? bias[j + c] : 0.0f) + tot[4 * c + r];
         }
     }
-}
-
-int linear_rows_have_avx512(void) {
-    static int have = -1; /* every thread computes the same value: the race is harmless */
-    if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    return have;
 }

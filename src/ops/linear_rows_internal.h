@@ -5,12 +5,9 @@
 
 #include <stddef.h>
 
-/** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read once), else 0. */
-int linear_rows_have_avx512(void);
-
 /** Columns j0..j1−1 of out (N, OC) = bias (OC, nullable) + inp (N, IC) · weight (OC, IC)ᵀ, every
  * output by the same fixed sequence of operations (linear_rows_avx512.c). Call only when
- * linear_rows_have_avx512(). */
+ * ops_cpu_avx512(). */
 void linear_rows_cols_avx512(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                              size_t IC, size_t OC, size_t j0, size_t j1);
 

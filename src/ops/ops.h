@@ -135,9 +135,19 @@ attn_args attn_args_make(size_t B, size_t T, size_t S, size_t H, size_t d_k, siz
  * saves P; probs_drop [B, H, T, S] saves P' (required when dropout_p > 0, else ignored and may be
  * NULL). A query whose keys are all masked gets a zero row in probs and out, never NaN, whatever
  * the (finite or −∞) bias: a +∞ or NaN bias is the caller's bug.
- * OpenMP over B×H; T == 1 uses matrix–vector products. No allocation. */
+ * OpenMP over B×H; T == 1 uses matrix–vector products (attn_row_scores, attn_row_values). No
+ * allocation. */
 void attn_forward(float *out, float *probs, float *probs_drop, const float *q, const float *k,
                   const float *v, const attn_args *a);
+
+/** One query over one head (src/ops/attention_decode.c): P[s] = scale · q · K_s for s < S, q (d_k),
+ * K_s = K + s·kv_stride (d_k floats). AVX-512 kernel chosen at run time, else BLIS's gemv; each
+ * score computed the same way whatever S and the key's place. Serial; no allocation. */
+void attn_row_scores(float *P, const float *q, const float *K, size_t S, size_t d_k, size_t kv_stride, float scale);
+
+/** O (d_k) = Σ_{s < S} P[s] · V_s, V_s = V + s·kv_stride (d_k floats): O is written (S = 0 gives
+ * zeros). As attn_row_scores. */
+void attn_row_values(float *O, const float *P, const float *V, size_t S, size_t d_k, size_t kv_stride);
 
 /** Backward of attn_forward. ACCUMULATES (+=) into dq, dk, dv, laid out like q, k and v (for
  * self-attention these may be column blocks of one packed (N, 3d) gradient). dout [B, T, H·d_k].
