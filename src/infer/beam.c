@@ -22,17 +22,22 @@ static int cand_cmp(const void *a, const void *b) {
     return x->token < y->token ? -1 : x->token > y->token;
 }
 
-/* The n best entries of row x (V), written to idx in descending order (ties: lower id first). */
-static void top_n(const float *x, size_t V, int n, int *idx) {
+/* The n best log-probabilities x[j] − lse of a row of logits x (V), their ids written to idx in
+ * descending order (ties: lower id first; the float x[j] − lse is compared, as if the row had been
+ * through log_softmax_forward, so two logits that round to one log-probability tie). */
+static void top_n(const float *x, float lse, size_t V, int n, int *idx) {
     int k = 0;
+    float last = -INFINITY; /* the n-th best so far, once there are n */
     for (size_t j = 0; j < V; j++) {
-        if (k == n && !(x[j] > x[idx[n - 1]])) continue;
+        const float v = x[j] - lse;
+        if (k == n && !(v > last)) continue;
         int p = k < n ? k++ : n - 1; /* insertion: drop the last if full */
-        while (p > 0 && x[j] > x[idx[p - 1]]) {
+        while (p > 0 && v > x[idx[p - 1]] - lse) {
             idx[p] = idx[p - 1];
             p--;
         }
         idx[p] = (int)j;
+        if (k == n) last = x[idx[n - 1]] - lse;
     }
     for (int i = k; i < n; i++) idx[i] = -1;
 }
@@ -64,6 +69,8 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     int32_t *hist2 = malloc((size_t)R * (size_t)cap * sizeof *hist2);
     float *score = malloc((size_t)R * sizeof *score);
     float *score2 = malloc((size_t)R * sizeof *score2);
+    float *lse = malloc((size_t)R * sizeof *lse);     /* log Σ exp of each row's logits */
+    uint8_t *idle = malloc((size_t)R);                /* rows without a live hypothesis this step */
     int32_t *tok = malloc((size_t)R * sizeof *tok);
     int *parent = malloc((size_t)R * sizeof *parent);
     int *topi = malloc((size_t)C * sizeof *topi);
@@ -73,7 +80,7 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     int *best_len = malloc((size_t)B * sizeof *best_len);
     uint8_t *done = calloc((size_t)B, 1);
     tfm_status st = TFM_OK;
-    if (!limit || !prefix || (!srcK && !dc->use_cache) || !hist || !hist2 || !score || !score2 || !tok || !parent || !topi || !cands || !best ||
+    if (!limit || !prefix || (!srcK && !dc->use_cache) || !hist || !hist2 || !score || !score2 || !lse || !idle || !tok || !parent || !topi || !cands || !best ||
         !best_tok || !best_len || !done)
         st = tfm_set_error(TFM_ERR_NOMEM, "out of memory in beam search");
     if (st == TFM_OK) {
@@ -105,7 +112,10 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
         }
         st = decode_step(ctx, dc, R, S, dc->use_cache ? src : srcK, prefix, t, cap, &logits);
         if (st != TFM_OK) break;
-        log_softmax_forward(logits, logits, (size_t)R, V);
+        /* log p = logit − lse, formed only for the few entries read: the V log-probabilities of
+         * a row are never written, and rows without a live hypothesis get no lse */
+        for (int r = 0; r < R; r++) idle[r] = done[r / K] || score[r] == -INFINITY;
+        log_softmax_lse(lse, logits, idle, (size_t)R, V);
         for (int i = 0; i < B; i++) {
             float *sc2 = score2 + (size_t)i * (size_t)K;
             if (done[i]) {
@@ -116,10 +126,10 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
             for (int k = 0; k < K; k++) {
                 const int r = i * K + k;
                 if (score[r] == -INFINITY) continue;
-                float *lp = logits + (size_t)r * V;
-                forbid_specials(cfg, lp);
+                float *lg = logits + (size_t)r * V;
+                forbid_specials(cfg, lg); /* after the lse: pad and BOS keep their share of it */
                 if (t == limit[i]) { /* length limit: this hypothesis must end here */
-                    double s = (double)score[r] + lp[cfg->eos_id];
+                    double s = (double)score[r] + (lg[cfg->eos_id] - lse[r]);
                     double ns = normalized(s, t + 1, dc->lenpen);
                     if (ns > best[i]) {
                         best[i] = ns;
@@ -128,9 +138,9 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                     }
                     continue;
                 }
-                top_n(lp, V, C < (int)V ? C : (int)V, topi);
+                top_n(lg, lse[r], V, C < (int)V ? C : (int)V, topi);
                 for (int j = 0; j < C && j < (int)V && topi[j] >= 0; j++)
-                    cands[nc++] = (cand){score[r] + lp[topi[j]], k, topi[j]};
+                    cands[nc++] = (cand){score[r] + (lg[topi[j]] - lse[r]), k, topi[j]};
             }
             qsort(cands, (size_t)nc, sizeof *cands, cand_cmp);
             int n_new = 0;
@@ -195,6 +205,8 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     free(hist2);
     free(score);
     free(score2);
+    free(lse);
+    free(idle);
     free(tok);
     free(parent);
     free(topi);

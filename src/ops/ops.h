@@ -74,6 +74,12 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit);
 /** out[N, V] = log_softmax(inp[N, V]) per row, max-subtracted. out may equal inp. */
 void log_softmax_forward(float *out, const float *inp, size_t N, size_t V);
 
+/** lse[n] = log Σ_j exp(inp[n, j]) for each row n of inp[N, V] not marked in skip (nullable, N
+ * bytes; skipped rows' lse untouched): the very float log_softmax_forward subtracts, so
+ * inp[n, j] − lse[n] is bitwise its log-probability. For beam search, which needs a few
+ * log-probabilities per row and need not write all V. */
+void log_softmax_lse(float *lse, const float *inp, const uint8_t *skip, size_t N, size_t V);
+
 /** Backward of log_softmax_forward from its output out[N, V] (the log-probabilities), ACCUMULATED:
  *   dinp[n, j] += dout[n, j] − exp(out[n, j]) · Σ_k dout[n, k].
  * dinp must not alias dout or out. */
