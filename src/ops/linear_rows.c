@@ -19,6 +19,10 @@
  * sizes alone, so each output is computed by one thread in one order whatever the team. */
 #define LR_COLS 64
 
+/* Weight floats from which a product opens a region whatever its row count: 512 KiB (the decoder's
+ * Q|K|V and FFN weights at d_model 256; W_O's 256 KiB stay on the caller). */
+#define LR_PAR_MIN_WEIGHT ((size_t)1 << 17)
+
 /* out[n, j0..j0+4) for one input row x: four weight rows w0..w3 share each load of x */
 static void dot4(float *o, const float *x, const float *w0, size_t IC, const float *bias, size_t j) {
     const float *w1 = w0 + IC, *w2 = w1 + IC, *w3 = w2 + IC;
@@ -59,8 +63,10 @@ void linear_rows_forward(float *out, const float *inp, const float *weight, cons
                          size_t OC) {
     const int wide = ops_cpu_avx512();
     const size_t chunks = (OC + LR_COLS - 1) / LR_COLS, macs = N * IC * OC;
-    /* as gemm_tiled: a product under 32 · OPS_PAR_MIN_WORK multiply-adds runs on the caller */
-    const int team = macs < 32 * OPS_PAR_MIN_WORK ? 1 : ops_team(macs);
+    /* as gemm_tiled: a product under 32 · OPS_PAR_MIN_WORK multiply-adds runs on the caller —
+     * unless its weight alone is LR_PAR_MIN_WEIGHT floats or more: with few rows the product is
+     * bound by reading the weight (from L3 or memory), which two cores do about twice as fast */
+    const int team = macs < 32 * OPS_PAR_MIN_WORK && IC * OC < LR_PAR_MIN_WEIGHT ? 1 : ops_team(macs);
     atomic_int helped = 0; /* set when a thread other than the caller took a chunk (as gemm_tiled) */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (size_t c = 0; c < chunks; c++) {
