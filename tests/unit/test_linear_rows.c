@@ -4,7 +4,9 @@
  * result is bitwise the same on 1 and 2 threads; each row's outputs are bitwise those of the row
  * alone (a sentence decodes the same alone or in a batch; the AVX-512 kernel's 4 × 4 blocks must
  * not sum a row differently by its place in a block); linear_forward sends N <= linear_rows_max()
- * rows to it. */
+ * rows to it. Both kernels: the AVX-512 one where the CPU has it, and the plain one
+ * (ops_cpu_avx512_select(0)), which CPUs without AVX-512 run. */
+#include "cpu.h"
 #include "ops.h"
 #include "parallel.h"
 #include "test_util.h"
@@ -54,10 +56,15 @@ static void one(size_t N, size_t IC, size_t OC, int with_bias) {
 
 int main(void) {
     const size_t Ns[] = {1, 3, 4, 8, 13, 30, 129}, ICs[] = {1, 7, 17, 256, 1024}, OCs[] = {1, 3, 4, 67, 130, 8000};
-    for (size_t a = 0; a < sizeof Ns / sizeof *Ns; a++)
-        for (size_t c = 0; c < sizeof ICs / sizeof *ICs; c++)
-            for (size_t e = 0; e < sizeof OCs / sizeof *OCs; e++) one(Ns[a], ICs[c], OCs[e], (int)((a + c + e) % 2));
-    one(4, 256, 768, 1);
-    one(4, 256, 768, 0);
+    /* the AVX-512 kernel where the CPU has it, then the plain kernel (what other CPUs run) */
+    for (int wide = 1; wide >= 0; wide--) {
+        ops_cpu_avx512_select(wide);
+        for (size_t a = 0; a < sizeof Ns / sizeof *Ns; a++)
+            for (size_t c = 0; c < sizeof ICs / sizeof *ICs; c++)
+                for (size_t e = 0; e < sizeof OCs / sizeof *OCs; e++) one(Ns[a], ICs[c], OCs[e], (int)((a + c + e) % 2));
+        one(4, 256, 768, 1);
+        one(4, 256, 768, 0);
+    }
+    ops_cpu_avx512_select(1);
     return test_finish("linear_rows");
 }
