@@ -7,10 +7,11 @@
  * Every output goes through the same arithmetic, whatever its position in the block, the number
  * of rows, or the thread count: lane l of its accumulator sums k ≡ l (mod 16) in increasing k (FMA,
  * a masked tail), and the reduction (avx512_reduce16) adds the 16 lanes of every accumulator in
- * the same fixed tree. A block with fewer than
- * 4 rows or columns repeats its last one and writes only the real outputs. So a row's outputs do
- * not depend on the other rows of the call (a sentence decodes to the same bits alone or in a
- * batch) — test_linear_rows checks this. */
+ * the same fixed tree. A block with fewer than 4 rows or columns repeats its last one and writes
+ * only the real outputs. So a row's outputs do not depend on the other rows of the call (a
+ * sentence decodes to the same bits alone or in a batch) — test_linear_rows checks this. Every
+ * function here holds AVX-512 code: helpers are always inlined into the *_avx512 entry point
+ * (scripts/check-portable allows AVX only in functions so named). */
 #include "avx512_reduce.h"
 #include "linear_rows_internal.h"
 
