@@ -22,17 +22,22 @@ static int cand_cmp(const void *a, const void *b) {
     return x->token < y->token ? -1 : x->token > y->token;
 }
 
-/* The n best entries of row x (V), written to idx in descending order (ties: lower id first). */
-static void top_n(const float *x, size_t V, int n, int *idx) {
+/* The n best log-probabilities x[j] − lse of a row of logits x (V), their ids written to idx in
+ * descending order (ties: lower id first; the float x[j] − lse is compared, as if the row had been
+ * through log_softmax_forward, so two logits that round to one log-probability tie). */
+static void top_n(const float *x, float lse, size_t V, int n, int *idx) {
     int k = 0;
+    float last = -INFINITY; /* the n-th best so far, once there are n */
     for (size_t j = 0; j < V; j++) {
-        if (k == n && !(x[j] > x[idx[n - 1]])) continue;
+        const float v = x[j] - lse;
+        if (k == n && !(v > last)) continue;
         int p = k < n ? k++ : n - 1; /* insertion: drop the last if full */
-        while (p > 0 && x[j] > x[idx[p - 1]]) {
+        while (p > 0 && v > x[idx[p - 1]] - lse) {
             idx[p] = idx[p - 1];
             p--;
         }
         idx[p] = (int)j;
+        if (k == n) last = x[idx[n - 1]] - lse;
     }
     for (int i = k; i < n; i++) idx[i] = -1;
 }
@@ -64,6 +69,10 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     int32_t *hist2 = malloc((size_t)R * (size_t)cap * sizeof *hist2);
     float *score = malloc((size_t)R * sizeof *score);
     float *score2 = malloc((size_t)R * sizeof *score2);
+    float *lse = malloc((size_t)R * sizeof *lse);     /* log Σ exp of each row's logits */
+    uint8_t *idle = malloc((size_t)R);                /* rows without a live hypothesis this step */
+    int *act = malloc((size_t)B * sizeof *act);       /* the sentence of each group of K step rows */
+    int *keep = malloc((size_t)R * sizeof *keep);
     int32_t *tok = malloc((size_t)R * sizeof *tok);
     int *parent = malloc((size_t)R * sizeof *parent);
     int *topi = malloc((size_t)C * sizeof *topi);
@@ -73,7 +82,7 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     int *best_len = malloc((size_t)B * sizeof *best_len);
     uint8_t *done = calloc((size_t)B, 1);
     tfm_status st = TFM_OK;
-    if (!limit || !prefix || (!srcK && !dc->use_cache) || !hist || !hist2 || !score || !score2 || !tok || !parent || !topi || !cands || !best ||
+    if (!limit || !prefix || (!srcK && !dc->use_cache) || !hist || !hist2 || !score || !score2 || !lse || !idle || !act || !keep || !tok || !parent || !topi || !cands || !best ||
         !best_tok || !best_len || !done)
         st = tfm_set_error(TFM_ERR_NOMEM, "out of memory in beam search");
     if (st == TFM_OK) {
@@ -89,12 +98,17 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
         for (int i = 0; i < B; i++) {
             best[i] = -INFINITY;
             best_len[i] = 0;
+            act[i] = i;
         }
     }
-    int live_sentences = B;
+    /* Step rows: nA groups of K, group a decoding sentence act[a] (rows a·K .. a·K + K − 1 of the
+     * cache, of score, tok, parent, hist). On the cache a finished sentence's group leaves the
+     * step (decode_compact); the reference path keeps all B. */
+    int live_sentences = B, nA = B;
     for (int t = 0; st == TFM_OK && t < cap && live_sentences > 0; t++) {
         float *logits;
-        for (int r = 0; r < R; r++) {
+        const int Rt = nA * K;
+        for (int r = 0; r < Rt; r++) {
             int32_t *p = prefix + (size_t)r * (size_t)cap;
             if (dc->use_cache) { /* the KV cache reads only position t: tok[r] (BOS at t = 0) */
                 p[t] = tok[r];
@@ -103,23 +117,27 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
             p[0] = cfg->bos_id;
             memcpy(p + 1, hist + (size_t)r * (size_t)cap, (size_t)t * sizeof *hist);
         }
-        st = decode_step(ctx, dc, R, S, dc->use_cache ? src : srcK, prefix, t, cap, &logits);
+        st = decode_step(ctx, dc, Rt, S, dc->use_cache ? src : srcK, prefix, t, cap, &logits);
         if (st != TFM_OK) break;
-        log_softmax_forward(logits, logits, (size_t)R, V);
-        for (int i = 0; i < B; i++) {
-            float *sc2 = score2 + (size_t)i * (size_t)K;
+        /* log p = logit − lse, formed only for the few entries read: the V log-probabilities of
+         * a row are never written, and rows without a live hypothesis get no lse */
+        for (int r = 0; r < Rt; r++) idle[r] = done[act[r / K]] || score[r] == -INFINITY;
+        log_softmax_lse(lse, logits, idle, (size_t)Rt, V);
+        for (int a = 0; a < nA; a++) {
+            const int i = act[a];
+            float *sc2 = score2 + (size_t)a * (size_t)K;
             if (done[i]) {
-                for (int k = 0; k < K; k++) sc2[k] = -INFINITY, parent[i * K + k] = i * K + k;
+                for (int k = 0; k < K; k++) sc2[k] = -INFINITY, parent[a * K + k] = a * K + k;
                 continue;
             }
             int nc = 0;
             for (int k = 0; k < K; k++) {
-                const int r = i * K + k;
+                const int r = a * K + k;
                 if (score[r] == -INFINITY) continue;
-                float *lp = logits + (size_t)r * V;
-                forbid_specials(cfg, lp);
+                float *lg = logits + (size_t)r * V;
+                forbid_specials(cfg, lg); /* after the lse: pad and BOS keep their share of it */
                 if (t == limit[i]) { /* length limit: this hypothesis must end here */
-                    double s = (double)score[r] + lp[cfg->eos_id];
+                    double s = (double)score[r] + (lg[cfg->eos_id] - lse[r]);
                     double ns = normalized(s, t + 1, dc->lenpen);
                     if (ns > best[i]) {
                         best[i] = ns;
@@ -128,14 +146,14 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                     }
                     continue;
                 }
-                top_n(lp, V, C < (int)V ? C : (int)V, topi);
+                top_n(lg, lse[r], V, C < (int)V ? C : (int)V, topi);
                 for (int j = 0; j < C && j < (int)V && topi[j] >= 0; j++)
-                    cands[nc++] = (cand){score[r] + lp[topi[j]], k, topi[j]};
+                    cands[nc++] = (cand){score[r] + (lg[topi[j]] - lse[r]), k, topi[j]};
             }
             qsort(cands, (size_t)nc, sizeof *cands, cand_cmp);
             int n_new = 0;
             for (int j = 0; j < nc && n_new < K; j++) {
-                const int r = i * K + cands[j].beam;
+                const int r = a * K + cands[j].beam;
                 if (cands[j].token == cfg->eos_id) {
                     /* an EOS among the K best candidates finishes a hypothesis (kept apart) */
                     if (j < K) {
@@ -150,14 +168,14 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                     continue;
                 }
                 sc2[n_new] = cands[j].score;
-                parent[i * K + n_new] = r;
-                tok[i * K + n_new] = cands[j].token;
+                parent[a * K + n_new] = r;
+                tok[a * K + n_new] = cands[j].token;
                 n_new++;
             }
             for (int k = n_new; k < K; k++) { /* fewer continuations than beams: dead rows */
                 sc2[k] = -INFINITY;
-                parent[i * K + k] = i * K + k;
-                tok[i * K + k] = cfg->pad_id;
+                parent[a * K + k] = a * K + k;
+                tok[a * K + k] = cfg->pad_id;
             }
             /* early stop: a live beam's score can only fall, and its length grow to at most
              * limit + 1, so s / (limit + 1)^α bounds what it can still reach (α >= 0, s <= 0) */
@@ -173,15 +191,31 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
             }
         }
         /* new beams: history = parent's history + token; the cache follows the parents */
-        for (int r = 0; r < R; r++) {
+        for (int r = 0; r < Rt; r++) {
             memcpy(hist2 + (size_t)r * (size_t)cap, hist + (size_t)parent[r] * (size_t)cap, (size_t)t * sizeof *hist);
             if (t < cap) hist2[(size_t)r * (size_t)cap + (size_t)t] = tok[r];
         }
         int32_t *sw = hist;
         hist = hist2;
         hist2 = sw;
-        memcpy(score, score2, (size_t)R * sizeof *score);
+        memcpy(score, score2, (size_t)Rt * sizeof *score);
         decode_reorder(ctx, dc, parent);
+        /* finished sentences leave: the groups still decoding move to the front, in order */
+        int n = 0, nA2 = 0;
+        for (int a = 0; a < nA; a++)
+            if (!done[act[a]])
+                for (int k = 0; k < K; k++) keep[n++] = a * K + k;
+        if (live_sentences > 0 && decode_compact(ctx, dc, keep, n)) {
+            for (int j = 0; j < n; j++) {
+                const int r = keep[j];
+                if (j % K == 0) act[nA2++] = act[r / K];
+                if (r == j) continue;
+                score[j] = score[r];
+                tok[j] = tok[r];
+                memcpy(hist + (size_t)j * (size_t)cap, hist + (size_t)r * (size_t)cap, (size_t)(t + 1) * sizeof *hist);
+            }
+            nA = nA2;
+        }
     }
     for (int i = 0; st == TFM_OK && i < B; i++) {
         out_len[i] = best_len[i] < max_out ? best_len[i] : max_out;
@@ -195,6 +229,10 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     free(hist2);
     free(score);
     free(score2);
+    free(lse);
+    free(idle);
+    free(act);
+    free(keep);
     free(tok);
     free(parent);
     free(topi);

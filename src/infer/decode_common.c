@@ -59,3 +59,9 @@ tfm_status decode_step(tfm_context *ctx, const tfm_decode_config *dc, int B, int
 void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *rows) {
     if (dc->use_cache) kv_cache_reorder(ctx, rows);
 }
+
+int decode_compact(tfm_context *ctx, const tfm_decode_config *dc, const int *keep, int n) {
+    if (!dc->use_cache || n < 1 || n == ctx->cache.B) return 0;
+    kv_cache_compact(ctx, keep, n);
+    return 1;
+}

@@ -43,6 +43,12 @@ tfm_status decode_step(tfm_context *ctx, const tfm_decode_config *dc, int B, int
  * reference path keeps no state). */
 void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *rows);
 
+/** Drops finished rows from the following steps: on the KV cache, rows keep[0..n) (strictly
+ * increasing) become rows 0..n−1 (kv_cache_compact) and 1 is returned; the caller then passes the
+ * n kept rows' prefixes, in that order, to decode_step. The reference path, and n == the current
+ * rows or n < 1, change nothing: 0. */
+int decode_compact(tfm_context *ctx, const tfm_decode_config *dc, const int *keep, int n);
+
 /** Greedy search (beam 1); same contract as tfm_model_translate, arguments already checked. */
 tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                          int32_t *out, int max_out, int *out_len);

@@ -135,7 +135,7 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     dropper dr = {NULL, 0};
     embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0, tokens, tokens_stride, B, 1, d, t);
     /* the batched pass's layer code with T = 1 at pos0 = t: keys and values from the cache */
-    /* the beams of a sentence read its memory (mem_row; NULL without beams) */
+    /* row b reads memory row mem_row[b]: its sentence's (beams), after kv_cache_compact */
     layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * d,
                        ctx->reference_kernels, c->mem_row};
     const float *x = c->x0;

@@ -20,7 +20,7 @@ static void layout(const tfm_config *cfg, int Bmi, int beams, int Si, int cap, t
         c->cross_kv[l] = cross ? arena_take_f32(a, Bm * S * 2 * d) : NULL;
     }
     c->mem_pad = arena_take_bytes(a, Bm * S);
-    c->mem_row = beams > 1 ? arena_take_bytes(a, B * sizeof(int32_t)) : NULL;
+    c->mem_row = arena_take_bytes(a, B * sizeof(int32_t)); /* also for greedy: kv_cache_compact */
     c->slot = arena_take_bytes(a, B * sizeof(int32_t));
     c->x0 = arena_take_f32(a, B * d);
     layer_acts_layout(cfg, &sd->block, B, 1, T, S, 0, 0, a, &c->step);
@@ -59,7 +59,7 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     tfm_arena again = c->arena;
     again.used = 0;
     layout(cfg, B_mem, beams, S, cap_T, &again, c);
-    for (int r = 0; c->mem_row && r < B; r++) c->mem_row[r] = r / beams;
+    for (int r = 0; r < B; r++) c->mem_row[r] = r / beams;
     c->B = B;
     c->B_mem = B_mem;
     c->beams = beams;
@@ -110,4 +110,25 @@ void kv_cache_reorder(tfm_context *ctx, const int *rows) {
             }
         }
     }
+}
+
+void kv_cache_compact(tfm_context *ctx, const int *keep, int n) {
+    kv_cache *c = &ctx->cache;
+    TFM_ASSERT(n >= 1 && n <= c->B);
+    const size_t T = (size_t)c->cap_T, d = (size_t)ctx->m->cfg.d_model, len = (size_t)c->len * d;
+    model_desc md;
+    model_describe(&ctx->m->cfg, &md);
+    const int layers = md.stack[md.out_stack].n_layers;
+    for (int j = 0; j < n; j++) {
+        const int s = keep[j];
+        /* increasing, so row s >= j is read before anything overwrites it */
+        TFM_ASSERT(s >= j && s < c->B && (j == 0 || s > keep[j - 1]));
+        if (s == j) continue;
+        for (int l = 0; l < layers; l++) {
+            memcpy(c->self_k[l] + (size_t)j * T * d, c->self_k[l] + (size_t)s * T * d, len * sizeof(float));
+            memcpy(c->self_v[l] + (size_t)j * T * d, c->self_v[l] + (size_t)s * T * d, len * sizeof(float));
+        }
+        c->mem_row[j] = c->mem_row[s];
+    }
+    c->B = n;
 }

@@ -165,7 +165,7 @@ typedef struct {
     float *self_k[TFM_MAX_LAYERS], *self_v[TFM_MAX_LAYERS]; /* (B, cap_T, d) */
     float *cross_kv[TFM_MAX_LAYERS];                        /* (B_mem, S, 2d) packed K|V */
     uint8_t *mem_pad;                                       /* (B_mem, S) key padding of the memory */
-    int32_t *mem_row; /* (B) memory row of each row, b / beams; NULL when beams == 1 */
+    int32_t *mem_row; /* (B) memory row of each row: b / beams, until kv_cache_compact moves rows */
     int32_t *slot;    /* (B) kv_cache_reorder's scratch: staging slot of each source row */
     float *x0;      /* (B, d) embedding + PE of the newest tokens */
     layer_acts step; /* one block's activations for (B, 1) queries over cap_T / S keys */
@@ -216,6 +216,12 @@ void kv_cache_free(kv_cache *c);
  * copied in place, or through the scratch buffer when that source moves itself: at most two
  * copies of len positions per moved row, none per kept row. No allocation. */
 void kv_cache_reorder(tfm_context *ctx, const int *rows);
+
+/** Drops finished rows: rows keep[0..n) (strictly increasing, n >= 1) become rows 0..n−1 — their
+ * len cached self-attention positions and the memory row each reads (mem_row; the memory itself
+ * does not move) — and the following steps run on n rows (B = n). A row's results do not depend
+ * on the other rows of the step, so the kept rows decode exactly as before. No allocation. */
+void kv_cache_compact(tfm_context *ctx, const int *keep, int n);
 
 /** Encodes src (B_mem, S, padded with pad_id: one row per sentence) into the context's cache
  * (laid out by kv_cache_reserve or kv_cache_reserve_beams) and fills the cross-attention

@@ -128,7 +128,7 @@ static void attn_scores(float *P, const float *Q, const float *K, const attn_arg
                         size_t h, float scale) {
     const size_t T = a->T, S = a->S, d_k = a->d_k;
     if (T == 1)
-        ops_gemv_serial(0, S, d_k, scale, K, a->kv_stride, Q, 0.0f, P);
+        attn_row_scores(P, Q, K, S, d_k, a->kv_stride, scale);
     else
         ops_gemm_serial(0, 1, T, S, d_k, scale, Q, a->q_stride, K, a->kv_stride, 0.0f, P, S);
     if (a->rel_k) rel_add_dots(P, Q, a->q_stride, a->rel_k, scale, a);
@@ -176,7 +176,7 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
                 Pv = Pd;
             }
             if (T == 1)
-                ops_gemv_serial(1, S, d_k, 1.0f, Vh, a->kv_stride, Pv, 0.0f, O);
+                attn_row_values(O, Pv, Vh, S, d_k, a->kv_stride);
             else
                 ops_gemm_serial(0, 0, T, d_k, S, 1.0f, Pv, S, Vh, a->kv_stride, 0.0f, O, d);
             if (a->rel_v) rel_add_rows(O, d, Pv, a->rel_v, 1.0f, a);

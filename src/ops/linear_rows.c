@@ -3,9 +3,17 @@
  * BLIS packs the whole weight into panels at every call, whatever N: for the decoder's step (N =
  * the batch's rows, often 1–32) that copy costs as much as the product or more (docs/KERNELS.md,
  * "Decoding"). Here the weight is read once per call; BLIS (linear_forward) stays the path for
- * large N and the reference this kernel is tested against (test_linear_rows). */
+ * large N and the reference this kernel is tested against (test_linear_rows). With AVX-512 each
+ * 64-column chunk goes to the 4 × 4 register-blocked kernel of linear_rows_avx512.c (up to
+ * OPS_LINEAR_ROWS_MAX_AVX512 rows: batch-32 greedy and beam-4 × batch-32 steps); without, to the
+ * plain kernel below (up to OPS_LINEAR_ROWS_MAX rows). */
+#include "cpu.h"
+#include "linear_rows_internal.h"
 #include "ops.h"
 #include "parallel.h"
+
+#include <omp.h>
+#include <stdatomic.h>
 
 /* Output columns per chunk: 64 rows of the weight (64 KiB at IC = 256), a fixed split from the
  * sizes alone, so each output is computed by one thread in one order whatever the team. */
@@ -35,19 +43,53 @@ static float dot1(const float *x, const float *w, size_t IC) {
     return s;
 }
 
+/* Columns j0..j1−1 by the plain kernel: one input row at a time, four weight rows per load of it */
+static void cols_plain(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
+                       size_t OC, size_t j0, size_t j1) {
+    size_t j = j0;
+    for (; j + 4 <= j1; j += 4)
+        for (size_t n = 0; n < N; n++) dot4(out + n * OC + j, inp + n * IC, weight + j * IC, IC, bias, j);
+    for (; j < j1; j++)
+        for (size_t n = 0; n < N; n++) out[n * OC + j] = (bias ? bias[j] : 0.0f) + dot1(inp + n * IC, weight + j * IC, IC);
+}
+
+size_t linear_rows_max(void) { return ops_cpu_avx512() ? OPS_LINEAR_ROWS_MAX_AVX512 : OPS_LINEAR_ROWS_MAX; }
+
 void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC) {
+    const int wide = ops_cpu_avx512();
     const size_t chunks = (OC + LR_COLS - 1) / LR_COLS, macs = N * IC * OC;
-    /* as gemm_tiled: a product under 32 · OPS_PAR_MIN_WORK multiply-adds runs on the caller */
-    const int team = macs < 32 * OPS_PAR_MIN_WORK ? 1 : ops_team(macs);
+    /* as gemm_tiled: a product under 32 · OPS_PAR_MIN_WORK multiply-adds runs on the caller; the
+     * others report what they saw to the busy-machine backoff (parallel.h) */
+    const int team = macs < 32 * OPS_PAR_MIN_WORK ? 1 : ops_team_long(macs);
+    atomic_size_t helper_chunks = 0;
+    int got = 1;
+    const int_least64_t t0 = team > 1 ? ops_now_ns() : 0;
+    int_least64_t caller_done = t0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (size_t c = 0; c < chunks; c++) {
         const size_t j0 = c * LR_COLS, j1 = j0 + LR_COLS < OC ? j0 + LR_COLS : OC;
-        size_t j = j0;
-        for (; j + 4 <= j1; j += 4)
-            for (size_t n = 0; n < N; n++) dot4(out + n * OC + j, inp + n * IC, weight + j * IC, IC, bias, j);
-        for (; j < j1; j++)
-            for (size_t n = 0; n < N; n++)
-                out[n * OC + j] = (bias ? bias[j] : 0.0f) + dot1(inp + n * IC, weight + j * IC, IC);
+        if (wide)
+            linear_rows_cols_avx512(out, inp, weight, bias, N, IC, OC, j0, j1);
+        else
+            cols_plain(out, inp, weight, bias, N, IC, OC, j0, j1);
+        if (team > 1) {
+            if (omp_get_thread_num() == 0) { /* the caller: only it writes these two */
+                got = omp_get_num_threads();
+                caller_done = ops_now_ns();
+            } else {
+                atomic_fetch_add_explicit(&helper_chunks, 1, memory_order_relaxed);
+            }
+        }
+    }
+    if (team > 1 && got > 1) {
+        const int_least64_t t1 = ops_now_ns();
+        const ops_region_obs o = {.team = got,
+                                  .chunks = chunks,
+                                  .helper_chunks = atomic_load_explicit(&helper_chunks, memory_order_relaxed),
+                                  .caller_ns = caller_done - t0,
+                                  .join_wait_ns = t1 - caller_done,
+                                  .work = macs};
+        ops_team_report(&o);
     }
 }

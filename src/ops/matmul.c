@@ -131,7 +131,7 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC) {
     /* a few rows (a decoding step): BLIS would pack the whole weight for them (linear_rows.c) */
-    if (N <= OPS_LINEAR_ROWS_MAX) {
+    if (N <= linear_rows_max()) {
         linear_rows_forward(out, inp, weight, bias, N, IC, OC);
         return;
     }

@@ -20,9 +20,10 @@ void ops_set_threads(int n);
 int ops_threads(void);
 
 /** out[N, OC] = inp[N, IC] · weight[OC, IC]ᵀ + bias[OC] — nn.Linear; bias may be NULL. BLIS,
- * tiled over the threads (ops_gemm, src/ops/parallel.h); N <= OPS_LINEAR_ROWS_MAX rows (a decoding
+ * tiled over the threads (ops_gemm, src/ops/parallel.h); N <= linear_rows_max() rows (a decoding
  * step) go to linear_rows_forward, which does not pack the weight. */
-#define OPS_LINEAR_ROWS_MAX 8
+#define OPS_LINEAR_ROWS_MAX 8          /* rows for the plain kernel (no AVX-512) */
+#define OPS_LINEAR_ROWS_MAX_AVX512 128 /* rows for the register-blocked AVX-512 kernel */
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC);
 
@@ -33,6 +34,11 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
  * linear_forward to rounding (test_linear_rows). No allocation. */
 void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC);
+
+/** The most rows linear_forward sends to linear_rows_forward on this CPU: OPS_LINEAR_ROWS_MAX_AVX512
+ * with AVX-512 (the 4 × 4 register-blocked kernel of linear_rows_avx512.c, chosen at run time),
+ * else OPS_LINEAR_ROWS_MAX. */
+size_t linear_rows_max(void);
 
 /** Backward of linear_forward, all three ACCUMULATED (+=), by ops_gemm:
  *   dinp[N, IC]     += dout[N, OC] · weight[OC, IC]
@@ -74,6 +80,12 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit);
 
 /** out[N, V] = log_softmax(inp[N, V]) per row, max-subtracted. out may equal inp. */
 void log_softmax_forward(float *out, const float *inp, size_t N, size_t V);
+
+/** lse[n] = log Σ_j exp(inp[n, j]) for each row n of inp[N, V] not marked in skip (nullable, N
+ * bytes; skipped rows' lse untouched): the very float log_softmax_forward subtracts, so
+ * inp[n, j] − lse[n] is bitwise its log-probability. For beam search, which needs a few
+ * log-probabilities per row and need not write all V. */
+void log_softmax_lse(float *lse, const float *inp, const uint8_t *skip, size_t N, size_t V);
 
 /** Backward of log_softmax_forward from its output out[N, V] (the log-probabilities), ACCUMULATED:
  *   dinp[n, j] += dout[n, j] − exp(out[n, j]) · Σ_k dout[n, k].
@@ -136,9 +148,19 @@ attn_args attn_args_make(size_t B, size_t T, size_t S, size_t H, size_t d_k, siz
  * saves P; probs_drop [B, H, T, S] saves P' (required when dropout_p > 0, else ignored and may be
  * NULL). A query whose keys are all masked gets a zero row in probs and out, never NaN, whatever
  * the (finite or −∞) bias: a +∞ or NaN bias is the caller's bug.
- * OpenMP over B×H; T == 1 uses matrix–vector products. No allocation. */
+ * OpenMP over B×H; T == 1 uses matrix–vector products (attn_row_scores, attn_row_values). No
+ * allocation. */
 void attn_forward(float *out, float *probs, float *probs_drop, const float *q, const float *k,
                   const float *v, const attn_args *a);
+
+/** One query over one head (src/ops/attention_decode.c): P[s] = scale · q · K_s for s < S, q (d_k),
+ * K_s = K + s·kv_stride (d_k floats). AVX-512 kernel chosen at run time, else BLIS's gemv; each
+ * score computed the same way whatever S and the key's place. Serial; no allocation. */
+void attn_row_scores(float *P, const float *q, const float *K, size_t S, size_t d_k, size_t kv_stride, float scale);
+
+/** O (d_k) = Σ_{s < S} P[s] · V_s, V_s = V + s·kv_stride (d_k floats): O is written (S = 0 gives
+ * zeros). As attn_row_scores. */
+void attn_row_values(float *O, const float *P, const float *V, size_t S, size_t d_k, size_t kv_stride);
 
 /** Backward of attn_forward. ACCUMULATES (+=) into dq, dk, dv, laid out like q, k and v (for
  * self-attention these may be column blocks of one packed (N, 3d) gradient). dout [B, T, H·d_k].

@@ -36,20 +36,32 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit) {
     return 1;
 }
 
+/* log Σ_j exp(x[j]) of one row, max-subtracted. Not inlined: log_softmax_forward and
+ * log_softmax_lse must get the same bits (a vectorised sum's order may differ per inlined copy). */
+__attribute__((noinline)) static float row_lse(const float *x, size_t V) {
+    float mx = -INFINITY;
+    for (size_t j = 0; j < V; j++)
+        if (x[j] > mx) mx = x[j];
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (size_t j = 0; j < V; j++) sum += ops_expf(x[j] - mx);
+    return mx + logf(sum);
+}
+
 void log_softmax_forward(float *out, const float *inp, size_t N, size_t V) {
 #pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * V;
         float *y = out + n * V;
-        float mx = -INFINITY;
-        for (size_t j = 0; j < V; j++)
-            if (x[j] > mx) mx = x[j];
-        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-        for (size_t j = 0; j < V; j++) sum += ops_expf(x[j] - mx);
-        const float lse = mx + logf(sum);
+        const float lse = row_lse(x, V);
         for (size_t j = 0; j < V; j++) y[j] = x[j] - lse;
     }
+}
+
+void log_softmax_lse(float *lse, const float *inp, const uint8_t *skip, size_t N, size_t V) {
+#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
+    for (size_t n = 0; n < N; n++)
+        if (!(skip && skip[n])) lse[n] = row_lse(inp + n * V, V);
 }
 
 void log_softmax_backward(float *dinp, const float *dout, const float *out, size_t N, size_t V) {

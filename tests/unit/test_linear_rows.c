@@ -1,8 +1,12 @@
 /* linear_rows_forward (the few-rows nn.Linear without packing, src/ops/linear_rows.c) against the
  * BLIS product it replaces for small N: outputs agree to rounding for sizes with and without a
  * remainder of the 4-column blocks and of the 64-column chunks, with and without a bias; the
- * result is bitwise the same on 1 and 2 threads; linear_forward sends N <= OPS_LINEAR_ROWS_MAX
- * rows to it. */
+ * result is bitwise the same on 1 and 2 threads; each row's outputs are bitwise those of the row
+ * alone (a sentence decodes the same alone or in a batch; the AVX-512 kernel's 4 × 4 blocks must
+ * not sum a row differently by its place in a block); linear_forward sends N <= linear_rows_max()
+ * rows to it. Both kernels: the AVX-512 one where the CPU has it, and the plain one
+ * (ops_cpu_avx512_select(0)), which CPUs without AVX-512 run. */
+#include "cpu.h"
 #include "ops.h"
 #include "parallel.h"
 #include "test_util.h"
@@ -39,7 +43,11 @@ static void one(size_t N, size_t IC, size_t OC, int with_bias) {
     CHECK(worst <= 2e-6 * (1.0 + (double)IC / 64.0), "N %zu IC %zu OC %zu bias %d: relative difference %g from BLIS", N, IC, OC,
           with_bias, worst);
     CHECK(memcmp(o1, o2, N * OC * sizeof *o1) == 0, "N %zu IC %zu OC %zu: 1 and 2 threads differ", N, IC, OC);
-    if (N <= OPS_LINEAR_ROWS_MAX) { /* linear_forward takes this path for few rows */
+    for (size_t n = 0; n < N; n += N > 6 ? 5 : 1) { /* row n alone: the same bits */
+        linear_rows_forward(o2, x + n * IC, w, bias, 1, IC, OC);
+        CHECK(memcmp(o1 + n * OC, o2, OC * sizeof *o1) == 0, "N %zu IC %zu OC %zu: row %zu alone differs", N, IC, OC, n);
+    }
+    if (N <= linear_rows_max()) { /* linear_forward takes this path for few rows */
         linear_forward(o2, x, w, bias, N, IC, OC);
         CHECK(memcmp(o1, o2, N * OC * sizeof *o1) == 0, "N %zu: linear_forward is not linear_rows_forward", N);
     }
@@ -47,11 +55,16 @@ static void one(size_t N, size_t IC, size_t OC, int with_bias) {
 }
 
 int main(void) {
-    const size_t Ns[] = {1, 3, 4, 8, 13}, ICs[] = {1, 7, 256, 1024}, OCs[] = {1, 3, 4, 67, 130, 8000};
-    for (size_t a = 0; a < sizeof Ns / sizeof *Ns; a++)
-        for (size_t c = 0; c < sizeof ICs / sizeof *ICs; c++)
-            for (size_t e = 0; e < sizeof OCs / sizeof *OCs; e++) one(Ns[a], ICs[c], OCs[e], (int)((a + c + e) % 2));
-    one(4, 256, 768, 1);
-    one(4, 256, 768, 0);
+    const size_t Ns[] = {1, 3, 4, 8, 13, 30, 129}, ICs[] = {1, 7, 17, 256, 1024}, OCs[] = {1, 3, 4, 67, 130, 8000};
+    /* the AVX-512 kernel where the CPU has it, then the plain kernel (what other CPUs run) */
+    for (int wide = 1; wide >= 0; wide--) {
+        ops_cpu_avx512_select(wide);
+        for (size_t a = 0; a < sizeof Ns / sizeof *Ns; a++)
+            for (size_t c = 0; c < sizeof ICs / sizeof *ICs; c++)
+                for (size_t e = 0; e < sizeof OCs / sizeof *OCs; e++) one(Ns[a], ICs[c], OCs[e], (int)((a + c + e) % 2));
+        one(4, 256, 768, 1);
+        one(4, 256, 768, 0);
+    }
+    ops_cpu_avx512_select(1);
     return test_finish("linear_rows");
 }

@@ -1,0 +1,14 @@
+/* The instruction sets this CPU runs, read at run time, for the kernels that have a variant
+ * compiled with __attribute__((target(...))) (never decided by CPU model or at build time: the
+ * portable build runs on any x86-64). */
+#ifndef TFM_OPS_CPU_H
+#define TFM_OPS_CPU_H
+
+/** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read once), else 0. */
+int ops_cpu_avx512(void);
+
+/** Tests only: on = 0 makes ops_cpu_avx512() answer 0 (the plain kernels, as on a CPU without
+ * AVX-512), on = 1 restores what the CPU has. Call between parallel regions. */
+void ops_cpu_avx512_select(int on);
+
+#endif
