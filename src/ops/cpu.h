@@ -7,6 +7,9 @@
 /** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read once), else 0. */
 int ops_cpu_avx512(void);
 
+/** 1 when this CPU runs AVX2 and FMA (__builtin_cpu_supports, read once), else 0. */
+int ops_cpu_avx2_fma(void);
+
 /** Tests only: on = 0 makes ops_cpu_avx512() answer 0 (the plain kernels, as on a CPU without
  * AVX-512), on = 1 restores what the CPU has. Call between parallel regions. */
 void ops_cpu_avx512_select(int on);

@@ -1,8 +1,10 @@
 /* Which small-product kernel runs, and for which sizes (gemm_small.h; docs/KERNELS.md, "Small
- * products"). The instruction set is read from cpuid at run time (__builtin_cpu_supports), never
+ * products"). The instruction set is read from cpuid at run time (cpu.h), never
  * assumed from the build or the CPU model: the portable build runs the AVX2 or AVX-512 kernel on a
  * CPU that has it and BLIS on any other. */
 #include "gemm_small.h"
+
+#include "cpu.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -15,11 +17,8 @@ static _Atomic int g_active = -1;
 static _Atomic int g_unbounded = 0;
 
 static gemm_small_isa cpu_isa(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return GEMM_SMALL_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GEMM_SMALL_AVX2;
-#endif
+    if (ops_cpu_avx512()) return GEMM_SMALL_AVX512;
+    if (ops_cpu_avx2_fma()) return GEMM_SMALL_AVX2;
     return GEMM_SMALL_NONE;
 }
 

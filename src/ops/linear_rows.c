@@ -12,8 +12,6 @@
 #include "ops.h"
 #include "parallel.h"
 
-#include <omp.h>
-#include <stdatomic.h>
 
 /* Output columns per chunk: 64 rows of the weight (64 KiB at IC = 256), a fixed split from the
  * sizes alone, so each output is computed by one thread in one order whatever the team. */
@@ -62,10 +60,8 @@ void linear_rows_forward(float *out, const float *inp, const float *weight, cons
     /* as gemm_tiled: a product under 32 · OPS_PAR_MIN_WORK multiply-adds runs on the caller; the
      * others report what they saw to the busy-machine backoff (parallel.h) */
     const int team = macs < 32 * OPS_PAR_MIN_WORK ? 1 : ops_team_long(macs);
-    atomic_size_t helper_chunks = 0;
-    int got = 1;
-    const int_least64_t t0 = team > 1 ? ops_now_ns() : 0;
-    int_least64_t caller_done = t0;
+    ops_probe probe;
+    ops_probe_begin(&probe, team);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (size_t c = 0; c < chunks; c++) {
         const size_t j0 = c * LR_COLS, j1 = j0 + LR_COLS < OC ? j0 + LR_COLS : OC;
@@ -73,23 +69,7 @@ void linear_rows_forward(float *out, const float *inp, const float *weight, cons
             linear_rows_cols_avx512(out, inp, weight, bias, N, IC, OC, j0, j1);
         else
             cols_plain(out, inp, weight, bias, N, IC, OC, j0, j1);
-        if (team > 1) {
-            if (omp_get_thread_num() == 0) { /* the caller: only it writes these two */
-                got = omp_get_num_threads();
-                caller_done = ops_now_ns();
-            } else {
-                atomic_fetch_add_explicit(&helper_chunks, 1, memory_order_relaxed);
-            }
-        }
+        ops_probe_chunk(&probe);
     }
-    if (team > 1 && got > 1) {
-        const int_least64_t t1 = ops_now_ns();
-        const ops_region_obs o = {.team = got,
-                                  .chunks = chunks,
-                                  .helper_chunks = atomic_load_explicit(&helper_chunks, memory_order_relaxed),
-                                  .caller_ns = caller_done - t0,
-                                  .join_wait_ns = t1 - caller_done,
-                                  .work = macs};
-        ops_team_report(&o);
-    }
+    ops_probe_end(&probe, chunks, macs);
 }

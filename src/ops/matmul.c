@@ -9,8 +9,6 @@
 #include "parallel.h"
 #include "tfm/threads.h"
 
-#include <omp.h>
-#include <stdatomic.h>
 #include <string.h>
 
 void ops_set_threads(int n) { tfm_set_threads(n); }
@@ -87,12 +85,8 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
         return;
     }
     const int team = ops_team_long(macs);
-    /* for the busy-machine backoff: the tiles other threads took, when the caller's last tile
-     * ended, and the team the runtime really gave (fewer than asked when nested) */
-    atomic_size_t helper_tiles = 0;
-    int got = 1;
-    const int_least64_t t0 = team > 1 ? ops_now_ns() : 0;
-    int_least64_t caller_done = t0;
+    ops_probe probe; /* what the region sees, for the busy-machine backoff (parallel.h) */
+    ops_probe_begin(&probe, team);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (size_t t = 0; t < tiles; t++) {
         /* Tiles walk along N first: neighbouring tiles share op(A)'s rows (warm in cache). */
@@ -102,25 +96,9 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
         const float *b = trans_b ? B + j0 * ldb : B + j0;  /* op(B) columns j0.. */
         if (row_bias) fill_bias(C + i0 * ldc + j0, ldc, row_bias + j0, mi, nj);
         ops_gemm_serial(trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);
-        if (team > 1) {
-            if (omp_get_thread_num() == 0) { /* the caller: only it writes these two */
-                got = omp_get_num_threads();
-                caller_done = ops_now_ns();
-            } else {
-                atomic_fetch_add_explicit(&helper_tiles, 1, memory_order_relaxed);
-            }
-        }
+        ops_probe_chunk(&probe);
     }
-    if (team > 1 && got > 1) {
-        const int_least64_t t1 = ops_now_ns();
-        const ops_region_obs o = {.team = got,
-                                  .chunks = tiles,
-                                  .helper_chunks = atomic_load_explicit(&helper_tiles, memory_order_relaxed),
-                                  .caller_ns = caller_done - t0,
-                                  .join_wait_ns = t1 - caller_done,
-                                  .work = macs};
-        ops_team_report(&o);
-    }
+    ops_probe_end(&probe, tiles, macs);
 }
 
 void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,

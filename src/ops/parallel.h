@@ -30,6 +30,8 @@
 #ifndef TFM_OPS_PARALLEL_H
 #define TFM_OPS_PARALLEL_H
 
+#include <omp.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,6 +99,42 @@ int ops_team_long(size_t work);
 
 /** CLOCK_MONOTONIC in nanoseconds. */
 int_least64_t ops_now_ns(void);
+
+/** The probe of one parallel product that reports to the backoff (ops_team_report): filled by
+ * ops_probe_begin before the region, ops_probe_chunk after each chunk inside it, and read by
+ * ops_probe_end after the join. Usage:
+ *   ops_probe pr;
+ *   ops_probe_begin(&pr, team);
+ *   #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+ *   for (c = 0; c < chunks; c++) { ...chunk c...; ops_probe_chunk(&pr); }
+ *   ops_probe_end(&pr, chunks, work); */
+typedef struct {
+    int team;                    /* threads asked for */
+    int got;                     /* threads the runtime gave (written by the caller's thread only) */
+    int_least64_t t0;            /* when the region opened */
+    int_least64_t caller_done;   /* when the caller's last chunk ended (caller's thread only) */
+    atomic_size_t helper_chunks; /* chunks other threads took */
+} ops_probe;
+
+static inline void ops_probe_begin(ops_probe *p, int team) {
+    p->team = team;
+    p->got = 1;
+    p->t0 = p->caller_done = team > 1 ? ops_now_ns() : 0;
+    atomic_init(&p->helper_chunks, 0);
+}
+
+static inline void ops_probe_chunk(ops_probe *p) {
+    if (p->team <= 1) return;
+    if (omp_get_thread_num() == 0) {
+        p->got = omp_get_num_threads();
+        p->caller_done = ops_now_ns();
+    } else {
+        atomic_fetch_add_explicit(&p->helper_chunks, 1, memory_order_relaxed);
+    }
+}
+
+/** After the join: reports what the region saw (a region that ran on one thread reports nothing). */
+void ops_probe_end(ops_probe *p, size_t chunks, size_t work);
 
 #define OPS_BACKOFF_MIN_NS ((int_least64_t)2000000)   /* 2 ms */
 #define OPS_BACKOFF_MAX_NS ((int_least64_t)128000000) /* 128 ms */

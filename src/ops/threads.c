@@ -111,3 +111,15 @@ int tfm_reexec_for_shared_cores(char **argv) {
     unsetenv("GOMP_SPINCOUNT"); /* exec failed: nothing changed, go on with the default */
     return -1;
 }
+
+void ops_probe_end(ops_probe *p, size_t chunks, size_t work) {
+    if (p->team <= 1 || p->got <= 1) return;
+    const int_least64_t t1 = ops_now_ns();
+    const ops_region_obs o = {.team = p->got,
+                              .chunks = chunks,
+                              .helper_chunks = atomic_load_explicit(&p->helper_chunks, memory_order_relaxed),
+                              .caller_ns = p->caller_done - p->t0,
+                              .join_wait_ns = t1 - p->caller_done,
+                              .work = work};
+    ops_team_report(&o);
+}
