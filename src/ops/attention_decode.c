@@ -6,10 +6,12 @@
  * (avx512_reduce.h), and the output 64 columns at a time with one FMA chain per 16 columns. Without
  * AVX-512, BLIS (ops_gemv_serial). Every score and output is computed the same way whatever S,
  * the key's place in its block of 16, or the thread (test_attn_decode). */
-#include "avx512_reduce.h"
 #include "cpu.h"
 #include "ops.h"
 #include "parallel.h"
+
+#if OPS_X86_KERNELS
+#include "avx512_reduce.h"
 
 #define ATTR __attribute__((target("avx512f")))
 
@@ -53,6 +55,16 @@ ATTR static void values_avx512(float *O, const float *P, const float *V, size_t 
         _mm512_mask_storeu_ps(O + c + 48, m[3], a3);
     }
 }
+
+#else /* no x86: never called (ops_cpu_avx512() is 0) */
+static void scores_avx512(float *P, const float *q, const float *K, size_t S, size_t d_k, size_t kv_stride,
+                          float scale) {
+    ops_gemv_serial(0, S, d_k, scale, K, kv_stride, q, 0.0f, P);
+}
+static void values_avx512(float *O, const float *P, const float *V, size_t S, size_t d_k, size_t kv_stride) {
+    ops_gemv_serial(1, S, d_k, 1.0f, V, kv_stride, P, 0.0f, O);
+}
+#endif
 
 void attn_row_scores(float *P, const float *q, const float *K, size_t S, size_t d_k, size_t kv_stride, float scale) {
     if (S == 0) return;

@@ -4,6 +4,15 @@
 #ifndef TFM_OPS_CPU_H
 #define TFM_OPS_CPU_H
 
+/* 1 where the AVX2/AVX-512 kernels (files *_avx2.c, *_avx512.c, attention_decode.c) are compiled:
+ * x86 only. Elsewhere (aarch64) those files compile to stubs that are never called, since
+ * ops_cpu_avx512() and ops_cpu_avx2_fma() are 0 there. */
+#if defined(__x86_64__) || defined(__i386__)
+#define OPS_X86_KERNELS 1
+#else
+#define OPS_X86_KERNELS 0
+#endif
+
 /** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read once), else 0. */
 int ops_cpu_avx512(void);
 

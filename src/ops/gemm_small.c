@@ -10,37 +10,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* −1: not decided yet; else the gemm_small_isa in use (GEMM_SMALL_NONE when switched off). Every
- * thread that decides finds the same value, so the race is harmless. */
-static _Atomic int g_active = -1;
-/* 1: TFM_GEMM=small, every product of ops_gemm_serial (no size bound); read with g_active */
-static _Atomic int g_unbounded = 0;
+/* TFM_GEMM, read once: −1 not read yet, 0 unset (or another value), 1 "blis", 2 "small". Every
+ * thread that reads it finds the same value, so the race is harmless. */
+enum { ENV_UNREAD = -1, ENV_DEFAULT = 0, ENV_BLIS = 1, ENV_SMALL = 2 };
+static _Atomic int g_env = ENV_UNREAD;
+/* gemm_small_select's switch (1: the default) */
+static _Atomic int g_enabled = 1;
 
+static int env_mode(void) {
+    int m = atomic_load_explicit(&g_env, memory_order_relaxed);
+    if (m == ENV_UNREAD) {
+        const char *env = getenv("TFM_GEMM");
+        m = !env ? ENV_DEFAULT : strcmp(env, "blis") == 0 ? ENV_BLIS : strcmp(env, "small") == 0 ? ENV_SMALL : ENV_DEFAULT;
+        atomic_store_explicit(&g_env, m, memory_order_relaxed);
+    }
+    return m;
+}
+
+/* The AVX-512 kernel copies transposed panels with the AVX2 file's transposes: it needs both. Read
+ * at every call (cheap), so ops_cpu_avx512_select() reaches this dispatch too. */
 static gemm_small_isa cpu_isa(void) {
-    if (ops_cpu_avx512()) return GEMM_SMALL_AVX512;
+    if (ops_cpu_avx2_fma() && ops_cpu_avx512()) return GEMM_SMALL_AVX512;
     if (ops_cpu_avx2_fma()) return GEMM_SMALL_AVX2;
     return GEMM_SMALL_NONE;
 }
 
 gemm_small_isa gemm_small_active(void) {
-    int isa = atomic_load_explicit(&g_active, memory_order_acquire);
-    if (isa < 0) {
-        const char *env = getenv("TFM_GEMM");
-        isa = env && strcmp(env, "blis") == 0 ? GEMM_SMALL_NONE : cpu_isa();
-        atomic_store_explicit(&g_unbounded, env && strcmp(env, "small") == 0, memory_order_relaxed);
-        atomic_store_explicit(&g_active, isa, memory_order_release); /* publishes g_unbounded */
-    }
-    return (gemm_small_isa)isa;
+    if (!atomic_load_explicit(&g_enabled, memory_order_relaxed) || env_mode() == ENV_BLIS) return GEMM_SMALL_NONE;
+    return cpu_isa();
 }
 
-void gemm_small_select(int enabled) {
-    atomic_store_explicit(&g_active, enabled ? (int)cpu_isa() : (int)GEMM_SMALL_NONE, memory_order_relaxed);
-}
+void gemm_small_select(int enabled) { atomic_store_explicit(&g_enabled, enabled != 0, memory_order_relaxed); }
 
 gemm_small_isa gemm_small_choice(size_t M, size_t N, size_t K) {
     if (M == 0 || N == 0) return GEMM_SMALL_NONE;
     const gemm_small_isa isa = gemm_small_active();
-    if (M * N * (K > 0 ? K : 1) > GEMM_SMALL_MAX_MACS && !atomic_load_explicit(&g_unbounded, memory_order_relaxed))
+    if (M * N * (K > 0 ? K : 1) > GEMM_SMALL_MAX_MACS && env_mode() != ENV_SMALL)
         return GEMM_SMALL_NONE;
     return isa;
 }

@@ -35,9 +35,9 @@ typedef enum {
 #define GEMM_SMALL_MAX_MACS ((size_t)1 << 22)
 #endif
 
-/** The best kernel this CPU runs (cpuid, read once): GEMM_SMALL_NONE without AVX2+FMA or
- * AVX-512F, or when the environment says TFM_GEMM=blis or gemm_small_select(0) was called.
- * TFM_GEMM=small (read at the same time) lifts GEMM_SMALL_MAX_MACS: every product of
+/** The best kernel this CPU runs (cpu.h: AVX-512F with AVX2+FMA, else AVX2+FMA): GEMM_SMALL_NONE
+ * without AVX2+FMA, when the environment says TFM_GEMM=blis (read once) or after
+ * gemm_small_select(0). TFM_GEMM=small lifts GEMM_SMALL_MAX_MACS: every product of
  * ops_gemm_serial, the tiles of ops_gemm included, runs here (for timing). */
 gemm_small_isa gemm_small_active(void);
 

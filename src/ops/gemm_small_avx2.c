@@ -9,6 +9,9 @@
  * scripts/check-portable); gemm_small.c calls it only on a CPU that has both. */
 #include "gemm_small.h"
 
+#include "cpu.h"
+
+#if OPS_X86_KERNELS
 #include <immintrin.h>
 #include <string.h>
 
@@ -154,3 +157,13 @@ AVX2 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K
         }
     }
 }
+#else /* no x86: never called (ops_cpu_avx512() and ops_cpu_avx2_fma() are 0) */
+void gemm_small_pack_bt_avx2(float *panel, size_t ldp, const float *B, size_t ldb, size_t nj, size_t K) {
+    (void)panel, (void)ldp, (void)B, (void)ldb, (void)nj, (void)K;
+}
+void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+    (void)trans_a, (void)trans_b, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb;
+    (void)beta, (void)C, (void)ldc;
+}
+#endif

@@ -16,6 +16,9 @@
  * portable build: gemm_small.c calls it only on a CPU that has the instructions. */
 #include "gemm_small.h"
 
+#include "cpu.h"
+
+#if OPS_X86_KERNELS
 #include <immintrin.h>
 
 #define MR 12 /* rows of a tile: 24 accumulators + 2 B vectors + 1 broadcast of the 32 zmm (8 rows:
@@ -133,3 +136,10 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
         }
     }
 }
+#else /* no x86: never called (ops_cpu_avx512() and ops_cpu_avx2_fma() are 0) */
+void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                       size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+    (void)trans_a, (void)trans_b, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb;
+    (void)beta, (void)C, (void)ldc;
+}
+#endif

@@ -12,8 +12,11 @@
  * sentence decodes to the same bits alone or in a batch) — test_linear_rows checks this. Every
  * function here holds AVX-512 code: helpers are always inlined into the *_avx512 entry point
  * (scripts/check-portable allows AVX only in functions so named). */
-#include "avx512_reduce.h"
+#include "cpu.h"
 #include "linear_rows_internal.h"
+
+#if OPS_X86_KERNELS
+#include "avx512_reduce.h"
 
 #define ATTR __attribute__((target("avx512f")))
 
@@ -77,3 +80,9 @@ ATTR void linear_rows_cols_avx512(float *out, const float *inp, const float *wei
         }
     }
 }
+#else /* no x86: never called (ops_cpu_avx512() is 0) */
+void linear_rows_cols_avx512(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                             size_t IC, size_t OC, size_t j0, size_t j1) {
+    (void)out, (void)inp, (void)weight, (void)bias, (void)N, (void)IC, (void)OC, (void)j0, (void)j1;
+}
+#endif

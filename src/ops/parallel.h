@@ -30,7 +30,6 @@
 #ifndef TFM_OPS_PARALLEL_H
 #define TFM_OPS_PARALLEL_H
 
-#include <omp.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -123,15 +122,9 @@ static inline void ops_probe_begin(ops_probe *p, int team) {
     atomic_init(&p->helper_chunks, 0);
 }
 
-static inline void ops_probe_chunk(ops_probe *p) {
-    if (p->team <= 1) return;
-    if (omp_get_thread_num() == 0) {
-        p->got = omp_get_num_threads();
-        p->caller_done = ops_now_ns();
-    } else {
-        atomic_fetch_add_explicit(&p->helper_chunks, 1, memory_order_relaxed);
-    }
-}
+/** Inside the region, after each chunk: the caller's thread records when its chunk ended and the
+ * team it got; another thread counts a helper chunk. */
+void ops_probe_chunk(ops_probe *p);
 
 /** After the join: reports what the region saw (a region that ran on one thread reports nothing). */
 void ops_probe_end(ops_probe *p, size_t chunks, size_t work);

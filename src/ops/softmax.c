@@ -38,7 +38,13 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit) {
 
 /* log Σ_j exp(x[j]) of one row, max-subtracted. Not inlined: log_softmax_forward and
  * log_softmax_lse must get the same bits (a vectorised sum's order may differ per inlined copy). */
-__attribute__((noinline)) static float row_lse(const float *x, size_t V) {
+/* one compiled copy whatever the optimiser does: noipa (GCC) also forbids clones */
+#if defined(__clang__)
+#define ROW_LSE_ONE_COPY __attribute__((noinline))
+#else
+#define ROW_LSE_ONE_COPY __attribute__((noipa))
+#endif
+ROW_LSE_ONE_COPY static float row_lse(const float *x, size_t V) {
     float mx = -INFINITY;
     for (size_t j = 0; j < V; j++)
         if (x[j] > mx) mx = x[j];

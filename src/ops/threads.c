@@ -112,6 +112,16 @@ int tfm_reexec_for_shared_cores(char **argv) {
     return -1;
 }
 
+void ops_probe_chunk(ops_probe *p) {
+    if (p->team <= 1) return;
+    if (omp_get_thread_num() == 0) {
+        p->got = omp_get_num_threads();
+        p->caller_done = ops_now_ns();
+    } else {
+        atomic_fetch_add_explicit(&p->helper_chunks, 1, memory_order_relaxed);
+    }
+}
+
 void ops_probe_end(ops_probe *p, size_t chunks, size_t work) {
     if (p->team <= 1 || p->got <= 1) return;
     const int_least64_t t1 = ops_now_ns();

@@ -5,21 +5,15 @@
  * block of 16 must not change how it is summed). Both paths: the AVX-512 kernels where the CPU has
  * them, and the BLIS fallback (ops_cpu_avx512_select(0)). */
 #include "cpu.h"
-#include "hash.h"
 #include "ops.h"
 #include "test_util.h"
 
 #include <stdint.h>
 
-/* x[i] uniform in [-1, 1) from the project's one hash (src/core/hash.h) */
-static void fill(float *x, size_t n, uint64_t seed) {
-    for (size_t i = 0; i < n; i++) x[i] = (float)(hash_stream(seed, i + 1) >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
-
 static void one(size_t S, size_t d_k, size_t stride) {
-    float *K = malloc(S * stride * sizeof *K), *V = malloc(S * stride * sizeof *V), *q = malloc(d_k * sizeof *q);
+    float *K = malloc(S * stride * sizeof *K), *V = malloc(S * stride * sizeof *V), *q = calloc(d_k, sizeof *q);
     float *P = malloc(S * sizeof *P), *O = malloc(d_k * sizeof *O), alone;
-    fill(K, S * stride, 1000 + S * 7 + d_k), fill(V, S * stride, 2000 + S + d_k), fill(q, d_k, 3000 + d_k);
+    test_fill_uniform(K, S * stride, 1000 + S * 7 + d_k), test_fill_uniform(V, S * stride, 2000 + S + d_k), test_fill_uniform(q, d_k, 3000 + d_k);
     const float scale = 0.125f;
     attn_row_scores(P, q, K, S, d_k, stride, scale);
     double worst = 0.0;

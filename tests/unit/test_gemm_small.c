@@ -13,17 +13,11 @@
  *                                     the small kernel, over the shapes of the callers (this VM
  *                                     has no hardware counters: perf stat cannot count cycles) */
 #include "gemm_small.h"
-#include "hash.h"
 #include "parallel.h"
 #include "test_util.h"
 
 #include <stdint.h>
 #include <time.h>
-
-/* x[i] uniform in [-1, 1) from the project's one hash (src/core/hash.h) */
-static void fill(float *x, size_t n, uint64_t seed) {
-    for (size_t i = 0; i < n; i++) x[i] = (float)(hash_stream(seed, i + 1) >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
 
 typedef struct {
     int ta, tb;
@@ -38,7 +32,7 @@ static product product_make(int ta, int tb, size_t M, size_t N, size_t K, float 
     p.A = malloc((ra * p.lda + 1) * sizeof *p.A);
     p.B = malloc((rb * p.ldb + 1) * sizeof *p.B);
     p.C0 = malloc(M * p.ldc * sizeof *p.C0);
-    fill(p.A, ra * p.lda + 1, seed), fill(p.B, rb * p.ldb + 1, seed + 1), fill(p.C0, M * p.ldc, seed + 2);
+    test_fill_uniform(p.A, ra * p.lda + 1, seed), test_fill_uniform(p.B, rb * p.ldb + 1, seed + 1), test_fill_uniform(p.C0, M * p.ldc, seed + 2);
     if (beta == 0.0f) /* must not be read */
         for (size_t i = 0; i < M * p.ldc; i++) p.C0[i] = NAN;
     return p;
