@@ -44,6 +44,18 @@ __attribute__((target("avx2"), always_inline)) static inline void transpose8(__m
     r[6] = _mm256_permute2f128_ps(s2, s6, 0x31), r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
 }
 
+/* Stores the first `lanes` (≤ 8) floats of v at p: unmasked 8- and 4-wide stores where they fit
+ * (masked stores are slower on some CPUs), masked otherwise. */
+__attribute__((target("avx512f,avx512vl,avx2"), always_inline)) static inline void store8(float *p, __m256 v,
+                                                                                         dim_t lanes) {
+    if (lanes == 8)
+        _mm256_storeu_ps(p, v);
+    else if (lanes == 4)
+        _mm_storeu_ps(p, _mm256_castps256_ps128(v));
+    else
+        _mm256_mask_storeu_ps(p, (__mmask8)((1u << lanes) - 1u), v);
+}
+
 /* P[i + k·ldp] = kappa·C[i·incc + k] (scale 0: a plain copy), i < dim, k < len8 (a multiple of 8),
  * rows dim .. dim_max − 1 zero: the panel's rows are contiguous in C (ldc = 1), so it is a
  * transposition, in blocks of 8 rows × 8 columns. */
@@ -54,18 +66,58 @@ __attribute__((target("avx512f,avx512vl,avx2"))) static void pack_rows(dim_t dim
     for (dim_t i0 = 0; i0 < dim_max; i0 += 8) {
         const dim_t rows = dim - i0 < 8 ? (dim - i0 > 0 ? dim - i0 : 0) : 8;   /* rows read from C */
         const dim_t lanes = dim_max - i0 < 8 ? dim_max - i0 : 8;              /* rows written to P */
-        const __mmask8 store = (__mmask8)((1u << lanes) - 1u);
+        const float *ci = c + i0 * incc;
+        float *pi = p + i0;
         for (dim_t k = 0; k < len8; k += 8) {
             __m256 r[8];
-            for (dim_t i = 0; i < 8; i++) {
-                r[i] = _mm256_setzero_ps();
-                if (i < rows) {
-                    r[i] = _mm256_loadu_ps(c + (i0 + i) * incc + k);
-                    if (scale) r[i] = _mm256_mul_ps(r[i], vk);
+            if (rows == 8) {
+                for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(ci + i * incc + k);
+                if (scale)
+                    for (int i = 0; i < 8; i++) r[i] = _mm256_mul_ps(r[i], vk);
+            } else {
+                for (dim_t i = 0; i < 8; i++) {
+                    r[i] = _mm256_setzero_ps();
+                    if (i < rows) r[i] = scale ? _mm256_mul_ps(_mm256_loadu_ps(ci + i * incc + k), vk)
+                                               : _mm256_loadu_ps(ci + i * incc + k);
                 }
             }
             transpose8(r);
-            for (dim_t j = 0; j < 8; j++) _mm256_mask_storeu_ps(p + (k + j) * ldp + i0, store, r[j]);
+            for (dim_t j = 0; j < 8; j++) store8(pi + (k + j) * ldp, r[j], lanes);
+        }
+    }
+}
+
+/* P[i + k·ldp] = kappa·C[i + k·ldc] (scale 0: a plain copy), i < dim, k < len, for a full panel
+ * (dim = panel_dim_max) whose columns are contiguous in C: unmasked 16-, 8- and 4-wide copies, a
+ * masked one only for a remainder of 1 .. 3 rows. */
+__attribute__((target("avx512f,avx512vl,avx2"))) static void pack_cols_full(dim_t dim, dim_t len, int scale,
+                                                                            float kappa, const float *c, inc_t ldc,
+                                                                            float *p, inc_t ldp) {
+    const __m512 vk = _mm512_set1_ps(kappa);
+    const dim_t d16 = dim & ~(dim_t)15, d8 = dim & 8 ? d16 + 8 : d16, d4 = dim & 4 ? d8 + 4 : d8;
+    const __mmask16 tail = (__mmask16)((1u << (dim - d4)) - 1u);
+    for (dim_t k = 0; k < len; k++) {
+        const float *ck = c + k * ldc;
+        float *pk = p + k * ldp;
+        for (dim_t i = 0; i < d16; i += 16) {
+            __m512 v = _mm512_loadu_ps(ck + i);
+            if (scale) v = _mm512_mul_ps(v, vk);
+            _mm512_storeu_ps(pk + i, v);
+        }
+        if (d8 > d16) {
+            __m256 v = _mm256_loadu_ps(ck + d16);
+            if (scale) v = _mm256_mul_ps(v, _mm512_castps512_ps256(vk));
+            _mm256_storeu_ps(pk + d16, v);
+        }
+        if (d4 > d8) {
+            __m128 v = _mm_loadu_ps(ck + d8);
+            if (scale) v = _mm_mul_ps(v, _mm512_castps512_ps128(vk));
+            _mm_storeu_ps(pk + d8, v);
+        }
+        if (tail) {
+            __m512 v = _mm512_maskz_loadu_ps(tail, ck + d4);
+            if (scale) v = _mm512_maskz_mul_ps(tail, v, vk);
+            _mm512_mask_storeu_ps(pk + d4, tail, v);
         }
     }
 }
@@ -94,7 +146,9 @@ __attribute__((target("avx512f,avx512vl,avx2"))) static void pack_avx512(
     }
     const int scale = kappa != 1.0f;
     const __m512 vk = _mm512_set1_ps(kappa);
-    if (incc == 1) { /* columns of the panel contiguous in C: one masked copy per column */
+    if (incc == 1 && panel_dim == panel_dim_max) { /* columns contiguous in C, a full panel */
+        pack_cols_full(panel_dim, panel_len, scale, kappa, c, ldc, p, ldp);
+    } else if (incc == 1) { /* columns contiguous in C, an edge panel: masked copies */
         for (dim_t k = 0; k < panel_len; k++) {
             const float *ck = c + k * ldc;
             float *pk = p + k * ldp;
