@@ -24,6 +24,9 @@
 #define PACK_X86 1
 #endif
 
+/* How far ahead the loops prefetch C, in floats along a row (a column loop: PACK_AHEAD / 8 columns).
+ * Prefetches never fault, so reaching past the matrix is harmless. */
+#define PACK_AHEAD 64
 #define PACK_DIM_MAX 64 /* widest micro-panel the fast kernel takes (skx: 32 and 12) */
 
 #ifdef PACK_X86
@@ -71,7 +74,10 @@ __attribute__((target("avx512f,avx512vl,avx2"))) static void pack_rows(dim_t dim
         for (dim_t k = 0; k < len8; k += 8) {
             __m256 r[8];
             if (rows == 8) {
-                for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(ci + i * incc + k);
+                for (int i = 0; i < 8; i++) {
+                    r[i] = _mm256_loadu_ps(ci + i * incc + k);
+                    _mm_prefetch((const char *)(ci + i * incc + k + PACK_AHEAD), _MM_HINT_T0);
+                }
                 if (scale)
                     for (int i = 0; i < 8; i++) r[i] = _mm256_mul_ps(r[i], vk);
             } else {
@@ -99,6 +105,8 @@ __attribute__((target("avx512f,avx512vl,avx2"))) static void pack_cols_full(dim_
     for (dim_t k = 0; k < len; k++) {
         const float *ck = c + k * ldc;
         float *pk = p + k * ldp;
+        for (dim_t i = 0; i < dim; i += 16) /* the column PACK_AHEAD / 8 columns on */
+            _mm_prefetch((const char *)(ck + (PACK_AHEAD / 8) * ldc + i), _MM_HINT_T0);
         for (dim_t i = 0; i < d16; i += 16) {
             __m512 v = _mm512_loadu_ps(ck + i);
             if (scale) v = _mm512_mul_ps(v, vk);
