@@ -37,7 +37,7 @@ static void kernels(packm_ker_vft ours, cntx_t *cntx) {
                 for (int pad = 0; pad < 2; pad++)
                     for (int rows = 0; rows < 2; rows++)
                         for (int sc = 0; sc < 2; sc++) {
-                            const dim_t dmax = widths[w], len = lens[l], lmax = len + pad * PAD, ldp = dmax + 2;
+                            const dim_t dmax = widths[w], len = lens[l], lmax = len + pad * PAD, ldp = dmax; /* as BLIS: PACKMR = MR */
                             const inc_t incc = rows ? LD - 1 : 1, ldc = rows ? 1 : LD - 1;
                             float kappa = sc ? -0.75f : 1.0f;
                             const size_t n = (size_t)(ldp * lmax + 5);
