@@ -18,11 +18,14 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static cntx_t g_cntx;  /* the library's own context, when used */
 static cntx_t *g_use;  /* NULL: BLIS's own choice */
-static char g_info[256];
+static char g_info[320];
+static packm_blk_var1_params_t g_pack; /* the library's packing routine, when used */
+static const packm_blk_var1_params_t *g_pack_use; /* NULL: BLIS's own packing */
 
 /* The vector sub-configuration for this CPU, from its instruction set (not its model): AVX-512
  * F/DQ/BW/VL (what BLIS's 'skx' kernels use) → skx; AVX2 with FMA → zen3 on AMD, haswell
@@ -70,11 +73,33 @@ static void choose(void) {
         snprintf(g_info, sizeof g_info, "BLIS %s, '%s' kernels (BLIS's choice%s)", version, bli_arch_string(native),
                  user_choice ? ", from BLIS_ARCH_TYPE" : "");
     }
+    /* Our packing wherever the 'skx' kernels run, whoever chose them (BLIS_ARCH_TYPE=skx included:
+     * packing is a copy, the numbers are BLIS's either way); BLIS's own asm packing elsewhere. */
+    const int skx = init ? strcmp(name, "skx") == 0 : native == BLIS_ARCH_SKX;
+    const packm_ker_vft ker = skx ? ops_blis_pack_kernel() : NULL;
+    if (ker) {
+        g_pack.ukr_fn[BLIS_FLOAT][BLIS_FLOAT] = ker;
+        g_pack_use = &g_pack;
+    }
+    const size_t len = strlen(g_info);
+    snprintf(g_info + len, sizeof g_info - len, "; packing: %s", ker ? "the library's AVX-512 kernels" : "BLIS's");
 }
 
 cntx_t *ops_blis_cntx(void) {
     pthread_once(&g_once, choose);
     return g_use;
+}
+
+const packm_blk_var1_params_t *ops_blis_pack(void) {
+    pthread_once(&g_once, choose);
+    return g_pack_use;
+}
+
+void ops_blis_sgemm(trans_t transa, trans_t transb, dim_t m, dim_t n, dim_t k, float *alpha, float *a, inc_t rs_a,
+                    inc_t cs_a, float *b, inc_t rs_b, inc_t cs_b, float *beta, float *c, inc_t rs_c, inc_t cs_c,
+                    rntm_t *rntm) {
+    ops_blis_sgemm_packed(transa, transb, m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, c, rs_c, cs_c,
+                          ops_blis_cntx(), rntm, ops_blis_pack());
 }
 
 const char *tfm_blas_kernels(void) {

@@ -36,10 +36,9 @@ void ops_gemm_blis(int trans_a, int trans_b, size_t M, size_t N, size_t K, float
     /* As BLIS's own CBLAS layer does for row-major data (so the numbers are those of cblas_sgemm):
      * the row-major C (M × N) is the column-major Cᵀ (N × M) = op(B)ᵀ · op(A)ᵀ, each operand read
      * column-major (row stride 1, column stride ld) with its own transpose flag. */
-    bli_sgemm_ex(trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-                 trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, (dim_t)N, (dim_t)M, (dim_t)K, &alpha,
-                 (float *)B, 1, (inc_t)ldb, (float *)A, 1, (inc_t)lda, &beta, C, 1, (inc_t)ldc, ops_blis_cntx(),
-                 &rntm);
+    ops_blis_sgemm(trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                   trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, (dim_t)N, (dim_t)M, (dim_t)K, &alpha,
+                   (float *)B, 1, (inc_t)ldb, (float *)A, 1, (inc_t)lda, &beta, C, 1, (inc_t)ldc, &rntm);
 }
 
 void ops_gemv_serial(int trans, size_t M, size_t N, float alpha, const float *A, size_t lda, const float *x,
