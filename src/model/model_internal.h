@@ -161,6 +161,8 @@ void model_forward(tfm_context *ctx, int B, int S, int T, const int32_t *src, co
 typedef struct {
     int B, S, cap_T; /* rows, source (memory) length, positions the cache can hold */
     int B_mem, beams; /* sentences (memory rows) and rows per sentence: B = B_mem · beams */
+    int B_start;     /* rows at kv_cache_reserve (B_mem · beams): the linear layers' kernels are chosen
+                        for these (linear_forward_rows) however many rows kv_cache_compact keeps */
     int len;         /* positions decoded so far */
     float *self_k[TFM_MAX_LAYERS], *self_v[TFM_MAX_LAYERS]; /* (B, cap_T, d) */
     float *cross_kv[TFM_MAX_LAYERS];                        /* (B_mem, S, 2d) packed K|V */
