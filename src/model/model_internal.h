@@ -222,7 +222,9 @@ void kv_cache_reorder(tfm_context *ctx, const int *rows);
 /** Drops finished rows: rows keep[0..n) (strictly increasing, n >= 1) become rows 0..n−1 — their
  * len cached self-attention positions and the memory row each reads (mem_row; the memory itself
  * does not move) — and the following steps run on n rows (B = n). A row's results do not depend
- * on the other rows of the step, so the kept rows decode exactly as before. No allocation. */
+ * on the other rows of the step and the decode step's linear layers keep the kernels chosen for
+ * B_start rows (linear_forward_rows), so within the decode call the kept rows decode bit for bit
+ * as they would with every row kept. No allocation. */
 void kv_cache_compact(tfm_context *ctx, const int *keep, int n);
 
 /** Encodes src (B_mem, S, padded with pad_id: one row per sentence) into the context's cache
