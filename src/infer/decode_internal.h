@@ -49,6 +49,10 @@ void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *ro
  * rows or n < 1, change nothing: 0. */
 int decode_compact(tfm_context *ctx, const tfm_decode_config *dc, const int *keep, int n);
 
+/** For tests: 0 makes decode_compact change nothing (every row stays in the step until the call
+ * ends), 1 (the default) restores it. Thread-safe, takes effect at the next decode_compact. */
+void decode_compact_select(int enabled);
+
 /** Greedy search (beam 1); same contract as tfm_model_translate, arguments already checked. */
 tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                          int32_t *out, int max_out, int *out_len);

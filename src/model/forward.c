@@ -49,7 +49,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
     const stack_acts *M = sd->memory >= 0 ? &ctx->acts.stack[sd->memory] : NULL;
     layer_call c = {cfg, pe, sp, &sd->block, B, T, 0, A->pad, T, M ? (size_t)M->T : 0, M ? M->pad : NULL,
-                    NULL, NULL, 0, ctx->reference_kernels, NULL};
+                    NULL, NULL, 0, ctx->reference_kernels, NULL, 0};
     const float *x = A->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         layer_acts *L = &A->layers[l];
@@ -136,8 +136,11 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0, tokens, tokens_stride, B, 1, d, t);
     /* the batched pass's layer code with T = 1 at pos0 = t: keys and values from the cache */
     /* row b reads memory row mem_row[b]: its sentence's (beams), after kv_cache_compact */
+    /* the linear layers' kernels are those of the rows the call started with (B_start), so rows
+     * kv_cache_compact keeps decode with the same kernels, bit for bit, as before it */
+    const size_t kr = (size_t)c->B_start;
     layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * d,
-                       ctx->reference_kernels, c->mem_row};
+                       ctx->reference_kernels, c->mem_row, kr};
     const float *x = c->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         call.cache_k = c->self_k[l];
@@ -146,6 +149,7 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
         x = layer_forward(&dr, &call, &c->step, &sp->layers[l], x);
     }
     layernorm_forward(c->out, c->out_mean, c->out_rstd, x, sp->norm_weight, sp->norm_bias, B, d, cfg->layer_norm_eps);
-    linear_forward(c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d, (size_t)cfg->tgt_vocab);
+    linear_forward_rows(c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d, (size_t)cfg->tgt_vocab,
+                        kr);
     c->len++;
 }

@@ -61,6 +61,7 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     layout(cfg, B_mem, beams, S, cap_T, &again, c);
     for (int r = 0; r < B; r++) c->mem_row[r] = r / beams;
     c->B = B;
+    c->B_start = B;
     c->B_mem = B_mem;
     c->beams = beams;
     c->S = S;

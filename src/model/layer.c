@@ -11,6 +11,9 @@
 
 const float *block_out(const tfm_config *cfg, const block_acts *b) { return cfg->norm_first ? b->res : b->ln; }
 
+/* The rows the linear layers of this call choose their kernel for (layer_call.kernel_rows). */
+static size_t kernel_rows(const layer_call *c) { return c->kernel_rows > c->B * c->T ? c->kernel_rows : c->B * c->T; }
+
 void cross_kv_forward(float *kv, const mha_params *p, const float *mem, size_t N, size_t d) {
     linear_forward(kv, mem, p->in_proj_weight + d * d, p->in_proj_bias + d, N, d, 2 * d);
 }
@@ -85,7 +88,7 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
     const tfm_config *cfg = c->cfg;
     const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, dk = d / H;
     const mha_params *p = &W->self_attn;
-    linear_forward(a->qkv, x, p->in_proj_weight, p->in_proj_bias, N, d, 3 * d);
+    linear_forward_rows(a->qkv, x, p->in_proj_weight, p->in_proj_bias, N, d, 3 * d, kernel_rows(c));
     if (c->pe->qk_forward) c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv, 3 * d, B, T, H, dk, c->pos0);
     const size_t S = c->pos0 + T; /* keys per row */
     attn_args args = attn_args_make(B, T, S, H, dk, 3 * d, 3 * d);
@@ -120,7 +123,7 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
         args.rel_v = rel_v;
     }
     attend(dr, a, a->qkv, k, v, &args);
-    linear_forward(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
+    linear_forward_rows(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d, kernel_rows(c));
 }
 
 /* Attention over the memory (§3.2.3): queries from x, keys|values precomputed in a->qkv. No
@@ -129,33 +132,33 @@ static void cross_attention(dropper *dr, const layer_call *c, mha_acts *a, const
     const tfm_config *cfg = c->cfg;
     const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads;
     const mha_params *p = &W->cross_attn;
-    linear_forward(a->q, x, p->in_proj_weight, p->in_proj_bias, N, d, d);
+    linear_forward_rows(a->q, x, p->in_proj_weight, p->in_proj_bias, N, d, d, kernel_rows(c));
     attn_args args = attn_args_make(B, T, c->S_mem, H, d / H, d, 2 * d);
     args.key_pad = c->mem_pad;
     args.key_pad_bstride = c->S_mem;
     args.kv_row = c->mem_row;
     attend(dr, a, a->q, a->qkv, a->qkv + d, &args);
-    linear_forward(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
+    linear_forward_rows(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d, kernel_rows(c));
 }
 
 /* FFN(x) = act(x W_1 + b_1) W_2 + b_2 (§3.3, eq. 2), with dropout on the hidden layer as PyTorch.
  * Fused (ffn_forward_fused: activation and dropout in one pass), or the unfused reference. */
 static void ffn(dropper *dr, layer_acts *L, const layer_params *p, const float *x, size_t N, size_t d, size_t d_ff,
-                tfm_activation act, int reference) {
+                tfm_activation act, int reference, size_t kr) {
     if (!reference) {
         const uint64_t seed = dr->cfg ? dropper_site_seed(dr) : 0;
-        ffn_forward_fused(L->ff_out, L->ff_pre, L->ff_act, dr->cfg ? L->ff_drop : NULL, x, p->linear1_weight,
+        ffn_forward_fused_rows(L->ff_out, L->ff_pre, L->ff_act, dr->cfg ? L->ff_drop : NULL, x, p->linear1_weight,
                           p->linear1_bias, p->linear2_weight, p->linear2_bias, act == TFM_ACT_GELU,
-                          dr->cfg ? dr->cfg->p : 0.0f, seed, N, d, d_ff);
+                          dr->cfg ? dr->cfg->p : 0.0f, seed, N, d, d_ff, kr);
         return;
     }
-    linear_forward(L->ff_pre, x, p->linear1_weight, p->linear1_bias, N, d, d_ff);
+    linear_forward_rows(L->ff_pre, x, p->linear1_weight, p->linear1_bias, N, d, d_ff, kr);
     if (act == TFM_ACT_GELU)
         gelu_forward(L->ff_act, L->ff_pre, N * d_ff);
     else
         relu_forward(L->ff_act, L->ff_pre, N * d_ff);
     dropper_apply(dr, L->ff_act, L->ff_drop, N * d_ff);
-    linear_forward(L->ff_out, L->ff_act, p->linear2_weight, p->linear2_bias, N, d_ff, d);
+    linear_forward_rows(L->ff_out, L->ff_act, p->linear2_weight, p->linear2_bias, N, d_ff, d, kr);
 }
 
 const float *layer_forward(dropper *dr, const layer_call *c, layer_acts *L, const layer_params *W, const float *x) {
@@ -175,7 +178,7 @@ const float *layer_forward(dropper *dr, const layer_call *c, layer_acts *L, cons
             sub = L->cross_attn.proj;
             break;
         default:
-            ffn(dr, L, W, in, N, d, (size_t)cfg->d_ff, cfg->activation, c->reference);
+            ffn(dr, L, W, in, N, d, (size_t)cfg->d_ff, cfg->activation, c->reference, kernel_rows(c));
             sub = L->ff_out;
             break;
         }

@@ -42,6 +42,9 @@ typedef struct {
     const int32_t *mem_row;   /* nullable (B): cross-attention row b reads memory row mem_row[b] (its
                                  K|V and mem_pad row), so the beams of a sentence share one
                                  memory (B_mem rows); NULL: row b reads row b. Forward only. */
+    size_t kernel_rows;       /* 0: the linear layers pick their kernel for their own B·T rows; else
+                                 for this many (linear_forward_rows): a decoding step passes the rows
+                                 its call started with, so the kernel does not change as rows leave */
 } layer_call;
 
 /** Runs one block (its sub-layers in order, each in its residual + LayerNorm wrapper) on x

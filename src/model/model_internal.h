@@ -161,6 +161,8 @@ void model_forward(tfm_context *ctx, int B, int S, int T, const int32_t *src, co
 typedef struct {
     int B, S, cap_T; /* rows, source (memory) length, positions the cache can hold */
     int B_mem, beams; /* sentences (memory rows) and rows per sentence: B = B_mem · beams */
+    int B_start;     /* rows at kv_cache_reserve (B_mem · beams): the linear layers' kernels are chosen
+                        for these (linear_forward_rows) however many rows kv_cache_compact keeps */
     int len;         /* positions decoded so far */
     float *self_k[TFM_MAX_LAYERS], *self_v[TFM_MAX_LAYERS]; /* (B, cap_T, d) */
     float *cross_kv[TFM_MAX_LAYERS];                        /* (B_mem, S, 2d) packed K|V */
@@ -220,7 +222,9 @@ void kv_cache_reorder(tfm_context *ctx, const int *rows);
 /** Drops finished rows: rows keep[0..n) (strictly increasing, n >= 1) become rows 0..n−1 — their
  * len cached self-attention positions and the memory row each reads (mem_row; the memory itself
  * does not move) — and the following steps run on n rows (B = n). A row's results do not depend
- * on the other rows of the step, so the kept rows decode exactly as before. No allocation. */
+ * on the other rows of the step and the decode step's linear layers keep the kernels chosen for
+ * B_start rows (linear_forward_rows), so within the decode call the kept rows decode bit for bit
+ * as they would with every row kept. No allocation. */
 void kv_cache_compact(tfm_context *ctx, const int *keep, int n);
 
 /** Encodes src (B_mem, S, padded with pad_id: one row per sentence) into the context's cache

@@ -122,9 +122,15 @@ void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, cons
 void ffn_forward_fused(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
                        const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed, size_t N,
                        size_t d, size_t F) {
-    linear_forward(pre, x, w1, b1, N, d, F);
+    ffn_forward_fused_rows(out, pre, act, mask, x, w1, b1, w2, b2, gelu, p, seed, N, d, F, N);
+}
+
+void ffn_forward_fused_rows(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
+                            const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed,
+                            size_t N, size_t d, size_t F, size_t kernel_rows) {
+    linear_forward_rows(pre, x, w1, b1, N, d, F, kernel_rows);
     ffn_act_dropout_forward(act, mask, pre, gelu, p, seed, N * F);
-    linear_forward(out, act, w2, b2, N, F, d);
+    linear_forward_rows(out, act, w2, b2, N, F, d, kernel_rows);
 }
 
 void ffn_backward_fused(float *dx, float *dw1, float *db1, float *dw2, float *db2, float *dhid, const float *dout,

@@ -56,18 +56,10 @@ static void fill_bias(float *C, size_t ldc, const float *bias, size_t mi, size_t
     for (size_t i = 0; i < mi; i++) memcpy(C + i * ldc, bias, nj * sizeof *C);
 }
 
-/* ops_gemm, and with row_bias != NULL (beta ignored) C = row_bias (broadcast over rows) + alpha ·
- * op(A)·op(B): each tile writes its own block of the bias just before its product, so a linear
- * layer is one parallel region, not two (decoding runs thousands of small ones). */
-static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
-                       size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc,
-                       const float *row_bias) {
-    if (M == 0 || N == 0) return;
-    if (row_bias) beta = 1.0f;
-    const size_t macs = M * N * (K > 0 ? K : 1);
-    /* Tile sizes from the sizes alone: start at OPS_GEMM_TILE_M × OPS_GEMM_TILE_N and halve (N
-     * first, down to 64 columns, then M, down to 32 rows) while there are fewer than
-     * OPS_GEMM_MIN_TILES tiles and a tile would keep at least OPS_GEMM_MIN_TILE_MACS. */
+/* gemm_tiled's tile sizes, from the sizes alone: start at OPS_GEMM_TILE_M × OPS_GEMM_TILE_N and
+ * halve (N first, down to 64 columns, then M, down to 32 rows) while there are fewer than
+ * OPS_GEMM_MIN_TILES tiles and a tile would keep at least OPS_GEMM_MIN_TILE_MACS. */
+static void gemm_tile_sizes(size_t M, size_t N, size_t K, size_t *bm_out, size_t *bn_out) {
     size_t bm = OPS_GEMM_TILE_M, bn = OPS_GEMM_TILE_N;
     for (;;) {
         const size_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
@@ -77,10 +69,46 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
         else if (bm > 32 && bm / 2 < M) bm /= 2;
         else break;
     }
+    *bm_out = bm;
+    *bn_out = bn;
+}
+
+/* The kernel of every tile of a product of choice_M × N × K (gemm_tiled): gemm_small_choice of
+ * its full tile (min(bm, M) × min(bn, N) × K), decided once, so a partial last tile runs the
+ * kernel of the full ones and a row's bits do not depend on where it sits. */
+static gemm_small_isa gemm_tiled_choice(size_t choice_M, size_t N, size_t K) {
+    size_t bm, bn;
+    gemm_tile_sizes(choice_M, N, K, &bm, &bn);
+    return gemm_small_choice(bm < choice_M ? bm : choice_M, bn < N ? bn : N, K);
+}
+
+static void gemm_with(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                      const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+    if (isa != GEMM_SMALL_NONE)
+        gemm_small(isa, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+        ops_gemm_blis(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* ops_gemm, and with row_bias != NULL (beta ignored) C = row_bias (broadcast over rows) + alpha ·
+ * op(A)·op(B): each tile writes its own block of the bias just before its product, so a linear
+ * layer is one parallel region, not two (decoding runs thousands of small ones). The kernel
+ * (gemm_small or BLIS) is gemm_tiled_choice(choice_M, N, K) for every tile: choice_M = M, or
+ * (decoding, linear_forward_rows) the rows the call started with, so that the kernel does not
+ * change as rows leave. */
+static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+                       size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc,
+                       const float *row_bias, size_t choice_M) {
+    if (M == 0 || N == 0) return;
+    if (row_bias) beta = 1.0f;
+    const size_t macs = M * N * (K > 0 ? K : 1);
+    size_t bm, bn;
+    gemm_tile_sizes(M, N, K, &bm, &bn);
+    const gemm_small_isa isa = gemm_tiled_choice(choice_M > M ? choice_M : M, N, K);
     const size_t tm = (M + bm - 1) / bm, tn = (N + bn - 1) / bn, tiles = tm * tn;
     if (tiles == 1 || macs < 32 * OPS_PAR_MIN_WORK) {
         if (row_bias) fill_bias(C, ldc, row_bias, M, N);
-        ops_gemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_with(isa, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     const int team = ops_team_long(macs);
@@ -94,7 +122,7 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
         const float *a = trans_a ? A + i0 : A + i0 * lda;  /* op(A) rows i0.. */
         const float *b = trans_b ? B + j0 * ldb : B + j0;  /* op(B) columns j0.. */
         if (row_bias) fill_bias(C + i0 * ldc + j0, ldc, row_bias + j0, mi, nj);
-        ops_gemm_serial(trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);
+        gemm_with(isa, trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);
         ops_probe_chunk(&probe);
     }
     ops_probe_end(&probe, tiles, macs);
@@ -102,18 +130,24 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
 
 void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
               size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
-    gemm_tiled(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
+    gemm_tiled(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL, M);
 }
 
-void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
-                    size_t IC, size_t OC) {
+void linear_forward_rows(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                         size_t IC, size_t OC, size_t kernel_rows) {
+    if (kernel_rows < N) kernel_rows = N;
     /* a few rows (a decoding step): BLIS would pack the whole weight for them (linear_rows.c) */
-    if (N <= linear_rows_max()) {
+    if (kernel_rows <= linear_rows_max()) {
         linear_rows_forward(out, inp, weight, bias, N, IC, OC);
         return;
     }
     /* out (N, OC) = bias + inp (N, IC) · weight (OC, IC)ᵀ: one region, each tile adds its bias */
-    gemm_tiled(0, 1, N, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC, bias);
+    gemm_tiled(0, 1, N, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC, bias, kernel_rows);
+}
+
+void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                    size_t IC, size_t OC) {
+    linear_forward_rows(out, inp, weight, bias, N, IC, OC, N);
 }
 
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,

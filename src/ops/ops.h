@@ -27,6 +27,14 @@ int ops_threads(void);
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC);
 
+/** linear_forward with the kernel chosen for kernel_rows (>= N) rows instead of N: linear_rows_forward
+ * when kernel_rows <= linear_rows_max(), else the tiled product with the small-vs-BLIS kernel of
+ * kernel_rows rows' full tile. A decoding call passes the rows it started with, so that as finished
+ * rows leave the step (kv_cache_compact) every kept row still runs the same kernel: its bits do not
+ * depend on which other rows are in the step. linear_forward is kernel_rows = N. */
+void linear_forward_rows(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                         size_t IC, size_t OC, size_t kernel_rows);
+
 /** linear_forward without BLIS's packing of the weight (src/ops/linear_rows.c): every output is
  * bias[j] + the dot product of input row n and weight row j, vectorised over IC, the weight read
  * once per call; OpenMP over fixed blocks of 64 output columns (each output one thread's, the
@@ -365,6 +373,10 @@ void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, cons
 void ffn_forward_fused(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
                        const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed, size_t N,
                        size_t d, size_t F);
+/** ffn_forward_fused with both products' kernel chosen for kernel_rows rows (linear_forward_rows). */
+void ffn_forward_fused_rows(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
+                            const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed,
+                            size_t N, size_t d, size_t F, size_t kernel_rows);
 
 /** Backward of ffn_forward_fused from dout[N, d]: dx[N, d], dw1, db1, dw2, db2 ACCUMULATED (+=; any
  * parameter gradient may be NULL); dhid [N, F] is the caller's workspace (overwritten: the product

@@ -1,0 +1,111 @@
+/* A row's bits do not depend on which other rows share its product (docs/KERNELS.md, "Decoding"):
+ *  - ops_gemm: every tile runs the kernel (gemm_small or BLIS) of the product's full tile, so a
+ *    row in a partial last tile gets the bits it gets inside a full tile;
+ *  - decoding: as finished sentences leave the step (decode_compact), the rows kept run the
+ *    kernels chosen for the rows the call started with, so beam search (beam 1 too) gives the
+ *    same ids and scores (greedy: ids), bit for bit, as the same batch decoded with every row kept to the end —
+ *    where the rows cross linear_rows_max() (128 with AVX-512, 8 on the plain path). */
+#include "cpu.h"
+#include "decode_internal.h"
+#include "gemm_small.h"
+#include "ops.h"
+#include "parallel.h"
+#include "test_util.h"
+#include "tfm/tfm.h"
+
+#include <stdint.h>
+
+/* Row r of op(A)·Bᵀ is the same bits in products of M = 129 (the last tile partial: one row) and
+ * M = 256 (every tile full): both tile as 128 × 128 (parallel.h) and each tile of 128 × 128 × K is
+ * past GEMM_SMALL_MAX_MACS, so every tile goes to BLIS, the one-row tile included. */
+static void gemm_partial_tile(void) {
+    enum { N = 256, K = 1000, M1 = 129, M2 = 256 };
+    float *A = malloc(sizeof(float) * M2 * K), *B = malloc(sizeof(float) * N * K);
+    float *C1 = malloc(sizeof(float) * M1 * N), *C2 = malloc(sizeof(float) * M2 * N);
+    if (!A || !B || !C1 || !C2) { CHECK(0, "out of memory"); return; }
+    test_fill_uniform(A, (size_t)M2 * K, 11);
+    test_fill_uniform(B, (size_t)N * K, 12);
+    for (int threads = 1; threads <= 2; threads++) {
+        ops_set_threads(threads);
+        ops_gemm(0, 1, M1, N, K, 1.0f, A, K, B, K, 0.0f, C1, N);
+        ops_gemm(0, 1, M2, N, K, 1.0f, A, K, B, K, 0.0f, C2, N);
+        int bad = 0;
+        for (int r = 0; r < M1; r++) bad += memcmp(C1 + (size_t)r * N, C2 + (size_t)r * N, N * sizeof(float)) != 0;
+        CHECK(bad == 0, "ops_gemm %d threads: %d of %d rows differ between M = %d and M = %d", threads, bad, M1, M1, M2);
+        /* linear_forward over the same rows: the tiled path as well (129, 256 > linear_rows_max()) */
+        linear_forward(C1, A, B, NULL, M1, K, N);
+        linear_forward(C2, A, B, NULL, M2, K, N);
+        bad = 0;
+        for (int r = 0; r < M1; r++) bad += memcmp(C1 + (size_t)r * N, C2 + (size_t)r * N, N * sizeof(float)) != 0;
+        CHECK(bad == 0, "linear_forward %d threads: %d of %d rows differ between M = %d and M = %d", threads, bad, M1,
+              M1, M2);
+    }
+    ops_set_threads(0);
+    free(A), free(B), free(C1), free(C2);
+}
+
+enum { S = 30, MAXO = 40, MAXB = 48 };
+
+/* B sentences of lengths 2 … 28 (so they finish at different steps: max_len_a = 1), decoded with
+ * `beam`; compaction on and off must give the same ids, lengths and scores, bit for bit. */
+static void decode_same(tfm_context *ctx, int B, int beam, int greedy, const char *what) {
+    static int32_t src[MAXB * S], out[2][MAXB * MAXO];
+    static int len[2][MAXB];
+    static double sc[2][MAXB];
+    memset(src, 0, sizeof src);
+    for (int b = 0; b < B; b++)
+        for (int s = 0; s < 2 + (b % 14) * 2; s++) src[b * S + s] = 3 + (b * 7 + s * 3) % 37;
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.beam = beam;
+    dc.lenpen = 0.0f;
+    dc.max_len_a = 1.0f;
+    dc.max_len_b = 0;
+    for (int k = 0; k < 2; k++) {
+        decode_compact_select(k == 0);
+        memset(out[k], 0, sizeof out[k]);
+        tfm_status st = !greedy ? beam_search_scored(ctx, &dc, B, S, src, out[k], MAXO, len[k], sc[k])
+                                : greedy_search(ctx, &dc, B, S, src, out[k], MAXO, len[k]);
+        CHECK(st == TFM_OK, "%s: decoding failed: %s", what, tfm_last_error());
+    }
+    decode_compact_select(1);
+    int bad = 0;
+    for (int b = 0; b < B; b++) {
+        const int differ = len[0][b] != len[1][b] ||
+                           memcmp(out[0] + b * MAXO, out[1] + b * MAXO, (size_t)len[0][b] * sizeof(int32_t)) != 0 ||
+                           (!greedy && memcmp(&sc[0][b], &sc[1][b], sizeof(double)) != 0);
+        bad += differ;
+    }
+    CHECK(bad == 0, "%s: %d of %d sentences differ with and without compaction", what, bad, B);
+}
+
+int main(void) {
+    gemm_partial_tile();
+
+    tfm_config c = tfm_config_default();
+    c.d_model = 64, c.n_heads = 4, c.d_ff = 128, c.n_enc_layers = c.n_dec_layers = 2;
+    c.src_vocab = c.tgt_vocab = 40, c.max_len = 40;
+    tfm_model *m = NULL;
+    tfm_context *ctx = NULL;
+    if (tfm_model_create(&c, 7, &m) != TFM_OK || tfm_context_create(m, &ctx) != TFM_OK) {
+        CHECK(0, "model: %s", tfm_last_error());
+        return test_finish("decode_rows");
+    }
+    const int avx512 = ops_cpu_avx512();
+    for (int wide = avx512; wide >= 0; wide--) {
+        ops_cpu_avx512_select(wide);
+        char what[96];
+        /* 160 rows → fewer than 128 (AVX-512 kernel limit), and → fewer than 8 (plain limit) */
+        snprintf(what, sizeof what, "%s, 40 sentences x beam 4", wide ? "AVX-512" : "plain");
+        decode_same(ctx, 40, 4, 0, what);
+        snprintf(what, sizeof what, "%s, 12 sentences x beam 1", wide ? "AVX-512" : "plain");
+        decode_same(ctx, 12, 1, 0, what);
+        snprintf(what, sizeof what, "%s, 12 sentences greedy (ids only)", wide ? "AVX-512" : "plain");
+        decode_same(ctx, 12, 1, 1, what);
+        snprintf(what, sizeof what, "%s, 48 sentences x beam 3", wide ? "AVX-512" : "plain");
+        decode_same(ctx, 48, 3, 0, what);
+    }
+    ops_cpu_avx512_select(avx512);
+    tfm_context_free(ctx);
+    tfm_model_free(m);
+    return test_finish("decode_rows");
+}
