@@ -9,11 +9,23 @@
 #include <string.h>
 
 void cli_error(const char *cmd, const char *fmt, ...) {
-    va_list ap;
+    /* one line, one write: several processes (MPI ranks) may report at once on the same stderr,
+     * and a line written in pieces would interleave with theirs */
+    va_list ap, ap2;
     va_start(ap, fmt);
-    fprintf(stderr, "tfm %s: error: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    va_copy(ap2, ap);
+    const int n = vsnprintf(NULL, 0, fmt, ap);
+    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (msg) {
+        vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+        fprintf(stderr, "tfm %s: error: %s\n", cmd, msg);
+        free(msg);
+    } else {
+        fprintf(stderr, "tfm %s: error: ", cmd);
+        vfprintf(stderr, fmt, ap2);
+        fputc('\n', stderr);
+    }
+    va_end(ap2);
     va_end(ap);
 }
 
