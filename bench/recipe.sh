@@ -13,8 +13,11 @@
 #
 # With SNAPSHOTS="S1 S2 ..." (steps below STEPS) the run stops at each Si, keeps a copy of the
 # model (model.stepSi.safetensors) and continues with --resume, which is exact (docs/TRAINING.md
-# "Exact resume"): the same run as without snapshots. It then also averages the snapshots and the
-# final model (bench/recipe_average.py) and adds avg_greedy=… avg_beam4=… to the line.
+# "Exact resume"): the same run as without snapshots. It then also averages the snapshots listed in
+# AVERAGE (default: all of SNAPSHOTS) and the final model (bench/recipe_average.py) and adds
+# avg_greedy=… avg_beam4=… to the line. SCORE="Si ..." (snapshots) first prints a result line for
+# each of those snapshots as if the run had stopped there (the noam schedule does not depend on
+# the step budget, so it is the same model as a run of Si steps): "NAME@Si steps=Si ...".
 #
 # Everything goes to out/recipe/NAME/ (logs, models, hypotheses); the result line is also appended
 # to out/recipe/results.txt.
@@ -38,6 +41,8 @@ data=${DATA:-$repo/data/bible-en-es}
 threads=${THREADS:-2}
 python=${PYTHON:-/usr/bin/python3}
 snapshots=${SNAPSHOTS:-}
+average=${AVERAGE:-$snapshots}
+score=${SCORE:-}
 out=$repo/out/recipe/$name
 mkdir -p "$out"
 rm -f "$out"/train*.log "$out"/model*.safetensors
@@ -68,27 +73,43 @@ wall=$(echo "$t0 $t1" | awk '{ printf "%.0f", $2 - $1 }')
 # Log lines: "step N loss L lr X tokens/s T elapsed 412s eta 0s" and, after the last step,
 # "step N validation loss V perplexity P": the final perplexity; the elapsed seconds at the end of
 # each part of the run, summed.
-ppl=$(awk '$3 == "validation" { p = $7 } END { print p }' "$out/train.log")
-msps=$(for f in "$out"/train*.log; do
-    awk '$1 == "step" && $9 == "elapsed" { t = $10 + 0 } END { print t + 0 }' "$f"
-done | awk -v n="$steps" '{ t += $1 } END { if (t > 0) printf "%.0f", 1000 * t / n }')
-
 bleu() { # MODEL BEAM TAG: corpus BLEU of MODEL on the test set
     nice -n 19 "$tfm" --threads "$threads" eval --model "$1" --src "$data/test.en" --ref "$data/test.es" \
         --beam "$2" --output "$out/test.$3.es" >"$out/eval.$3.txt" 2>&1 || { cat "$out/eval.$3.txt" >&2; exit 1; }
     awk '$1 == "BLEU" && $2 == "=" { print $3; exit }' "$out/eval.$3.txt"
 }
-b1=$(bleu "$out/model.safetensors" 1 greedy)
-b4=$(bleu "$out/model.safetensors" 4 beam4)
+result() { # TAG STEPS MODEL LOG [LOGS...]: one result line (perplexity from LOG, ms per step from LOGS) in $line
+    tag=$1 n=$2 model=$3 log=$4
+    shift 4
+    ftag=${tag#@}
+    ppl=$(awk '$3 == "validation" { p = $7 } END { print p }' "$log")
+    msps=$(for f in "$@"; do
+        awk '$1 == "step" && $9 == "elapsed" { t = $10 + 0 } END { print t + 0 }' "$f"
+    done | awk -v n="$n" '{ t += $1 } END { if (t > 0) printf "%.0f", 1000 * t / n }')
+    b1=$(bleu "$model" 1 "${ftag:-final}.greedy")
+    b4=$(bleu "$model" 4 "${ftag:-final}.beam4")
+    w=$wall
+    [ -z "$tag" ] || w=-
+    line="$name$tag steps=$n wall_s=$w ms_per_step=${msps:-?} valid_ppl=${ppl:-?} bleu_greedy=$b1 bleu_beam4=$b4"
+}
+report() {
+    echo "$line$1 flags: $flags" >>"$repo/out/recipe/results.txt"
+    echo "$line$1 flags: $flags"
+}
+for s in $score; do
+    logs=
+    for p in $snapshots; do [ "$p" -le "$s" ] && logs="$logs $out/train.to$p.log"; done
+    result "@$s" "$s" "$out/model.step$s.safetensors" "$out/train.to$s.log" $logs
+    report ""
+done
+result "" "$steps" "$out/model.safetensors" "$out/train.log" "$out"/train*.log
 avg=
-if [ -n "$snapshots" ]; then
+if [ -n "$average" ]; then
     set --
-    for s in $snapshots; do set -- "$@" "$out/model.step$s.safetensors"; done
+    for s in $average; do set -- "$@" "$out/model.step$s.safetensors"; done
     nice -n 19 "$python" "$here/recipe_average.py" "$out/model.avg.safetensors" "$@" "$out/model.safetensors"
     a1=$(bleu "$out/model.avg.safetensors" 1 avg.greedy)
     a4=$(bleu "$out/model.avg.safetensors" 4 avg.beam4)
-    avg=" avg_greedy=$a1 avg_beam4=$a4 (mean of steps $(echo $snapshots) $steps)"
+    avg=" avg_greedy=$a1 avg_beam4=$a4 (mean of steps $(echo $average) $steps)"
 fi
-line="$name steps=$steps wall_s=$wall ms_per_step=${msps:-?} valid_ppl=${ppl:-?} bleu_greedy=$b1 bleu_beam4=$b4$avg flags: $flags"
-echo "$line" >>"$repo/out/recipe/results.txt"
-echo "$line"
+report "$avg"
