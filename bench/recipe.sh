@@ -7,7 +7,7 @@
 #
 # wall_s is the whole of `tfm train` (tokenizer and data included); ms_per_step is the training
 # loop's own figure (its elapsed seconds at the last step / steps), the one to compare between
-# model sizes or batch sizes (on a quiet machine). valid_ppl is the validation perplexity after the
+# model sizes or batch sizes (on a quiet machine: it counts time stopped by SIGSTOP too). valid_ppl is the validation perplexity after the
 # last step (tfm train validates at the end); BLEU is sacreBLEU-compatible corpus BLEU on the 302
 # test verses (`tfm eval`), greedy and beam 4.
 #
@@ -24,9 +24,10 @@
 #
 #   bench/recipe.sh NAME STEPS [tfm train flags...]     e.g. bench/recipe.sh w200 700 --warmup 200
 #
-# The demo's flags are tfm train's defaults (pre-LN, d_model 256, 4 heads, 3+3 layers, d_ff 1024,
+# The base recipe is tfm train's defaults (pre-LN, d_model 256, 4 heads, 3+3 layers, d_ff 1024,
 # 8k joint subwords, tied, --batch-tokens 3000, noam --lr 0.32 --warmup 400, label smoothing 0.1,
-# dropout 0.1, clip 1); the flags given are added. Runs niced (a shared machine) on THREADS threads
+# dropout 0.1, clip 1), the demo's before this measurement; scripts/demo now adds --warmup 100
+# --dropout 0. The flags given are added. Runs niced (a shared machine) on THREADS threads
 # (default 2); TFM (default build/tfm), DATA (default data/bible-en-es), PYTHON (default
 # /usr/bin/python3, with torch: Debian's python3-torch).
 set -eu
