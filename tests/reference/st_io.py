@@ -7,8 +7,8 @@ import struct
 import numpy as np
 import torch
 
-_DT = {torch.float32: "F32", torch.uint8: "U8", torch.int32: "I32", torch.int64: "I64"}
-_NP = {"F32": np.float32, "U8": np.uint8, "I32": np.int32, "I64": np.int64}
+_DT = {torch.float32: "F32", torch.float64: "F64", torch.uint8: "U8", torch.int32: "I32", torch.int64: "I64"}
+_NP = {"F32": np.float32, "F64": np.float64, "U8": np.uint8, "I32": np.int32, "I64": np.int64}
 
 
 def save(path, tensors, metadata=None):
