@@ -5,9 +5,10 @@
  * TFM_GEMM=blis in the environment). Internal to src/ops.
  *
  * The math is ops_gemm_serial's (row-major C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C),
- * summed differently from BLIS: every element of C is one chain of fused multiply-adds over
- * k = 0 … K − 1 in order, then alpha · sum + beta · C. That chain does not depend on where the
- * element sits in a register tile, so the AVX-512 and AVX2 kernels give the same bits. */
+ * summed differently from BLIS: every element of C is one chain of fused multiply-adds over k in
+ * order within each chunk of GEMM_SMALL_KC values of k, the first chunk giving alpha · s1 + beta · C
+ * and each later one adding alpha · s_j. That order does not depend on where the element sits in
+ * a register tile, so the AVX-512 and AVX2 kernels give the same bits. */
 #ifndef TFM_OPS_GEMM_SMALL_H
 #define TFM_OPS_GEMM_SMALL_H
 
