@@ -81,6 +81,9 @@ int_least64_t ops_backoff_next(int_least64_t b, int hurt) {
 /* x ← x + (v − x)/4, or v for the first value (x == 0). */
 static double average_in(double x, double v) { return x == 0.0 ? v : x + 0.25 * (v - x); }
 
+/* The moving averages and the backoff are shared by every context of the process and updated by
+ * separate relaxed loads and stores: two reports at the same instant may lose one update. That
+ * only shifts timing decisions (no result depends on them), so no lock or CAS loop is spent here. */
 void ops_team_report(const ops_region_obs *o) {
     if (!region_judged(o)) return; /* a team of one, too few chunks, too short: says nothing */
     const int hurt = ops_region_hurt(o);
