@@ -117,6 +117,13 @@ else
             ct2_ok=1
         fi
         grep -v '^RESULT\|^  first' "$out/ct2_check.log" | sed 's/^/CHECK /' >> "$res" || true
+        # beam 4: how many of tfm's outputs CTranslate2 reproduces (same penalty and stop rule)
+        if [ "$ct2_ok" = 1 ] && "$bench" decode --model "$model" --src "$src" --sentences "$sentences" --reps 1 \
+            --beam 4 --ids-out "$out/tfm_beam4.ids" > "$out/decode_check_beam.log" 2>&1; then
+            "$ct2py" "$here/ct2_decode.py" check-beam "$out/ct2" "$out/tfm_beam4.ids" --beam 4 \
+                > "$out/ct2_check_beam.log" 2>&1 || true
+            grep -v '^RESULT\|^  first' "$out/ct2_check_beam.log" | sed 's/^/CHECK /' >> "$res" || true
+        fi
         [ "$ct2_ok" = 1 ] || echo "SKIP decode impl=ct2: not the same translations as tfm, not timed ($out/ct2_check.log)" >> "$res"
     fi
     for beam in 1 4; do

@@ -57,6 +57,7 @@ static int read_sentences(const char *path, const tfm_tokenizer *tok, int max_le
 int bench_cmd_decode(int argc, char **argv) {
     const char *model_path = NULL, *src_path = NULL, *ids_out = NULL;
     int beam = 1, batch = 1, n = 64, reps = 3;
+    tfm_beam_stop stop = TFM_BEAM_STOP_FINISHED;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--model") == 0 && v) model_path = v, i++;
@@ -66,9 +67,15 @@ int bench_cmd_decode(int argc, char **argv) {
         else if (strcmp(argv[i], "--batch") == 0) batch = bench_int_arg(argv[i], v), i++;
         else if (strcmp(argv[i], "--sentences") == 0) n = bench_int_arg(argv[i], v), i++;
         else if (strcmp(argv[i], "--reps") == 0) reps = bench_int_arg(argv[i], v), i++;
-        else {
+        else if (strcmp(argv[i], "--beam-stop") == 0 && v) {
+            if (tfm_beam_stop_from_name(v, &stop) != TFM_OK) {
+                fprintf(stderr, "bench_tfm decode: --beam-stop: %s\n", tfm_last_error());
+                return 2;
+            }
+            i++;
+        } else {
             fprintf(stderr, "usage: bench_tfm decode --model M --src FILE [--beam K] [--batch B] [--sentences N] "
-                            "[--reps R] [--ids-out FILE]\n");
+                            "[--reps R] [--beam-stop finished|bound] [--ids-out FILE]\n");
             return 2;
         }
     }
@@ -108,10 +115,11 @@ int bench_cmd_decode(int argc, char **argv) {
     }
     tfm_decode_config dc = tfm_decode_config_default();
     dc.beam = beam;
+    dc.beam_stop = stop;
     double src_tokens = 0.0;
     for (int i = 0; i < ns; i++) src_tokens += (double)s[i].len;
-    printf("tfm decode: %s, %d sentences (%.0f source tokens) of %s, beam %d, batch %d, %d threads\n", model_path,
-           ns, src_tokens, src_path, beam, batch, tfm_get_threads());
+    printf("tfm decode: %s, %d sentences (%.0f source tokens) of %s, beam %d (stop rule %s), batch %d, %d threads\n",
+           model_path, ns, src_tokens, src_path, beam, tfm_beam_stop_name(stop), batch, tfm_get_threads());
     size_t out_tokens = 0;
     for (int r = 0; r < reps; r++) {
         const double t0 = bench_now_s();

@@ -3,6 +3,7 @@
 tfm model (bench/ct2_convert.py) exactly as tfm does, then times it like `bench_tfm decode`.
 
     ct2_decode.py check CT2_DIR IDS_FILE [--sentences N] [--tol X]
+    ct2_decode.py check-beam CT2_DIR BEAM_IDS_FILE --beam K
     ct2_decode.py time  CT2_DIR IDS_FILE --beam K --batch B [--reps R] [--threads T]
                         [--compute-type float32|int8]
 
@@ -12,6 +13,12 @@ check: greedy CTranslate2 (beam 1, tfm's length limit floor(1.5·S + 10), one se
 must give the same ids for every sentence, and CTranslate2's own log-probability of tfm's output
 (score_batch, EOS included) must be within --tol (default 1e-3 nats) of tfm's; prints
 "RESULT ct2check ..." and exits 1 on any difference.
+check-beam: BEAM_IDS_FILE is `bench_tfm decode --beam K --batch 1 --ids-out` (tfm's beam-K outputs,
+stop rule "finished"); CTranslate2 decodes each sentence alone at beam K with the same length penalty
+(1: score / length, the length counting EOS as tfm and fairseq count it: return_end_token) and the
+same stop rule (CTranslate2's with a length penalty: K finished hypotheses, patience 1); prints how
+many outputs are identical ("RESULT ct2beamcheck ..."; informational: near-ties of two hypotheses'
+scores may go either way in float).
 time: decodes every sentence, sorted by source length and cut into batches of B (as bench_tfm),
 R times; prints "RESULT decode impl=ct2 ..." with the median and minimum seconds.
 """
@@ -60,7 +67,7 @@ def peak_rss_mib():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("mode", choices=["check", "time"])
+    ap.add_argument("mode", choices=["check", "check-beam", "time"])
     ap.add_argument("ct2_dir")
     ap.add_argument("ids")
     ap.add_argument("--sentences", type=int, default=0)
@@ -104,6 +111,23 @@ def main():
         print(f"RESULT ct2check ok={int(ok)} same={same} sentences={len(rows)} max_dlogp={worst:.3e} "
               f"version={ctranslate2.__version__}")
         return 0 if ok else 1
+    if args.mode == "check-beam":
+        same = 0
+        first_diff = None
+        for k, (src, out, _) in enumerate(rows):
+            r = tr.translate_batch([tokens(src, names)], beam_size=args.beam, max_decoding_length=limit(len(src), max_len),
+                                   return_end_token=True)
+            got = [index[t] for t in r[0].hypotheses[0] if t != "</s>"]
+            if got == out:
+                same += 1
+            elif first_diff is None:
+                first_diff = (k + 1, out, got)
+        print(f"CTranslate2 {ctranslate2.__version__} beam {args.beam}: output identical to tfm's on {same}/{len(rows)} "
+              f"sentences (same length penalty and stop rule)")
+        if first_diff:
+            print(f"  first difference: sentence {first_diff[0]}: tfm {first_diff[1][:20]} ct2 {first_diff[2][:20]}")
+        print(f"RESULT ct2beamcheck same={same} sentences={len(rows)} beam={args.beam}")
+        return 0
     order = sorted(range(len(rows)), key=lambda i: (len(rows[i][0]), i))
     batches = [order[i:i + args.batch] for i in range(0, len(order), args.batch)]
     srcs = [[tokens(rows[i][0], names) for i in b] for b in batches]
@@ -113,8 +137,10 @@ def main():
         t0 = time.perf_counter()
         n_out = 0
         for src, lim in zip(srcs, lims):
-            res = tr.translate_batch(src, beam_size=args.beam, max_batch_size=args.batch, max_decoding_length=lim)
-            n_out += sum(len(x.hypotheses[0]) for x in res)
+            # return_end_token: the length penalty counts EOS, as tfm's (fairseq's); it changes no step count
+            res = tr.translate_batch(src, beam_size=args.beam, max_batch_size=args.batch, max_decoding_length=lim,
+                                     return_end_token=True)
+            n_out += sum(len([t for t in x.hypotheses[0] if t != "</s>"]) for x in res)
         times.append(time.perf_counter() - t0)
         print(f"  rep {r + 1}: {times[-1]:.4f} s, {n_out} output tokens")
     print(f"RESULT decode impl=ct2-{args.compute_type} beam={args.beam} batch={args.batch} sentences={len(rows)} "

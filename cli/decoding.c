@@ -14,6 +14,10 @@ int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc) {
         cli_error(cmd, "--beam must be in [1, 256], --batch-size >= 1, --lenpen, --max-len-a and --max-len-b >= 0");
         return 0;
     }
+    if (f->beam_stop && tfm_beam_stop_from_name(f->beam_stop, &dc->beam_stop) != TFM_OK) {
+        cli_error(cmd, "--beam-stop: %s", tfm_last_error());
+        return 0;
+    }
     return memory_flag_ok(cmd, f->max_memory);
 }
 

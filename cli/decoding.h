@@ -11,14 +11,18 @@ typedef struct {
     float lenpen, max_len_a;
     int no_cache;
     const char *max_memory; /* --max-memory (cli/memory_check.h), NULL: MemAvailable */
+    const char *beam_stop;  /* --beam-stop (tfm_beam_stop's names), NULL: finished */
 } decode_flags;
 
-#define DECODE_FLAGS_DEFAULT {1, 64, 10, 1.0f, 1.5f, 0, NULL}
+#define DECODE_FLAGS_DEFAULT {1, 64, 10, 1.0f, 1.5f, 0, NULL, NULL}
 
 /* The cli_opt entries of the decoding flags (expands to several initialisers). */
 #define DECODE_OPTS(f)                                                                             \
     {"--beam", OPT_INT, &(f).beam, 0, "beam size (1: greedy)"},                                    \
         {"--lenpen", OPT_FLOAT, &(f).lenpen, 0, "length penalty alpha: score / length^alpha"},     \
+        {"--beam-stop", OPT_STR, &(f).beam_stop, 0,                                                \
+         "finished: a sentence stops once K hypotheses ended (fairseq, CTranslate2; default); "   \
+         "bound: once no live beam can beat the best ended one (tensor2tensor; slower)"},          \
         {"--max-len-a", OPT_FLOAT, &(f).max_len_a, 0, "at most a * source tokens + b output tokens"}, \
         {"--max-len-b", OPT_INT, &(f).max_len_b, 0, "(see --max-len-a)"},                          \
         {"--batch-size", OPT_INT, &(f).batch, 0, "sentences decoded together (divided by the beam)"},    \

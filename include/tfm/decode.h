@@ -12,6 +12,20 @@ extern "C" {
 
 /* Thread-safety (tfm/model.h): these calls read the model and write only the context they are
  * given; threads with their own contexts may call them concurrently on one model. */
+
+/** When beam search stops working on a sentence (its result is always its best finished
+ * hypothesis by the length-penalised score):
+ *   TFM_BEAM_STOP_FINISHED  once K hypotheses have finished, an EOS counting only when it is among
+ *                           the K best candidates of a step (fairseq's rule; CTranslate2's with
+ *                           patience 1 and a length penalty). The default: on a trained model a
+ *                           sentence stops a few steps after its best hypothesis ends.
+ *   TFM_BEAM_STOP_BOUND     only when no live beam can still beat the best finished hypothesis:
+ *                           its score can only fall and its length grow to the limit + 1, so
+ *                           score / (limit + 1)^lenpen bounds what it can reach (tensor2tensor's
+ *                           rule, the paper's code). Exact for the beam, often decodes to the
+ *                           length limit with lenpen > 0: 2-3x the steps of FINISHED. */
+typedef enum { TFM_BEAM_STOP_FINISHED = 0, TFM_BEAM_STOP_BOUND = 1 } tfm_beam_stop;
+
 typedef struct {
     int beam;         /* beam size K; 1 is greedy search */
     float lenpen;     /* length penalty α as fairseq's lenpen: a finished hypothesis scores
@@ -21,9 +35,10 @@ typedef struct {
     int max_len_b;    /* never more than the model's max_len − 1 */
     int use_cache;    /* 1: KV cache; 0: recompute the whole prefix every step (the reference path,
                          for tests: it gives the same tokens, only slower) */
+    tfm_beam_stop beam_stop; /* beam > 1: when a sentence stops (above) */
 } tfm_decode_config;
 
-/** beam 1 (greedy), lenpen 1.0, max length 1.5 · source + 10, KV cache on. */
+/** beam 1 (greedy), lenpen 1.0, max length 1.5 · source + 10, KV cache on, beam stop FINISHED. */
 tfm_decode_config tfm_decode_config_default(void);
 
 /** Translates B source rows src (B, S) with the context's model (its KV cache and workspace are

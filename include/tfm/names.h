@@ -7,14 +7,17 @@
  *   tfm_rope_pairing interleaved, half
  *   tfm_optimizer   adam, sgd
  *   tfm_schedule    constant, noam
+ *   tfm_beam_stop   finished, bound
  * For each enum E: tfm_E_name(value) gives the name (NULL for a value outside the enum), and
  * tfm_E_from_name(name, &value) the value. A name that is not in the table gives
  * TFM_ERR_INVALID_ARG with the message "KIND 'NAME' must be A, B or C" (KIND: "arch",
- * "activation", "position encoding", "sinusoidal layout", "rope pairing", "optimizer", "schedule"); *value is then unchanged.
+ * "activation", "position encoding", "sinusoidal layout", "rope pairing", "optimizer", "schedule",
+ * "beam stop rule"); *value is then unchanged.
  * tfm_E_names() lists the names as that English list ("relu or gelu"), for help and messages. */
 #ifndef TFM_NAMES_H
 #define TFM_NAMES_H
 
+#include "tfm/decode.h"
 #include "tfm/model.h"
 #include "tfm/status.h"
 #include "tfm/train.h"
@@ -50,6 +53,10 @@ const char *tfm_optimizer_names(void);
 const char *tfm_schedule_name(tfm_schedule schedule);
 tfm_status tfm_schedule_from_name(const char *name, tfm_schedule *schedule);
 const char *tfm_schedule_names(void);
+
+const char *tfm_beam_stop_name(tfm_beam_stop stop);
+tfm_status tfm_beam_stop_from_name(const char *name, tfm_beam_stop *stop);
+const char *tfm_beam_stop_names(void);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@ static const name_entry k_pe_layout[] = {{TFM_PE_LAYOUT_INTERLEAVED, "interleave
 static const name_entry k_rope_pairing[] = {{TFM_ROPE_INTERLEAVED, "interleaved"}, {TFM_ROPE_HALF, "half"}};
 static const name_entry k_optimizer[] = {{TFM_OPTIMIZER_ADAM, "adam"}, {TFM_OPTIMIZER_SGD, "sgd"}};
 static const name_entry k_schedule[] = {{TFM_SCHEDULE_CONSTANT, "constant"}, {TFM_SCHEDULE_NOAM, "noam"}};
+static const name_entry k_beam_stop[] = {{TFM_BEAM_STOP_FINISHED, "finished"}, {TFM_BEAM_STOP_BOUND, "bound"}};
 
 static const name_table t_arch = TABLE("arch", k_arch, "encoder-decoder, decoder-only or encoder-only");
 static const name_table t_activation = TABLE("activation", k_activation, "relu or gelu");
@@ -44,6 +45,7 @@ static const name_table t_pe_layout = TABLE("sinusoidal layout", k_pe_layout, "i
 static const name_table t_rope_pairing = TABLE("rope pairing", k_rope_pairing, "interleaved or half");
 static const name_table t_optimizer = TABLE("optimizer", k_optimizer, "adam or sgd");
 static const name_table t_schedule = TABLE("schedule", k_schedule, "constant or noam");
+static const name_table t_beam_stop = TABLE("beam stop rule", k_beam_stop, "finished or bound");
 
 static const char *name_of(const name_table *t, int value) {
     for (size_t i = 0; i < t->n; i++)
@@ -124,3 +126,12 @@ tfm_status tfm_schedule_from_name(const char *name, tfm_schedule *schedule) {
     return TFM_OK;
 }
 const char *tfm_schedule_names(void) { return t_schedule.list; }
+
+const char *tfm_beam_stop_name(tfm_beam_stop stop) { return name_of(&t_beam_stop, (int)stop); }
+tfm_status tfm_beam_stop_from_name(const char *name, tfm_beam_stop *stop) {
+    int v = 0;
+    TRY(value_of(&t_beam_stop, name, &v));
+    *stop = (tfm_beam_stop)v;
+    return TFM_OK;
+}
+const char *tfm_beam_stop_names(void) { return t_beam_stop.list; }

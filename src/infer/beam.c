@@ -1,7 +1,9 @@
 /* Beam search (as in Sutskever et al. 2014; Vaswani et al. 2017, §6.1 used beam 4, α 0.6) with
  * fairseq's length penalty: a finished hypothesis scores (Σ log p) / length^α, length counting
  * its tokens and EOS. K live beams per sentence on the KV cache; finished hypotheses are kept
- * apart; a sentence stops when no live beam can beat its best finished hypothesis. */
+ * apart; a sentence stops (tfm_beam_stop) when K hypotheses have finished (fairseq, CTranslate2)
+ * or, with TFM_BEAM_STOP_BOUND, when no live beam can beat its best finished hypothesis
+ * (tensor2tensor). */
 #include "decode_internal.h"
 #include "ops.h"
 
@@ -81,9 +83,10 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     int32_t *best_tok = malloc((size_t)B * (size_t)cap * sizeof *best_tok);
     int *best_len = malloc((size_t)B * sizeof *best_len);
     uint8_t *done = calloc((size_t)B, 1);
+    int *n_finished = calloc((size_t)B, sizeof *n_finished); /* finished hypotheses per sentence */
     tfm_status st = TFM_OK;
     if (!limit || !prefix || (!srcK && !dc->use_cache) || !hist || !hist2 || !score || !score2 || !lse || !idle || !act || !keep || !tok || !parent || !topi || !cands || !best ||
-        !best_tok || !best_len || !done)
+        !best_tok || !best_len || !done || !n_finished)
         st = tfm_set_error(TFM_ERR_NOMEM, "out of memory in beam search");
     if (st == TFM_OK) {
         for (int r = 0; srcK && r < R; r++)
@@ -157,6 +160,7 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                 if (cands[j].token == cfg->eos_id) {
                     /* an EOS among the K best candidates finishes a hypothesis (kept apart) */
                     if (j < K) {
+                        n_finished[i]++;
                         double ns = normalized(cands[j].score, t + 1, dc->lenpen);
                         if (ns > best[i]) {
                             best[i] = ns;
@@ -177,14 +181,20 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                 parent[a * K + k] = a * K + k;
                 tok[a * K + k] = cfg->pad_id;
             }
-            /* early stop: a live beam's score can only fall, and its length grow to at most
-             * limit + 1, so s / (limit + 1)^α bounds what it can still reach (α >= 0, s <= 0) */
-            double bound = -INFINITY;
-            for (int k = 0; k < n_new; k++) {
-                double b = normalized(sc2[k], limit[i] + 1, dc->lenpen);
-                if (b > bound) bound = b;
+            int stop = n_new == 0;
+            if (dc->beam_stop == TFM_BEAM_STOP_BOUND) {
+                /* a live beam's score can only fall, and its length grow to at most limit + 1, so
+                 * s / (limit + 1)^α bounds what it can still reach (α >= 0, s <= 0) */
+                double bound = -INFINITY;
+                for (int k = 0; k < n_new; k++) {
+                    double b = normalized(sc2[k], limit[i] + 1, dc->lenpen);
+                    if (b > bound) bound = b;
+                }
+                stop |= best[i] > -INFINITY && best[i] >= bound;
+            } else {
+                stop |= n_finished[i] >= K;
             }
-            if (n_new == 0 || (best[i] > -INFINITY && best[i] >= bound)) {
+            if (stop) {
                 done[i] = 1;
                 live_sentences--;
                 for (int k = 0; k < K; k++) sc2[k] = -INFINITY;
@@ -241,5 +251,6 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     free(best_tok);
     free(best_len);
     free(done);
+    free(n_finished);
     return st;
 }

@@ -9,6 +9,7 @@ tfm_decode_config tfm_decode_config_default(void) {
     c.max_len_a = 1.5f;
     c.max_len_b = 10;
     c.use_cache = 1;
+    c.beam_stop = TFM_BEAM_STOP_FINISHED;
     return c;
 }
 
@@ -26,6 +27,8 @@ tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *dc, in
               "the length limit a·source + b needs a >= 0 and b >= 0");
     RETURN_IF(!(dc->lenpen >= 0.0f && dc->lenpen <= 10.0f), TFM_ERR_INVALID_ARG, "lenpen must be in [0, 10], got %g",
               (double)dc->lenpen);
+    RETURN_IF(dc->beam_stop != TFM_BEAM_STOP_FINISHED && dc->beam_stop != TFM_BEAM_STOP_BOUND, TFM_ERR_INVALID_ARG,
+              "beam_stop must be TFM_BEAM_STOP_FINISHED or TFM_BEAM_STOP_BOUND, got %d", (int)dc->beam_stop);
     for (size_t i = 0; i < (size_t)B * (size_t)S; i++)
         RETURN_IF(src[i] < 0 || src[i] >= cfg->src_vocab, TFM_ERR_RANGE,
                   "source token id %d at row %zu, position %zu is outside the vocabulary [0, %d)", src[i],

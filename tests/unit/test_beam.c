@@ -5,7 +5,8 @@
  * b1e9608 are printed when they differ (they depend on the training numerics of the kernels, so
  * they are a report, not a check); every sentence alone gives what it gives in the batch; the
  * cache's beam reordering equals a plain gather of the rows for maps with cycles, duplicates,
- * fixed and dead rows. */
+ * fixed and dead rows; the BOUND stop rule never ends with a worse score than FINISHED (both
+ * follow the same beams; BOUND stops only when nothing left can win), and a bad rule is refused. */
 #include "decode_internal.h"
 #include "copy_task.h"
 #include "test_util.h"
@@ -82,6 +83,39 @@ static void pinned_and_alone(tfm_context *ctx) {
     }
 }
 
+/* The two stop rules (tfm_beam_stop) follow the same beams and differ only in when a sentence
+ * stops. If BOUND stops first, nothing FINISHED finds later can beat its best; if FINISHED stops
+ * first, BOUND goes on and can only improve: for every sentence and lenpen, BOUND's score >=
+ * FINISHED's (the outputs may differ; how often is printed). */
+static void stop_rules(tfm_context *ctx) {
+    for (int a = 0; a < 3; a++) {
+        tfm_decode_config dc = tfm_decode_config_default();
+        dc.beam = K;
+        dc.lenpen = a == 0 ? 0.0f : a == 1 ? 0.6f : 1.0f;
+        int32_t of[B * MAXO], ob[B * MAXO];
+        int lf[B], lb[B];
+        double sf[B], sb[B];
+        CHECK(beam_search_scored(ctx, &dc, B, S, SRC, of, MAXO, lf, sf) == TFM_OK, "finished: %s", tfm_last_error());
+        dc.beam_stop = TFM_BEAM_STOP_BOUND;
+        CHECK(beam_search_scored(ctx, &dc, B, S, SRC, ob, MAXO, lb, sb) == TFM_OK, "bound: %s", tfm_last_error());
+        int differ = 0;
+        for (int b = 0; b < B; b++) {
+            CHECK(sb[b] >= sf[b] - 1e-6, "lenpen %g, sentence %d: BOUND scored %.6f, below FINISHED's %.6f",
+                  (double)dc.lenpen, b, sb[b], sf[b]);
+            differ += lf[b] != lb[b] || memcmp(of + b * MAXO, ob + b * MAXO, (size_t)lf[b] * sizeof *of) != 0;
+        }
+        printf("lenpen %g: the stop rules give different outputs for %d of %d sentences\n", (double)dc.lenpen, differ, B);
+    }
+    tfm_decode_config bad = tfm_decode_config_default();
+    bad.beam = K;
+    bad.beam_stop = (tfm_beam_stop)7;
+    int32_t o[B * MAXO];
+    int l[B];
+    CHECK(tfm_model_translate(ctx, &bad, B, S, SRC, o, MAXO, l) == TFM_ERR_INVALID_ARG &&
+              strstr(tfm_last_error(), "beam_stop") != NULL,
+          "a bad stop rule: %s", tfm_last_error());
+}
+
 /* A recognisable value for element j of cached position p of row b in layer l, k or v. */
 static float cell(int l, int kv, size_t b, size_t p, size_t j) {
     return (float)(l * 100000 + kv * 50000 + (int)b * 1000 + (int)p * 37 + (int)j % 37);
@@ -131,6 +165,7 @@ int main(void) {
     tfm_context *ctx = NULL;
     CHECK(m != NULL && tfm_context_create(m, &ctx) == TFM_OK, "training the copy model failed: %s", tfm_last_error());
     if (ctx) pinned_and_alone(ctx);
+    if (ctx) stop_rules(ctx);
     if (ctx) reorder_is_gather(ctx);
     tfm_context_free(ctx);
     tfm_model_free(m);

@@ -37,16 +37,23 @@ static void cache_equals_recompute(tfm_context *m) {
                   o1[0], o1[1], o1[2]);
         }
     }
-    /* beam search with one beam and no length penalty is greedy search (with a length penalty a
-     * single beam may go on past an EOS it already finished, so only α = 0 is comparable) */
-    tfm_decode_config g = tfm_decode_config_default(), b1 = g;
-    b1.beam = 1;
-    b1.lenpen = 0.0f;
-    CHECK(beam_search(m, &b1, B, S, src, o2, MAXO, l2) == TFM_OK, "beam_search K=1: %s", tfm_last_error());
+    /* beam search with one beam is greedy search: with the FINISHED rule (the default) for any
+     * length penalty, since the one beam stops at its first EOS; with the BOUND rule only for
+     * α = 0 (with a length penalty a single beam may go on past an EOS it already finished) */
+    tfm_decode_config g = tfm_decode_config_default();
     CHECK(tfm_model_translate(m, &g, B, S, src, o1, MAXO, l1) == TFM_OK, "greedy");
-    int same = memcmp(l1, l2, sizeof l1) == 0;
-    for (int b = 0; same && b < B; b++) same = memcmp(o1 + b * MAXO, o2 + b * MAXO, (size_t)l1[b] * sizeof(int32_t)) == 0;
-    CHECK(same, "beam search with K=1 differs from greedy");
+    for (int rule = 0; rule < 3; rule++) {
+        tfm_decode_config b1 = g;
+        b1.beam = 1;
+        b1.lenpen = rule == 1 ? 0.0f : rule == 2 ? 0.6f : 1.0f;
+        b1.beam_stop = rule == 1 ? TFM_BEAM_STOP_BOUND : TFM_BEAM_STOP_FINISHED;
+        CHECK(beam_search(m, &b1, B, S, src, o2, MAXO, l2) == TFM_OK, "beam_search K=1: %s", tfm_last_error());
+        int same = memcmp(l1, l2, sizeof l1) == 0;
+        for (int b = 0; same && b < B; b++)
+            same = memcmp(o1 + b * MAXO, o2 + b * MAXO, (size_t)l1[b] * sizeof(int32_t)) == 0;
+        CHECK(same, "beam search with K=1 (stop rule %s, lenpen %g) differs from greedy", tfm_beam_stop_name(b1.beam_stop),
+              (double)b1.lenpen);
+    }
 }
 
 enum { EX_L = 3, EX_NTOK = 3, EX_MAXO = 8 }; /* outputs: ids 3, 4, 5 (pad and BOS are never output) */
@@ -121,6 +128,7 @@ static void exhaustive(void) {
         const int want_len = a ? len1 : len0;
         tfm_decode_config dc = tfm_decode_config_default();
         dc.beam = 32;
+        dc.beam_stop = TFM_BEAM_STOP_BOUND; /* the exact rule: FINISHED may stop before the best */
         dc.lenpen = (float)a;
         dc.max_len_a = 0.0f;
         dc.max_len_b = EX_L;

@@ -176,6 +176,9 @@ static void cache_translate(const char *name, golden_case *g) {
     for (int beam = 1; beam <= 4; beam += 3) {
         tfm_decode_config dc = tfm_decode_config_default();
         dc.beam = beam;
+        /* the bound rule decodes this untrained model's beams on to long outputs, past the clip (the
+         * default stops once 4 hypotheses have ended, here after 4 tokens) */
+        dc.beam_stop = TFM_BEAM_STOP_BOUND;
         CHECK(tfm_model_translate(g->ctx, &dc, B, S, g->src_ids, o1, MAXO, l1) == TFM_OK, "%s: cached beam %d: %s",
               name, beam, tfm_last_error());
         dc.use_cache = 0;
