@@ -1,12 +1,14 @@
-/* How src/ops opens its OpenMP regions, so that the kernels keep their speed on a machine whose
- * cores are shared with other programs (docs/THREADS.md has the measurements behind each number).
+/* How src/ops opens its parallel regions (pool jobs and OpenMP regions), so that the kernels keep
+ * their speed on a machine whose cores are shared with other programs (docs/THREADS.md has the
+ * measurements behind each number).
  *
  *   1. Small loops never open a region: ops_team(work) is 1 below OPS_PAR_MIN_WORK, and a region
- *      of one thread costs nothing to wait for. Pass it as num_threads(ops_team(work)).
- *   2. Regions are split into many chunks handed out dynamically (schedule(dynamic, chunk)), never
- *      into one static half per thread: when another program holds a core, the thread that has
- *      one takes the next chunk instead of the whole region waiting for the thread that lost its
- *      core. OPS_CHUNK_WORK is the work of one chunk.
+ *      of one thread costs nothing to wait for. Pass it as the team of ops_pool_run or as
+ *      num_threads(ops_team(work)).
+ *   2. Regions are split into many chunks handed out dynamically (a pool job's claim counter,
+ *      OpenMP's schedule(dynamic, chunk)), never into one static half per thread: when another
+ *      program holds a core, the thread that has one takes the next chunk instead of the whole
+ *      region waiting for the thread that lost its core. OPS_CHUNK_WORK is the work of one chunk.
  *   3. Chunk boundaries depend only on the tensor sizes, never on the thread count or on which
  *      thread runs a chunk, and no sum is split across chunks in a way that depends on them: the
  *      results are bit-identical for any thread count and any schedule.
@@ -21,8 +23,20 @@
  *      product that was not hurt halves it. During a backoff, products long enough to repay the
  *      measured wait for a helper still open a team (ops_team_long). Timing only: no result
  *      depends on it.
+ *   6. The regions that dominate a training step are jobs of the library's own thread pool
+ *      (pool.h, docs/THREADS.md "The thread pool"): the tiled products (gemm_tiled) and the bias
+ *      gradient of matmul.c, linear_rows.c, both passes of attention_fused.c, fused_ffn.c,
+ *      fused_norm.c and layernorm.c. Its join waits only for chunks a thread has claimed, never
+ *      for a helper that has not arrived (an OpenMP join waits for every thread of the team, and
+ *      beside a busy program one of them may have no core). The other loops of src/ops
+ *      (activations, dropout, residuals, embeddings, positions, softmax, loss, the reference
+ *      attention, the optimiser) are still OpenMP regions as below (not converted yet: the same
+ *      mechanical change, a loop body into a chunk function).
  *
- * Usage, for a loop over n rows of C floats:
+ * Usage, for a pool job: the loop body becomes a static function of (context, chunk index) and
+ *   ops_pool_run(n_chunks, ops_team(work), chunk_fn, &ctx);
+ * with chunks of ops_rows_per_chunk(C) rows or OPS_ELEM_CHUNK elements (as below). For an OpenMP
+ * loop over n rows of C floats:
  *   #pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(C)) num_threads(ops_team(n * C))
  * and for an element-wise loop over n floats:
  *   #pragma omp parallel for schedule(dynamic, OPS_ELEM_CHUNK) num_threads(ops_team(n))
@@ -101,15 +115,15 @@ int_least64_t ops_now_ns(void);
 
 /** The probe of one parallel product that reports to the backoff (ops_team_report): filled by
  * ops_probe_begin before the region, ops_probe_chunk after each chunk inside it, and read by
- * ops_probe_end after the join. Usage:
+ * ops_probe_end after the join. The region is a pool job (pool.h); the probe's caller is the thread
+ * that called ops_pool_run (ops_pool_slot() == 0). Usage:
  *   ops_probe pr;
  *   ops_probe_begin(&pr, team);
- *   #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
- *   for (c = 0; c < chunks; c++) { ...chunk c...; ops_probe_chunk(&pr); }
+ *   pr.got = ops_pool_run(chunks, team, chunk_fn, &ctx);   (chunk_fn ends with ops_probe_chunk)
  *   ops_probe_end(&pr, chunks, work); */
 typedef struct {
     int team;                    /* threads asked for */
-    int got;                     /* threads the runtime gave (written by the caller's thread only) */
+    int got;                     /* the team ops_pool_run ran with (its return value; 1: alone) */
     int_least64_t t0;            /* when the region opened */
     int_least64_t caller_done;   /* when the caller's last chunk ended (caller's thread only) */
     atomic_size_t helper_chunks; /* chunks other threads took */
@@ -122,8 +136,8 @@ static inline void ops_probe_begin(ops_probe *p, int team) {
     atomic_init(&p->helper_chunks, 0);
 }
 
-/** Inside the region, after each chunk: the caller's thread records when its chunk ended and the
- * team it got; another thread counts a helper chunk. */
+/** Inside the region, after each chunk: the caller's thread records when its chunk ended; another
+ * thread counts a helper chunk. */
 void ops_probe_chunk(ops_probe *p);
 
 /** After the join: reports what the region saw (a region that ran on one thread reports nothing). */
