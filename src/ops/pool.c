@@ -291,6 +291,24 @@ int ops_pool_run(size_t n_chunks, int team, ops_pool_fn fn, void *arg) {
     return team;
 }
 
+typedef struct {
+    ops_pool_range_fn fn;
+    void *arg;
+    size_t n, per;
+} range_job;
+
+static void range_chunk(void *arg, size_t c) {
+    const range_job *r = arg;
+    const size_t i0 = c * r->per, i1 = r->n - i0 < r->per ? r->n : i0 + r->per;
+    r->fn(r->arg, i0, i1);
+}
+
+int ops_pool_for(size_t n, size_t per, int team, ops_pool_range_fn fn, void *arg) {
+    if (per == 0) per = 1;
+    range_job r = {fn, arg, n, per};
+    return ops_pool_run(n / per + (n % per != 0), team, range_chunk, &r);
+}
+
 int ops_pool_slot(void) { return t_slot; }
 
 void ops_pool_counts(size_t *parallel, size_t *serial) {

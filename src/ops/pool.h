@@ -33,6 +33,15 @@ typedef void (*ops_pool_fn)(void *arg, size_t chunk);
  * plus the workers that were offered its chunks (each may or may not have taken one). */
 int ops_pool_run(size_t n_chunks, int team, ops_pool_fn fn, void *arg);
 
+/** A range of a loop run by ops_pool_for: items [i0, i1). */
+typedef void (*ops_pool_range_fn)(void *arg, size_t i0, size_t i1);
+
+/** ops_pool_run over a loop of n items cut into chunks of `per` items (the last one shorter):
+ * fn(arg, i0, i1) once for each chunk [i0, i1) = [c·per, min(n, (c + 1)·per)). per = 0 is taken
+ * as 1. For an element-wise loop, per = OPS_ELEM_CHUNK; for rows of C floats, per =
+ * ops_rows_per_chunk(C) (parallel.h). Returns ops_pool_run's team. */
+int ops_pool_for(size_t n, size_t per, int team, ops_pool_range_fn fn, void *arg);
+
 /** Inside a chunk: the index of the thread running it within its job, 0 for the thread that
  * called ops_pool_run (and for every chunk of a job run on the calling thread alone), 1 .. team − 1
  * for the workers; so a job may give each thread its own scratch slot (attention_fused.c). Outside
