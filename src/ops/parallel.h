@@ -1,14 +1,13 @@
-/* How src/ops opens its parallel regions (pool jobs and OpenMP regions), so that the kernels keep
+/* How src/ops opens its parallel regions (jobs of its thread pool), so that the kernels keep
  * their speed on a machine whose cores are shared with other programs (docs/THREADS.md has the
  * measurements behind each number).
  *
  *   1. Small loops never open a region: ops_team(work) is 1 below OPS_PAR_MIN_WORK, and a region
- *      of one thread costs nothing to wait for. Pass it as the team of ops_pool_run or as
- *      num_threads(ops_team(work)).
- *   2. Regions are split into many chunks handed out dynamically (a pool job's claim counter,
- *      OpenMP's schedule(dynamic, chunk)), never into one static half per thread: when another
- *      program holds a core, the thread that has one takes the next chunk instead of the whole
- *      region waiting for the thread that lost its core. OPS_CHUNK_WORK is the work of one chunk.
+ *      of one thread costs nothing to wait for. Pass it as the team of ops_pool_run.
+ *   2. Regions are split into many chunks handed out dynamically (a pool job's claim counter),
+ *      never into one static half per thread: when another program holds a core, the thread
+ *      that has one takes the next chunk instead of the whole region waiting for the thread that
+ *      lost its core. OPS_CHUNK_WORK is the work of one chunk.
  *   3. Chunk boundaries depend only on the tensor sizes, never on the thread count or on which
  *      thread runs a chunk, and no sum is split across chunks in a way that depends on them: the
  *      results are bit-identical for any thread count and any schedule.
@@ -23,23 +22,15 @@
  *      product that was not hurt halves it. During a backoff, products long enough to repay the
  *      measured wait for a helper still open a team (ops_team_long). Timing only: no result
  *      depends on it.
- *   6. The regions that dominate a training step are jobs of the library's own thread pool
- *      (pool.h, docs/THREADS.md "The thread pool"): the tiled products (gemm_tiled) and the bias
- *      gradient of matmul.c, linear_rows.c, both passes of attention_fused.c, fused_ffn.c,
- *      fused_norm.c and layernorm.c. Its join waits only for chunks a thread has claimed, never
- *      for a helper that has not arrived (an OpenMP join waits for every thread of the team, and
- *      beside a busy program one of them may have no core). The other loops of src/ops
- *      (activations, dropout, residuals, embeddings, positions, softmax, loss, the reference
- *      attention, the optimiser) are still OpenMP regions as below (not converted yet: the same
- *      mechanical change, a loop body into a chunk function).
+ *   6. Every parallel loop of src/ops is a job of the library's own thread pool (pool.h,
+ *      docs/THREADS.md "The thread pool"), no longer an OpenMP region: its join waits only for
+ *      chunks a thread has claimed, never for a helper that has not arrived (an OpenMP join waits
+ *      for every thread of the team, and beside a busy program one of them may have no core).
  *
- * Usage, for a pool job: the loop body becomes a static function of (context, chunk index) and
- *   ops_pool_run(n_chunks, ops_team(work), chunk_fn, &ctx);
- * with chunks of ops_rows_per_chunk(C) rows or OPS_ELEM_CHUNK elements (as below). For an OpenMP
- * loop over n rows of C floats:
- *   #pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(C)) num_threads(ops_team(n * C))
- * and for an element-wise loop over n floats:
- *   #pragma omp parallel for schedule(dynamic, OPS_ELEM_CHUNK) num_threads(ops_team(n))
+ * Usage: the loop body becomes a static function of (context, chunk) or (context, range), then
+ *   ops_pool_run(n_chunks, ops_team(work), chunk_fn, &ctx);           (chunk c: any fixed split)
+ *   ops_pool_for(N, ops_rows_per_chunk(C), ops_team(N * C), rows_fn, &ctx);  (rows of C floats)
+ *   ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), range_fn, &ctx);     (element-wise)
  * The team size is read per region from tfm_get_threads() (include/tfm/threads.h). */
 #ifndef TFM_OPS_PARALLEL_H
 #define TFM_OPS_PARALLEL_H
@@ -149,7 +140,7 @@ void ops_probe_end(ops_probe *p, size_t chunks, size_t work);
 #define OPS_MIN_SPEEDUP 1.2 /* a region of several threads must beat its caller alone by this much */
 
 /** Rows per chunk for a loop over rows of `cols` floats: OPS_CHUNK_WORK / cols, at least 1.
- * Returned as int, as schedule(dynamic, chunk) wants. */
+ * (An int, as OpenMP's schedule(dynamic, chunk) wanted.) */
 static inline int ops_rows_per_chunk(size_t cols) {
     const size_t r = cols > 0 ? OPS_CHUNK_WORK / cols : OPS_CHUNK_WORK;
     return r > 0 ? (int)r : 1;
