@@ -3,7 +3,12 @@
  * thread, in order; jobs from several threads at once all complete (one gets the pool, the others
  * run alone); and a worker that wakes late never runs a chunk twice or a chunk of the wrong job
  * (100,000 tiny jobs in a tight loop, each counting its own chunks). Also: ops_pool_slot gives each
- * thread of a job a distinct slot below its team. */
+ * thread of a job a slot below its team, and ops_pool_for covers its loop with its ranges once.
+ *
+ * Under ThreadSanitizer (the pool alone; libgomp is not instrumented, so not the whole library):
+ *   printf 'void tfm_set_threads(int n){(void)n;}\n' > /tmp/stub.c
+ *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -g -fsanitize=thread -Isrc/ops -Isrc/core -Iinclude \
+ *     -Itests/unit src/ops/pool.c tests/unit/test_pool.c /tmp/stub.c -lpthread -lm -o /tmp/test_pool_tsan */
 #include "pool.h"
 #include "test_util.h"
 #include "tfm/threads.h"
@@ -210,8 +215,44 @@ static void stale_workers(void) {
     tfm_set_threads(0);
 }
 
+/* ---- ops_pool_for: ranges of a fixed size, each item once --------------------------------------- */
+
+enum { FOR_MAX = 3 * 4096 + 7 };
+
+typedef struct {
+    atomic_int hits[FOR_MAX];
+    atomic_int bad; /* a range of the wrong length or out of [0, n) */
+    size_t n, per;
+} for_job;
+
+static void for_range(void *arg, size_t i0, size_t i1) {
+    for_job *j = arg;
+    const size_t per = j->per ? j->per : 1;
+    if (i0 % per != 0 || i1 > j->n || i1 <= i0 || (i1 - i0 != per && i1 != j->n)) atomic_fetch_add(&j->bad, 1);
+    for (size_t i = i0; i < i1 && i < FOR_MAX; i++) atomic_fetch_add(&j->hits[i], 1);
+}
+
+static void ranges(void) {
+    static for_job j;
+    const size_t ns[] = {0, 1, 5, 4096, FOR_MAX};
+    const size_t pers[] = {0, 1, 7, 4096};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t b = 0; b < sizeof pers / sizeof pers[0]; b++) {
+            for (size_t i = 0; i < FOR_MAX; i++) atomic_init(&j.hits[i], 0);
+            atomic_init(&j.bad, 0);
+            j.n = ns[a];
+            j.per = pers[b];
+            ops_pool_for(j.n, j.per, 3, for_range, &j);
+            int once = atomic_load(&j.bad) == 0;
+            for (size_t i = 0; i < FOR_MAX; i++)
+                if (atomic_load(&j.hits[i]) != (i < j.n ? 1 : 0)) once = 0;
+            CHECK(once, "ops_pool_for n %zu per %zu: every item once, in ranges of per", j.n, j.per);
+        }
+}
+
 int main(void) {
     exactly_once();
+    ranges();
     nested();
     concurrent();
     stale_workers();
