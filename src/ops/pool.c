@@ -63,7 +63,8 @@ typedef struct {
     int n_workers;                       /* workers started (changed only under `busy`) */
     int create_failed;                   /* pthread_create failed once: stop trying */
     int atfork_set;
-    atomic_size_t jobs_parallel, jobs_serial;
+    /* ops_pool_counts, on a line of their own: every call counts, from any thread */
+    _Alignas(64) atomic_size_t jobs_parallel, jobs_serial;
 } pool_state;
 
 static pool_state g_pool;
