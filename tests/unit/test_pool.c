@@ -3,7 +3,8 @@
  * thread, in order; jobs from several threads at once all complete (one gets the pool, the others
  * run alone); and a worker that wakes late never runs a chunk twice or a chunk of the wrong job
  * (100,000 tiny jobs in a tight loop, each counting its own chunks). Also: ops_pool_slot gives each
- * thread of a job a slot below its team, and ops_pool_for covers its loop with its ranges once.
+ * thread of a job a slot below its team, ops_pool_for covers its loop with its ranges once, and a
+ * child of fork() runs jobs with workers of its own.
  *
  * Under ThreadSanitizer (the pool alone; libgomp is not instrumented, so not the whole library):
  *   printf 'void tfm_set_threads(int n){(void)n;}\n' > /tmp/stub.c
@@ -16,6 +17,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 enum { MAX_CHUNKS = 1000 };
 
@@ -250,8 +253,47 @@ static void ranges(void) {
         }
 }
 
+/* ---- fork: the child has none of the parent's workers and starts its own ---------------------- */
+
+/* ThreadSanitizer cannot start threads in the child of a multi-threaded fork: the case is skipped. */
+#if defined(__SANITIZE_THREAD__)
+#define POOL_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define POOL_TEST_TSAN 1
+#endif
+#endif
+
+static void forked(void) {
+#ifndef POOL_TEST_TSAN
+    tfm_set_threads(4);
+    static count_job j;
+    job_init(&j, 200, 4);
+    ops_pool_run(200, 4, count_chunk, &j); /* the parent's workers exist */
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == 0) { /* the child: jobs must still complete, offered to new workers */
+        int ok = 1;
+        for (int r = 0; r < 50; r++) {
+            job_init(&j, 200, 4);
+            ops_pool_run(200, 4, count_chunk, &j);
+            ok &= job_ok(&j);
+        }
+        _exit(ok ? 0 : 1);
+    }
+    CHECK(pid > 0, "fork failed");
+    if (pid > 0) {
+        int status = 0;
+        CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "fork: the child's jobs did not run every chunk exactly once (status %d)", status);
+    }
+    tfm_set_threads(0);
+#endif
+}
+
 int main(void) {
     exactly_once();
+    forked();
     ranges();
     nested();
     concurrent();
