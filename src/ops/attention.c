@@ -7,6 +7,7 @@
  * pointer test. */
 #include "ops.h"
 #include "parallel.h"
+#include "pool.h"
 
 #include <math.h>
 
@@ -144,44 +145,81 @@ static void attn_scores(float *P, const float *Q, const float *K, const attn_arg
     for (size_t t = 0; t < T; t++) softmax_row_masked(P + t * S, pad, S, key_limit(a, t));
 }
 
+/* A reference attention pass, as its chunks see it (pool.h): chunk p is the pair (b, h) =
+ * (p / H, p % H); rel_table_grads' chunk c is table row lo + c. */
+typedef struct {
+    const attn_args *a;
+    float scale;
+    float *out, *probs, *probs_drop;             /* forward: written */
+    float *dq, *dk, *dv, *dprobs;                /* backward */
+    const float *dout, *probs_c, *probs_drop_c;  /* backward: read */
+    const float *dS_c;                           /* rel_table_grads: the scores' gradients */
+    const float *q, *k, *v;
+    size_t lo;                                   /* rel_table_grads: the first row */
+} ref_job;
+
+static void forward_pair(void *arg, size_t pair) {
+    const ref_job *j = arg;
+    const attn_args *a = j->a;
+    const size_t T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, b = pair / H, h = pair % H;
+    const float p = a->dropout_p;
+    const int drop = p > 0.0f && j->probs_drop != NULL;
+    const float keep_scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
+    const size_t off = ((b * H + h) * T) * S; /* first element of this (b, h) in [B,H,T,S] */
+    float *P = j->probs + off;                /* (T, S) */
+    const float *Q = j->q + b * a->q_bstride + h * d_k;
+    const size_t kb = a->kv_row ? (size_t)a->kv_row[b] : b; /* the row of its keys/values */
+    const float *K = j->k + kb * a->kv_bstride + h * d_k;
+    const float *Vh = j->v + kb * a->kv_bstride + h * d_k;
+    float *O = j->out + b * T * d + h * d_k;
+    if (T == 0) return;
+    if (S == 0 || d_k == 0) { /* no keys: a zero output */
+        for (size_t t = 0; t < T; t++)
+            for (size_t c = 0; c < d_k; c++) O[t * d + c] = 0.0f;
+        return;
+    }
+    attn_scores(P, Q, K, a, b, kb, h, j->scale);
+    const float *Pv = P; /* the weights that multiply V */
+    if (j->probs_drop) {
+        float *Pd = j->probs_drop + off;
+        for (size_t i = 0; i < T * S; i++)
+            Pd[i] = !drop ? P[i] : dropout_keep(a->dropout_seed, off + i, p) ? P[i] * keep_scale : 0.0f;
+        Pv = Pd;
+    }
+    if (T == 1)
+        attn_row_values(O, Pv, Vh, S, d_k, a->kv_stride);
+    else
+        ops_gemm_serial(0, 0, T, d_k, S, 1.0f, Pv, S, Vh, a->kv_stride, 0.0f, O, d);
+    if (a->rel_v) rel_add_rows(O, d, Pv, a->rel_v, 1.0f, a);
+}
+
 void attn_forward(float *out, float *probs, float *probs_drop, const float *q, const float *k,
                   const float *v, const attn_args *a) {
-    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
-    const float scale = 1.0f / sqrtf((float)d_k);
-    const float p = a->dropout_p;
-    const int drop = p > 0.0f && probs_drop != NULL;
-    const float keep_scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
-#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_team(B * H * T * S * d_k))
-    for (size_t b = 0; b < B; b++) {
-        for (size_t h = 0; h < H; h++) {
-            const size_t off = ((b * H + h) * T) * S; /* first element of this (b, h) in [B,H,T,S] */
-            float *P = probs + off;                   /* (T, S) */
-            const float *Q = q + b * a->q_bstride + h * d_k;
-            const size_t kb = a->kv_row ? (size_t)a->kv_row[b] : b; /* the row of its keys/values */
-            const float *K = k + kb * a->kv_bstride + h * d_k;
-            const float *Vh = v + kb * a->kv_bstride + h * d_k;
-            float *O = out + b * T * d + h * d_k;
-            if (T == 0) continue;
-            if (S == 0 || d_k == 0) { /* no keys: a zero output */
-                for (size_t t = 0; t < T; t++)
-                    for (size_t c = 0; c < d_k; c++) O[t * d + c] = 0.0f;
-                continue;
+    ref_job j = {.a = a, .scale = 1.0f / sqrtf((float)a->d_k), .out = out, .probs = probs,
+                 .probs_drop = probs_drop, .q = q, .k = k, .v = v};
+    ops_pool_run(a->B * a->H, ops_team(a->B * a->H * a->T * a->S * a->d_k), forward_pair, &j);
+}
+
+/* Row lo + c of rel_table_grads (below): summed in the order b, h, t. */
+static void rel_table_row(void *arg, size_t c) {
+    const ref_job *j = arg;
+    const attn_args *a = j->a;
+    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, k = a->rel_clip, r = j->lo + c;
+    float *gk = a->drel_k ? a->drel_k + r * d_k : NULL;
+    float *gv = a->drel_v ? a->drel_v + r * d_k : NULL;
+    for (size_t b = 0; b < B; b++)
+        for (size_t h = 0; h < H; h++)
+            for (size_t t = 0; t < T; t++) {
+                size_t s0, s1;
+                rel_keys(a->q_pos0 + t, k, key_limit(a, t), r, &s0, &s1);
+                if (s0 == s1) continue;
+                const size_t row = ((b * H + h) * T + t) * S;
+                if (gk) {
+                    const float w = sum_f(j->dS_c + row, s0, s1);
+                    axpy_f(gk, j->scale * w, j->q + b * a->q_bstride + t * a->q_stride + h * d_k, d_k);
+                }
+                if (gv) axpy_f(gv, sum_f(j->probs_drop_c + row, s0, s1), j->dout + (b * T + t) * d + h * d_k, d_k);
             }
-            attn_scores(P, Q, K, a, b, kb, h, scale);
-            const float *Pv = P; /* the weights that multiply V */
-            if (probs_drop) {
-                float *Pd = probs_drop + off;
-                for (size_t i = 0; i < T * S; i++)
-                    Pd[i] = !drop ? P[i] : dropout_keep(a->dropout_seed, off + i, p) ? P[i] * keep_scale : 0.0f;
-                Pv = Pd;
-            }
-            if (T == 1)
-                attn_row_values(O, Pv, Vh, S, d_k, a->kv_stride);
-            else
-                ops_gemm_serial(0, 0, T, d_k, S, 1.0f, Pv, S, Vh, a->kv_stride, 0.0f, O, d);
-            if (a->rel_v) rel_add_rows(O, d, Pv, a->rel_v, 1.0f, a);
-        }
-    }
 }
 
 /* The table gradients of the relative terms, after the per-(b, h) backward left dS in dprobs:
@@ -191,7 +229,7 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
  * summed by one thread in a fixed order, so the result does not depend on the thread count. */
 static void rel_table_grads(const float *dprobs, const float *Pd_all, const float *dout, const float *q,
                             const attn_args *a, float scale) {
-    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, k = a->rel_clip;
+    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, k = a->rel_clip;
     size_t lo = 2 * k + 1, hi = 0; /* the rows [lo, hi) some query reaches */
     for (size_t t = 0; t < T; t++) {
         size_t r0, r1;
@@ -201,68 +239,58 @@ static void rel_table_grads(const float *dprobs, const float *Pd_all, const floa
     }
     if (lo >= hi) return;
     const size_t R = hi - lo;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(B * H * T * (S + R * d_k)))
-    for (size_t r = lo; r < hi; r++) {
-        float *gk = a->drel_k ? a->drel_k + r * d_k : NULL;
-        float *gv = a->drel_v ? a->drel_v + r * d_k : NULL;
-        for (size_t b = 0; b < B; b++)
-            for (size_t h = 0; h < H; h++)
-                for (size_t t = 0; t < T; t++) {
-                    size_t s0, s1;
-                    rel_keys(a->q_pos0 + t, k, key_limit(a, t), r, &s0, &s1);
-                    if (s0 == s1) continue;
-                    const size_t row = ((b * H + h) * T + t) * S;
-                    if (gk) {
-                        const float w = sum_f(dprobs + row, s0, s1);
-                        axpy_f(gk, scale * w, q + b * a->q_bstride + t * a->q_stride + h * d_k, d_k);
-                    }
-                    if (gv) axpy_f(gv, sum_f(Pd_all + row, s0, s1), dout + (b * T + t) * d + h * d_k, d_k);
-                }
+    ref_job j = {.a = a, .scale = scale, .dS_c = dprobs, .probs_drop_c = Pd_all, .dout = dout, .q = q,
+                 .lo = lo};
+    ops_pool_run(R, ops_team(B * H * T * (S + R * d_k)), rel_table_row, &j);
+}
+
+static void backward_pair(void *arg, size_t pair) {
+    const ref_job *j = arg;
+    const attn_args *a = j->a;
+    const size_t T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, b = pair / H, h = pair % H;
+    const size_t qs = a->q_stride, kvs = a->kv_stride;
+    const float scale = j->scale;
+    const size_t off = ((b * H + h) * T) * S;
+    const float *P = j->probs_c + off;                              /* (T, S) softmax output */
+    const float *Pd = j->probs_drop_c ? j->probs_drop_c + off : P; /* (T, S) what multiplied V */
+    float *dS = j->dprobs + off;                                    /* (T, S) workspace */
+    const float *Q = j->q + b * a->q_bstride + h * d_k;             /* (T, d_k), ld q_stride */
+    const float *K = j->k + b * a->kv_bstride + h * d_k;            /* (S, d_k), ld kv_stride */
+    const float *Vh = j->v + b * a->kv_bstride + h * d_k;
+    const float *dO = j->dout + b * T * d + h * d_k; /* (T, d_k), ld d */
+    float *dQ = j->dq + b * a->q_bstride + h * d_k;
+    float *dK = j->dk + b * a->kv_bstride + h * d_k;
+    float *dV = j->dv + b * a->kv_bstride + h * d_k;
+    /* out = P'·V:  dV += P'ᵀ·dO,  dP' = dO·Vᵀ */
+    ops_gemm_serial(1, 0, S, d_k, T, 1.0f, Pd, S, dO, d, 1.0f, dV, kvs);
+    ops_gemm_serial(0, 1, T, S, d_k, 1.0f, dO, d, Vh, kvs, 0.0f, dS, S);
+    if (a->rel_v) rel_add_dots(dS, dO, d, a->rel_v, 1.0f, a); /* out += P'·a^V: dP' += dO·a^Vᵀ */
+    /* Softmax backward through the dropout P' = P ⊙ M/(1−p): with dP = dP' ⊙ M/(1−p),
+     * P ⊙ dP = P' ⊙ dP', so dS = P ⊙ (dP − Σ P ⊙ dP) = P' ⊙ dP' − P · Σ(P' ⊙ dP').
+     * Masked keys and fully masked rows have P = P' = 0: zero gradient, never NaN.
+     * dS is dL/d(score), the bias gradient too (score = QKᵀ/√d_k + bias). */
+    for (size_t t = 0; t < T; t++) {
+        float *ds = dS + t * S;
+        const float *pr = P + t * S, *pd = Pd + t * S;
+        double dot = 0.0;
+        for (size_t s = 0; s < S; s++) dot += (double)pd[s] * (double)ds[s];
+        const float fdot = (float)dot;
+        for (size_t s = 0; s < S; s++) ds[s] = pd[s] * ds[s] - pr[s] * fdot;
     }
+    /* scores = Q·Kᵀ/√d_k:  dQ += dS·K/√d_k,  dK += dSᵀ·Q/√d_k */
+    ops_gemm_serial(0, 0, T, d_k, S, scale, dS, S, K, kvs, 1.0f, dQ, qs);
+    ops_gemm_serial(1, 0, S, d_k, T, scale, dS, S, Q, qs, 1.0f, dK, kvs);
+    if (a->rel_k) rel_add_rows(dQ, qs, dS, a->rel_k, scale, a); /* scores += Q·a^Kᵀ/√d_k */
 }
 
 void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout, const float *probs,
                    const float *probs_drop, const float *q, const float *k, const float *v, const attn_args *a) {
-    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
+    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k;
     if (T == 0 || S == 0 || d_k == 0) return; /* no keys: the output was a constant zero */
     const float scale = 1.0f / sqrtf((float)d_k);
-    const size_t qs = a->q_stride, kvs = a->kv_stride;
-#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(ops_team(B * H * T * S * d_k))
-    for (size_t b = 0; b < B; b++) {
-        for (size_t h = 0; h < H; h++) {
-            const size_t off = ((b * H + h) * T) * S;
-            const float *P = probs + off;                        /* (T, S) softmax output */
-            const float *Pd = probs_drop ? probs_drop + off : P; /* (T, S) what multiplied V */
-            float *dS = dprobs + off;                            /* (T, S) workspace */
-            const float *Q = q + b * a->q_bstride + h * d_k;     /* (T, d_k), ld q_stride */
-            const float *K = k + b * a->kv_bstride + h * d_k;    /* (S, d_k), ld kv_stride */
-            const float *Vh = v + b * a->kv_bstride + h * d_k;
-            const float *dO = dout + b * T * d + h * d_k; /* (T, d_k), ld d */
-            float *dQ = dq + b * a->q_bstride + h * d_k;
-            float *dK = dk + b * a->kv_bstride + h * d_k;
-            float *dV = dv + b * a->kv_bstride + h * d_k;
-            /* out = P'·V:  dV += P'ᵀ·dO,  dP' = dO·Vᵀ */
-            ops_gemm_serial(1, 0, S, d_k, T, 1.0f, Pd, S, dO, d, 1.0f, dV, kvs);
-            ops_gemm_serial(0, 1, T, S, d_k, 1.0f, dO, d, Vh, kvs, 0.0f, dS, S);
-            if (a->rel_v) rel_add_dots(dS, dO, d, a->rel_v, 1.0f, a); /* out += P'·a^V: dP' += dO·a^Vᵀ */
-            /* Softmax backward through the dropout P' = P ⊙ M/(1−p): with dP = dP' ⊙ M/(1−p),
-             * P ⊙ dP = P' ⊙ dP', so dS = P ⊙ (dP − Σ P ⊙ dP) = P' ⊙ dP' − P · Σ(P' ⊙ dP').
-             * Masked keys and fully masked rows have P = P' = 0: zero gradient, never NaN.
-             * dS is dL/d(score), the bias gradient too (score = QKᵀ/√d_k + bias). */
-            for (size_t t = 0; t < T; t++) {
-                float *ds = dS + t * S;
-                const float *pr = P + t * S, *pd = Pd + t * S;
-                double dot = 0.0;
-                for (size_t s = 0; s < S; s++) dot += (double)pd[s] * (double)ds[s];
-                const float fdot = (float)dot;
-                for (size_t s = 0; s < S; s++) ds[s] = pd[s] * ds[s] - pr[s] * fdot;
-            }
-            /* scores = Q·Kᵀ/√d_k:  dQ += dS·K/√d_k,  dK += dSᵀ·Q/√d_k */
-            ops_gemm_serial(0, 0, T, d_k, S, scale, dS, S, K, kvs, 1.0f, dQ, qs);
-            ops_gemm_serial(1, 0, S, d_k, T, scale, dS, S, Q, qs, 1.0f, dK, kvs);
-            if (a->rel_k) rel_add_rows(dQ, qs, dS, a->rel_k, scale, a); /* scores += Q·a^Kᵀ/√d_k */
-        }
-    }
+    ref_job j = {.a = a, .scale = scale, .dq = dq, .dk = dk, .dv = dv, .dprobs = dprobs, .dout = dout,
+                 .probs_c = probs, .probs_drop_c = probs_drop, .q = q, .k = k, .v = v};
+    ops_pool_run(B * H, ops_team(B * H * T * S * d_k), backward_pair, &j);
     if ((a->rel_k && a->drel_k) || (a->rel_v && a->drel_v)) {
         attn_args g = *a;
         if (!a->rel_k) g.drel_k = NULL;

@@ -10,10 +10,10 @@
 #include "core_internal.h"
 #include "ops.h"
 #include "parallel.h"
+#include "pool.h"
 #include "vmath.h"
 
 #include <math.h>
-#include <omp.h>
 
 /* The tiles of an attention of T queries over S keys: bq = min(T, BQ) rows of bk = min(S, BK)
  * columns, bk also their row stride, so short sequences take small tiles (at least 1 × 1). */
@@ -132,34 +132,48 @@ static void fwd_tile(float *O, float *lse, const float *Q, const float *K, const
     }
 }
 
+/* One fused attention pass (forward or backward), as its chunks see it: chunk p is the pair
+ * (b, h) = (p / H, p % H), run with the scratch slot of the thread running it (ops_pool_slot). */
+typedef struct {
+    const attn_args *a;
+    float *ws;
+    float scale;
+    float *out, *lse;                /* forward: written */
+    float *dq, *dk, *dv;             /* backward: accumulated */
+    const float *dout, *out_c, *lse_c; /* backward: read */
+    const float *q, *k, *v;
+} fused_job;
+
+static void fwd_pair(void *arg, size_t p) {
+    const fused_job *j = arg;
+    const attn_args *a = j->a;
+    const size_t T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, b = p / H, h = p % H;
+    float *w = j->ws + (size_t)ops_pool_slot() * slot_floats(T, S);
+    float *O = j->out + b * T * d + h * d_k;
+    float *L = j->lse + (b * H + h) * T;
+    if (T == 0) return;
+    if (S == 0 || d_k == 0) { /* no keys: a zero output */
+        for (size_t t = 0; t < T; t++) {
+            for (size_t c = 0; c < d_k; c++) O[t * d + c] = 0.0f;
+            L[t] = INFINITY;
+        }
+        return;
+    }
+    const float *Q = j->q + b * a->q_bstride + h * d_k;
+    const float *K = j->k + b * a->kv_bstride + h * d_k;
+    const float *Vh = j->v + b * a->kv_bstride + h * d_k;
+    for (size_t t0 = 0; t0 < T; t0 += ATTN_FUSED_BQ) {
+        const size_t nq = T - t0 < ATTN_FUSED_BQ ? T - t0 : ATTN_FUSED_BQ;
+        fwd_tile(O, L, Q, K, Vh, a, b, h, t0, nq, w, j->scale);
+    }
+}
+
 void attn_fused_forward(float *out, float *lse, const float *q, const float *k, const float *v, const attn_args *a,
                         float *ws, int slots) {
     TFM_ASSERT(!a->rel_k && !a->rel_v && !a->kv_row); /* not served here: the reference path */
-    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
-    const float scale = 1.0f / sqrtf((float)d_k);
-#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(team_of(a, slots))
-    for (size_t b = 0; b < B; b++) {
-        for (size_t h = 0; h < H; h++) {
-            float *w = ws + (size_t)omp_get_thread_num() * slot_floats(T, S);
-            float *O = out + b * T * d + h * d_k;
-            float *L = lse + (b * H + h) * T;
-            if (T == 0) continue;
-            if (S == 0 || d_k == 0) { /* no keys: a zero output */
-                for (size_t t = 0; t < T; t++) {
-                    for (size_t c = 0; c < d_k; c++) O[t * d + c] = 0.0f;
-                    L[t] = INFINITY;
-                }
-                continue;
-            }
-            const float *Q = q + b * a->q_bstride + h * d_k;
-            const float *K = k + b * a->kv_bstride + h * d_k;
-            const float *Vh = v + b * a->kv_bstride + h * d_k;
-            for (size_t t0 = 0; t0 < T; t0 += ATTN_FUSED_BQ) {
-                const size_t nq = T - t0 < ATTN_FUSED_BQ ? T - t0 : ATTN_FUSED_BQ;
-                fwd_tile(O, L, Q, K, Vh, a, b, h, t0, nq, w, scale);
-            }
-        }
-    }
+    fused_job j = {.a = a, .ws = ws, .scale = 1.0f / sqrtf((float)a->d_k), .out = out, .lse = lse, .q = q,
+                   .k = k, .v = v};
+    ops_pool_run(a->B * a->H, team_of(a, slots), fwd_pair, &j);
 }
 
 /* Backward of one (b, h), queries [t0, t0 + nq): Alg. 4's body for every key tile the queries see.
@@ -215,28 +229,30 @@ static void bwd_tile(float *dQ, float *dK, float *dV, const float *dO, const flo
     }
 }
 
+static void bwd_pair(void *arg, size_t p) {
+    const fused_job *j = arg;
+    const attn_args *a = j->a;
+    const size_t T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, b = p / H, h = p % H;
+    float *w = j->ws + (size_t)ops_pool_slot() * slot_floats(T, S);
+    const float *Q = j->q + b * a->q_bstride + h * d_k;
+    const float *K = j->k + b * a->kv_bstride + h * d_k;
+    const float *Vh = j->v + b * a->kv_bstride + h * d_k;
+    const float *dO = j->dout + b * T * d + h * d_k, *O = j->out_c + b * T * d + h * d_k;
+    const float *L = j->lse_c + (b * H + h) * T;
+    float *dQ = j->dq + b * a->q_bstride + h * d_k;
+    float *dK = j->dk + b * a->kv_bstride + h * d_k;
+    float *dV = j->dv + b * a->kv_bstride + h * d_k;
+    for (size_t t0 = 0; t0 < T; t0 += ATTN_FUSED_BQ) {
+        const size_t nq = T - t0 < ATTN_FUSED_BQ ? T - t0 : ATTN_FUSED_BQ;
+        bwd_tile(dQ, dK, dV, dO, O, L, Q, K, Vh, a, b, h, t0, nq, w, j->scale);
+    }
+}
+
 void attn_fused_backward(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
                          const float *q, const float *k, const float *v, const attn_args *a, float *ws, int slots) {
     TFM_ASSERT(!a->rel_k && !a->rel_v && !a->kv_row); /* not served here: the reference path */
-    const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
-    if (T == 0 || S == 0 || d_k == 0) return; /* no keys: the output was a constant zero */
-    const float scale = 1.0f / sqrtf((float)d_k);
-#pragma omp parallel for schedule(dynamic, 1) collapse(2) num_threads(team_of(a, slots))
-    for (size_t b = 0; b < B; b++) {
-        for (size_t h = 0; h < H; h++) {
-            float *w = ws + (size_t)omp_get_thread_num() * slot_floats(T, S);
-            const float *Q = q + b * a->q_bstride + h * d_k;
-            const float *K = k + b * a->kv_bstride + h * d_k;
-            const float *Vh = v + b * a->kv_bstride + h * d_k;
-            const float *dO = dout + b * T * d + h * d_k, *O = out + b * T * d + h * d_k;
-            const float *L = lse + (b * H + h) * T;
-            float *dQ = dq + b * a->q_bstride + h * d_k;
-            float *dK = dk + b * a->kv_bstride + h * d_k;
-            float *dV = dv + b * a->kv_bstride + h * d_k;
-            for (size_t t0 = 0; t0 < T; t0 += ATTN_FUSED_BQ) {
-                const size_t nq = T - t0 < ATTN_FUSED_BQ ? T - t0 : ATTN_FUSED_BQ;
-                bwd_tile(dQ, dK, dV, dO, O, L, Q, K, Vh, a, b, h, t0, nq, w, scale);
-            }
-        }
-    }
+    if (a->T == 0 || a->S == 0 || a->d_k == 0) return; /* no keys: the output was a constant zero */
+    fused_job j = {.a = a, .ws = ws, .scale = 1.0f / sqrtf((float)a->d_k), .dq = dq, .dk = dk, .dv = dv,
+                   .dout = dout, .out_c = out, .lse_c = lse, .q = q, .k = k, .v = v};
+    ops_pool_run(a->B * a->H, team_of(a, slots), bwd_pair, &j);
 }

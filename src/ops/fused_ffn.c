@@ -9,6 +9,7 @@
  * compares the two bit for bit. docs/KERNELS.md, section "Element-wise". */
 #include "ops.h"
 #include "parallel.h"
+#include "pool.h"
 
 #include <math.h>
 
@@ -36,6 +37,35 @@ static inline float dact_of(float x, int gelu) {
     return cdf + x * pdf;
 }
 
+/* ffn_act_dropout_forward's pass with dropout, as its chunks see it. */
+typedef struct {
+    float *act;
+    uint8_t *mask;
+    const float *pre;
+    int gelu;
+    float p, scale;
+    uint64_t seed;
+    size_t n;
+} act_drop_job;
+
+/* Elements OPS_ELEM_CHUNK·c .. of an act_drop_job (dropout_keep numbers them as the whole call). */
+static void act_drop_chunk(void *arg, size_t c) {
+    const act_drop_job *j = arg;
+    const size_t i0 = c * OPS_ELEM_CHUNK, i1 = j->n - i0 < OPS_ELEM_CHUNK ? j->n : i0 + OPS_ELEM_CHUNK;
+    float *act = j->act;
+    uint8_t *mask = j->mask;
+    const float *pre = j->pre;
+    const float p = j->p, scale = j->scale;
+    const uint64_t seed = j->seed;
+    const int gelu = j->gelu;
+    for (size_t i = i0; i < i1; i++) {
+        const int keep = dropout_keep(seed, i, p);
+        const float a = act_of(pre[i], gelu);
+        act[i] = keep ? a * scale : 0.0f;
+        mask[i] = (uint8_t)keep;
+    }
+}
+
 void ffn_act_dropout_forward(float *act, uint8_t *mask, const float *pre, int gelu, float p, uint64_t seed,
                              size_t n) {
     if (!mask || p <= 0.0f) { /* inference, or no dropout: the activation alone */
@@ -49,14 +79,8 @@ void ffn_act_dropout_forward(float *act, uint8_t *mask, const float *pre, int ge
         dropout_forward(act, mask, pre, p, seed, n);
         return;
     }
-    const float scale = 1.0f / (1.0f - p);
-#pragma omp parallel for schedule(dynamic, OPS_ELEM_CHUNK) num_threads(ops_team(n))
-    for (size_t i = 0; i < n; i++) {
-        const int keep = dropout_keep(seed, i, p);
-        const float a = act_of(pre[i], gelu);
-        act[i] = keep ? a * scale : 0.0f;
-        mask[i] = (uint8_t)keep;
-    }
+    act_drop_job j = {act, mask, pre, gelu, p, 1.0f / (1.0f - p), seed, n};
+    ops_pool_run((n + OPS_ELEM_CHUNK - 1) / OPS_ELEM_CHUNK, ops_team(n), act_drop_chunk, &j);
 }
 
 /* Columns per chunk of the backward pass: each chunk owns the bias-gradient sums of its columns
@@ -97,26 +121,41 @@ static void gelu_cols(float *dpre, double *acc, const float *dact, const uint8_t
     }
 }
 
+/* ffn_act_dropout_backward's pass, as its chunks see it (mask NULL: no dropout). */
+typedef struct {
+    float *dpre, *dbias;
+    const float *dact;
+    const uint8_t *mask;
+    const float *pre;
+    int gelu;
+    float scale;
+    size_t N, F;
+} act_back_job;
+
+/* Columns FFN_COL_BLOCK·blk .. of an act_back_job, every row in order. */
+static void act_back_block(void *arg, size_t blk) {
+    const act_back_job *j = arg;
+    const size_t F = j->F, c0 = blk * FFN_COL_BLOCK, nc = F - c0 < FFN_COL_BLOCK ? F - c0 : FFN_COL_BLOCK;
+    double acc[FFN_COL_BLOCK] = {0};
+    for (size_t r = 0; r < j->N; r++) {
+        const size_t o = r * F + c0;
+        const uint8_t *mk = j->mask ? j->mask + o : NULL;
+        if (j->gelu)
+            gelu_cols(j->dpre + o, acc, j->dact + o, mk, j->pre + o, j->scale, nc);
+        else
+            relu_cols(j->dpre + o, acc, j->dact + o, mk, j->pre + o, j->scale, nc);
+    }
+    if (j->dbias)
+        for (size_t c = 0; c < nc; c++) j->dbias[c0 + c] += (float)acc[c];
+}
+
 void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, const uint8_t *mask, const float *pre,
                               int gelu, float p, size_t N, size_t F) {
     if (N == 0 || F == 0) return;
     const int drop = mask && p > 0.0f;
     const float scale = drop ? (p < 1.0f ? 1.0f / (1.0f - p) : 0.0f) : 1.0f;
-    const size_t nblk = (F + FFN_COL_BLOCK - 1) / FFN_COL_BLOCK;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(N * F))
-    for (size_t blk = 0; blk < nblk; blk++) {
-        const size_t c0 = blk * FFN_COL_BLOCK, nc = F - c0 < FFN_COL_BLOCK ? F - c0 : FFN_COL_BLOCK;
-        double acc[FFN_COL_BLOCK] = {0};
-        for (size_t r = 0; r < N; r++) {
-            const size_t o = r * F + c0;
-            if (gelu)
-                gelu_cols(dpre + o, acc, dact + o, drop ? mask + o : NULL, pre + o, scale, nc);
-            else
-                relu_cols(dpre + o, acc, dact + o, drop ? mask + o : NULL, pre + o, scale, nc);
-        }
-        if (dbias)
-            for (size_t c = 0; c < nc; c++) dbias[c0 + c] += (float)acc[c];
-    }
+    act_back_job j = {dpre, dbias, dact, drop ? mask : NULL, pre, gelu, scale, N, F};
+    ops_pool_run((F + FFN_COL_BLOCK - 1) / FFN_COL_BLOCK, ops_team(N * F), act_back_block, &j);
 }
 
 void ffn_forward_fused(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,

@@ -11,6 +11,7 @@
 #include "linear_rows_internal.h"
 #include "ops.h"
 #include "parallel.h"
+#include "pool.h"
 
 
 /* Output columns per chunk: 64 rows of the weight (64 KiB at IC = 256), a fixed split from the
@@ -53,23 +54,35 @@ static void cols_plain(float *out, const float *inp, const float *weight, const 
 
 size_t linear_rows_max(void) { return ops_cpu_avx512() ? OPS_LINEAR_ROWS_MAX_AVX512 : OPS_LINEAR_ROWS_MAX; }
 
+/* One product of linear_rows_forward, as its chunks see it. */
+typedef struct {
+    float *out;
+    const float *inp, *weight, *bias;
+    size_t N, IC, OC;
+    int wide; /* the AVX-512 kernel */
+    ops_probe *probe;
+} rows_job;
+
+/* Chunk c of a rows_job: output columns LR_COLS·c .. LR_COLS·c + LR_COLS − 1 for every row. */
+static void rows_chunk(void *arg, size_t c) {
+    const rows_job *r = arg;
+    const size_t j0 = c * LR_COLS, j1 = j0 + LR_COLS < r->OC ? j0 + LR_COLS : r->OC;
+    if (r->wide)
+        linear_rows_cols_avx512(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1);
+    else
+        cols_plain(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1);
+    ops_probe_chunk(r->probe);
+}
+
 void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC) {
-    const int wide = ops_cpu_avx512();
     const size_t chunks = (OC + LR_COLS - 1) / LR_COLS, macs = N * IC * OC;
     /* as gemm_tiled: a product under 32 · OPS_PAR_MIN_WORK multiply-adds runs on the caller; the
      * others report what they saw to the busy-machine backoff (parallel.h) */
     const int team = macs < 32 * OPS_PAR_MIN_WORK ? 1 : ops_team_long(macs);
     ops_probe probe;
     ops_probe_begin(&probe, team);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
-    for (size_t c = 0; c < chunks; c++) {
-        const size_t j0 = c * LR_COLS, j1 = j0 + LR_COLS < OC ? j0 + LR_COLS : OC;
-        if (wide)
-            linear_rows_cols_avx512(out, inp, weight, bias, N, IC, OC, j0, j1);
-        else
-            cols_plain(out, inp, weight, bias, N, IC, OC, j0, j1);
-        ops_probe_chunk(&probe);
-    }
+    rows_job r = {out, inp, weight, bias, N, IC, OC, ops_cpu_avx512(), &probe};
+    probe.got = ops_pool_run(chunks, team, rows_chunk, &r);
     ops_probe_end(&probe, chunks, macs);
 }

@@ -4,6 +4,7 @@
  * the mean runs over the others. */
 #include "ops.h"
 #include "parallel.h"
+#include "pool.h"
 #include "vmath.h"
 
 #include <math.h>
@@ -40,20 +41,36 @@ static float row_sum(const float *x, size_t V) {
     return s;
 }
 
-double cross_entropy_forward(float *losses, size_t *n_nonpad, const float *logits,
-                             const int32_t *targets, int32_t pad, float eps, size_t N, size_t V) {
-#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
-    for (size_t n = 0; n < N; n++) {
-        if (targets[n] == pad || V == 0) {
-            losses[n] = 0.0f;
+/* A cross-entropy pass, as its chunks see it (pool.h): rows of V logits. */
+typedef struct {
+    float *losses, *dlogits;
+    const float *logits;
+    const int32_t *targets;
+    int32_t pad;
+    float eps, smooth, fin;
+    size_t n_nonpad, V;
+} ce_job;
+
+static void forward_rows(void *arg, size_t n0, size_t n1) {
+    const ce_job *j = arg;
+    const size_t V = j->V;
+    for (size_t n = n0; n < n1; n++) {
+        if (j->targets[n] == j->pad || V == 0) {
+            j->losses[n] = 0.0f;
             continue;
         }
-        const float *x = logits + n * V;
+        const float *x = j->logits + n * V;
         const double lse = row_logsumexp(x, V), sum_x = row_sum(x, V);
         /* −Σ q_j (x_j − lse) = lse − (1 − eps)·x_y − eps·mean_j(x_j), since Σ q_j = 1 */
-        const double e = (double)eps;
-        losses[n] = (float)(lse - (1.0 - e) * (double)x[targets[n]] - e * sum_x / (double)V);
+        const double e = (double)j->eps;
+        j->losses[n] = (float)(lse - (1.0 - e) * (double)x[j->targets[n]] - e * sum_x / (double)V);
     }
+}
+
+double cross_entropy_forward(float *losses, size_t *n_nonpad, const float *logits,
+                             const int32_t *targets, int32_t pad, float eps, size_t N, size_t V) {
+    ce_job j = {.losses = losses, .logits = logits, .targets = targets, .pad = pad, .eps = eps, .V = V};
+    ops_pool_for(N, (size_t)ops_rows_per_chunk(V), ops_team(N * V), forward_rows, &j);
     /* Serial sum in double: the same total whatever the thread count. */
     double total = 0.0;
     size_t count = 0;
@@ -66,25 +83,33 @@ double cross_entropy_forward(float *losses, size_t *n_nonpad, const float *logit
     return count > 0 ? total / (double)count : 0.0;
 }
 
-void cross_entropy_backward(float *dlogits, const float *logits, const int32_t *targets, int32_t pad,
-                            float eps, size_t n_nonpad, size_t N, size_t V) {
-    const double inv_n = n_nonpad > 0 ? 1.0 / (double)n_nonpad : 0.0;
-    const float smooth = V > 0 ? eps / (float)V : 0.0f; /* the eps/V every class gets */
-#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
-    for (size_t n = 0; n < N; n++) {
-        const float *x = logits + n * V;
-        float *dx = dlogits + n * V;
-        if (targets[n] == pad || n_nonpad == 0) {
-            for (size_t j = 0; j < V; j++) dx[j] = 0.0f;
+static void backward_rows(void *arg, size_t n0, size_t n1) {
+    const ce_job *j = arg;
+    const size_t V = j->V;
+    const float smooth = j->smooth, fin = j->fin, eps = j->eps;
+    for (size_t n = n0; n < n1; n++) {
+        const float *x = j->logits + n * V;
+        float *dx = j->dlogits + n * V;
+        if (j->targets[n] == j->pad || j->n_nonpad == 0) {
+            for (size_t k = 0; k < V; k++) dx[k] = 0.0f;
             continue;
         }
         /* d/dx_j of lse − Σ q_j x_j = softmax_j − q_j; each x_j is read before dx_j is written,
          * so dlogits may alias logits. */
-        const float lse = row_logsumexp(x, V), fin = (float)inv_n;
-        const size_t y = (size_t)targets[n];
+        const float lse = row_logsumexp(x, V);
+        const size_t y = (size_t)j->targets[n];
         const float x_y = x[y];
 #pragma omp simd
-        for (size_t j = 0; j < V; j++) dx[j] = (ops_expf(x[j] - lse) - smooth) * fin;
+        for (size_t k = 0; k < V; k++) dx[k] = (ops_expf(x[k] - lse) - smooth) * fin;
         dx[y] = (ops_expf(x_y - lse) - smooth - (1.0f - eps)) * fin;
     }
+}
+
+void cross_entropy_backward(float *dlogits, const float *logits, const int32_t *targets, int32_t pad,
+                            float eps, size_t n_nonpad, size_t N, size_t V) {
+    const double inv_n = n_nonpad > 0 ? 1.0 / (double)n_nonpad : 0.0;
+    ce_job j = {.dlogits = dlogits, .logits = logits, .targets = targets, .pad = pad, .eps = eps,
+                .smooth = V > 0 ? eps / (float)V : 0.0f, /* the eps/V every class gets */
+                .fin = (float)inv_n, .n_nonpad = n_nonpad, .V = V};
+    ops_pool_for(N, (size_t)ops_rows_per_chunk(V), ops_team(N * V), backward_rows, &j);
 }

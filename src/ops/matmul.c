@@ -7,6 +7,7 @@
 #include "gemm_small.h"
 #include "ops.h"
 #include "parallel.h"
+#include "pool.h"
 #include "tfm/threads.h"
 
 #include <string.h>
@@ -90,12 +91,38 @@ static void gemm_with(gemm_small_isa isa, int trans_a, int trans_b, size_t M, si
         ops_gemm_blis(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+/* One tiled product, as gemm_tiled's chunks see it. */
+typedef struct {
+    gemm_small_isa isa;
+    int trans_a, trans_b;
+    size_t M, N, K, bm, bn, tn; /* tn: tiles along N */
+    float alpha, beta;
+    const float *A, *B, *row_bias;
+    size_t lda, ldb, ldc;
+    float *C;
+    ops_probe *probe;
+} gemm_tiles;
+
+/* Tile t of a gemm_tiles. Tiles walk along N first: neighbouring tiles share op(A)'s rows (warm
+ * in cache). */
+static void gemm_tile(void *arg, size_t t) {
+    const gemm_tiles *g = arg;
+    const size_t i0 = (t / g->tn) * g->bm, j0 = (t % g->tn) * g->bn;
+    const size_t mi = g->M - i0 < g->bm ? g->M - i0 : g->bm, nj = g->N - j0 < g->bn ? g->N - j0 : g->bn;
+    const float *a = g->trans_a ? g->A + i0 : g->A + i0 * g->lda; /* op(A) rows i0.. */
+    const float *b = g->trans_b ? g->B + j0 * g->ldb : g->B + j0; /* op(B) columns j0.. */
+    float *c = g->C + i0 * g->ldc + j0;
+    if (g->row_bias) fill_bias(c, g->ldc, g->row_bias + j0, mi, nj);
+    gemm_with(g->isa, g->trans_a, g->trans_b, mi, nj, g->K, g->alpha, a, g->lda, b, g->ldb, g->beta, c, g->ldc);
+    ops_probe_chunk(g->probe);
+}
+
 /* ops_gemm, and with row_bias != NULL (beta ignored) C = row_bias (broadcast over rows) + alpha ·
  * op(A)·op(B): each tile writes its own block of the bias just before its product, so a linear
  * layer is one parallel region, not two (decoding runs thousands of small ones). The kernel
  * (gemm_small or BLIS) is gemm_tiled_choice(choice_M, N, K) for every tile: choice_M = M, or
  * (decoding, linear_forward_rows) the rows the call started with, so that the kernel does not
- * change as rows leave. */
+ * change as rows leave. The tiles are one pool job (pool.h). */
 static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
                        size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc,
                        const float *row_bias, size_t choice_M) {
@@ -114,17 +141,9 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
     const int team = ops_team_long(macs);
     ops_probe probe; /* what the region sees, for the busy-machine backoff (parallel.h) */
     ops_probe_begin(&probe, team);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
-    for (size_t t = 0; t < tiles; t++) {
-        /* Tiles walk along N first: neighbouring tiles share op(A)'s rows (warm in cache). */
-        const size_t i0 = (t / tn) * bm, j0 = (t % tn) * bn;
-        const size_t mi = M - i0 < bm ? M - i0 : bm, nj = N - j0 < bn ? N - j0 : bn;
-        const float *a = trans_a ? A + i0 : A + i0 * lda;  /* op(A) rows i0.. */
-        const float *b = trans_b ? B + j0 * ldb : B + j0;  /* op(B) columns j0.. */
-        if (row_bias) fill_bias(C + i0 * ldc + j0, ldc, row_bias + j0, mi, nj);
-        gemm_with(isa, trans_a, trans_b, mi, nj, K, alpha, a, lda, b, ldb, beta, C + i0 * ldc + j0, ldc);
-        ops_probe_chunk(&probe);
-    }
+    gemm_tiles g = {isa, trans_a, trans_b, M, N, K, bm, bn, tn, alpha, beta, A, B, row_bias, lda, ldb, ldc, C,
+                    &probe};
+    probe.got = ops_pool_run(tiles, team, gemm_tile, &g);
     ops_probe_end(&probe, tiles, macs);
 }
 
@@ -150,6 +169,25 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
     linear_forward_rows(out, inp, weight, bias, N, IC, OC, N);
 }
 
+/* linear_backward's bias gradient, dbias[OC] += column sums of dout (N, OC). */
+typedef struct {
+    float *dbias;
+    const float *dout;
+    size_t N, OC;
+} bias_sums;
+
+/* Columns 64·blk .. 64·blk + 63 of a bias_sums, summed in double over every row in order. */
+static void bias_sum_block(void *arg, size_t blk) {
+    const bias_sums *b = arg;
+    const size_t OC = b->OC, c0 = blk * 64, c1 = c0 + 64 < OC ? c0 + 64 : OC;
+    double acc[64] = {0};
+    for (size_t n = 0; n < b->N; n++) {
+        const float *row = b->dout + n * OC;
+        for (size_t c = c0; c < c1; c++) acc[c - c0] += row[c];
+    }
+    for (size_t c = c0; c < c1; c++) b->dbias[c] += (float)acc[c - c0];
+}
+
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                      const float *weight, size_t N, size_t IC, size_t OC) {
     if (N == 0 || OC == 0) return;
@@ -160,16 +198,7 @@ void linear_backward(float *dinp, float *dweight, float *dbias, const float *dou
     if (dbias) {
         /* Column sums: each chunk owns a block of 64 columns and walks every row, summing in
          * double, so there are no races and the result does not depend on the thread count. */
-        const size_t nblk = (OC + 63) / 64;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(N * OC))
-        for (size_t blk = 0; blk < nblk; blk++) {
-            const size_t c0 = blk * 64, c1 = c0 + 64 < OC ? c0 + 64 : OC;
-            double acc[64] = {0};
-            for (size_t n = 0; n < N; n++) {
-                const float *row = dout + n * OC;
-                for (size_t c = c0; c < c1; c++) acc[c - c0] += row[c];
-            }
-            for (size_t c = c0; c < c1; c++) dbias[c] += (float)acc[c - c0];
-        }
+        bias_sums b = {dbias, dout, N, OC};
+        ops_pool_run((OC + 63) / 64, ops_team(N * OC), bias_sum_block, &b);
     }
 }

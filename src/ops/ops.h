@@ -1,6 +1,6 @@
 /* Kernels of the Transformer, each a plain function over row-major float tensors, llm.c style:
  * outputs first, then inputs, then sizes. Forward functions save exactly what the backward needs.
- * Only this folder calls CBLAS or opens OpenMP regions (DESIGN.md §1).
+ * Only this folder calls CBLAS or runs parallel loops (its thread pool, pool.h; DESIGN.md §1).
  *
  * Shape letters: N rows (= B·T flattened), B batch, T query positions, S key positions,
  * C / d model width, H heads, d_k = d / H, V vocabulary. */
@@ -37,7 +37,7 @@ void linear_forward_rows(float *out, const float *inp, const float *weight, cons
 
 /** linear_forward without BLIS's packing of the weight (src/ops/linear_rows.c): every output is
  * bias[j] + the dot product of input row n and weight row j, vectorised over IC, the weight read
- * once per call; OpenMP over fixed blocks of 64 output columns (each output one thread's, the
+ * once per call; parallel over fixed blocks of 64 output columns (each output one thread's, the
  * result independent of the thread count). For few rows (the decoding step); agrees with
  * linear_forward to rounding (test_linear_rows). No allocation. */
 void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
@@ -156,7 +156,7 @@ attn_args attn_args_make(size_t B, size_t T, size_t S, size_t H, size_t d_k, siz
  * saves P; probs_drop [B, H, T, S] saves P' (required when dropout_p > 0, else ignored and may be
  * NULL). A query whose keys are all masked gets a zero row in probs and out, never NaN, whatever
  * the (finite or −∞) bias: a +∞ or NaN bias is the caller's bug.
- * OpenMP over B×H; T == 1 uses matrix–vector products (attn_row_scores, attn_row_values). No
+ * Parallel over B×H; T == 1 uses matrix–vector products (attn_row_scores, attn_row_values). No
  * allocation. */
 void attn_forward(float *out, float *probs, float *probs_drop, const float *q, const float *k,
                   const float *v, const attn_args *a);
@@ -177,7 +177,7 @@ void attn_row_values(float *O, const float *P, const float *V, size_t S, size_t 
  * dL/d(bias[b, h, t, s]) — so a position encoding that owns the bias reduces it into its own
  * parameter gradients. Masked keys and fully masked rows get zero gradient, never NaN.
  * Per (b, h), with dP' = dO·Vᵀ: dV += P'ᵀ·dO, dS = P' ⊙ dP' − P ⊙ rowsum(P' ⊙ dP'),
- * dQ += dS·K/√d_k, dK += dSᵀ·Q/√d_k. CBLAS per (b, h), OpenMP over B×H; no allocation.
+ * dQ += dS·K/√d_k, dK += dSᵀ·Q/√d_k. CBLAS per (b, h), parallel over B×H; no allocation.
  * Relative terms (attn_args rel_k / rel_v): dP' gains dO·a^V[r]ᵀ and dQ gains dS·a^K[r]/√d_k;
  * drel_k[r] += Σ dS[b, h, t, s]·Q[b, t, h]/√d_k and drel_v[r] += Σ P'[b, h, t, s]·dO[b, t, h] over
  * the (b, h, t, s) with r(t, s) = r, in a second pass parallel over the rows r (a fixed order: the
@@ -208,7 +208,7 @@ size_t attn_fused_workspace_floats(size_t T, size_t S, int slots);
  * out [B, T, H·d_k]; lse [B, H, T] receives each query row's log-sum-exp of its scores
  * (m + log l), +∞ for a row whose keys are all masked (its output row is 0, never NaN).
  * a->rel_k and a->rel_v must be NULL (Shaw's tables stay on the reference path). ws: at least
- * attn_fused_workspace_floats(a->T, a->S, slots) floats; at most `slots` threads run (OpenMP over
+ * attn_fused_workspace_floats(a->T, a->S, slots) floats; at most `slots` threads run (parallel over
  * B×H, the result independent of their number). No allocation. */
 void attn_fused_forward(float *out, float *lse, const float *q, const float *k, const float *v,
                         const attn_args *a, float *ws, int slots);
@@ -328,7 +328,7 @@ void cross_entropy_backward(float *dlogits, const float *logits, const int32_t *
 
 /* ---- update.c ---------------------------------------------------------------------------- */
 /* Element-wise optimizer kernels over flat arrays, called by src/train/optim.c (which keeps the
- * step count and the scalar bookkeeping; OpenMP lives here, DESIGN.md §1). */
+ * step count and the scalar bookkeeping; the threads live here, DESIGN.md §1). */
 
 /** One Adam update with torch.optim.Adam's float operation order (1.13, _single_tensor_adam):
  *   m = m·beta1 + (1−beta1)·g;  v = v·beta2 + (1−beta2)·g·g;

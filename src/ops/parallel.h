@@ -1,12 +1,13 @@
-/* How src/ops opens its OpenMP regions, so that the kernels keep their speed on a machine whose
- * cores are shared with other programs (docs/THREADS.md has the measurements behind each number).
+/* How src/ops opens its parallel regions (jobs of its thread pool), so that the kernels keep
+ * their speed on a machine whose cores are shared with other programs (docs/THREADS.md has the
+ * measurements behind each number).
  *
  *   1. Small loops never open a region: ops_team(work) is 1 below OPS_PAR_MIN_WORK, and a region
- *      of one thread costs nothing to wait for. Pass it as num_threads(ops_team(work)).
- *   2. Regions are split into many chunks handed out dynamically (schedule(dynamic, chunk)), never
- *      into one static half per thread: when another program holds a core, the thread that has
- *      one takes the next chunk instead of the whole region waiting for the thread that lost its
- *      core. OPS_CHUNK_WORK is the work of one chunk.
+ *      of one thread costs nothing to wait for. Pass it as the team of ops_pool_run.
+ *   2. Regions are split into many chunks handed out dynamically (a pool job's claim counter),
+ *      never into one static half per thread: when another program holds a core, the thread
+ *      that has one takes the next chunk instead of the whole region waiting for the thread that
+ *      lost its core. OPS_CHUNK_WORK is the work of one chunk.
  *   3. Chunk boundaries depend only on the tensor sizes, never on the thread count or on which
  *      thread runs a chunk, and no sum is split across chunks in a way that depends on them: the
  *      results are bit-identical for any thread count and any schedule.
@@ -21,11 +22,15 @@
  *      product that was not hurt halves it. During a backoff, products long enough to repay the
  *      measured wait for a helper still open a team (ops_team_long). Timing only: no result
  *      depends on it.
+ *   6. Every parallel loop of src/ops is a job of the library's own thread pool (pool.h,
+ *      docs/THREADS.md "The thread pool"), no longer an OpenMP region: its join waits only for
+ *      chunks a thread has claimed, never for a helper that has not arrived (an OpenMP join waits
+ *      for every thread of the team, and beside a busy program one of them may have no core).
  *
- * Usage, for a loop over n rows of C floats:
- *   #pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(C)) num_threads(ops_team(n * C))
- * and for an element-wise loop over n floats:
- *   #pragma omp parallel for schedule(dynamic, OPS_ELEM_CHUNK) num_threads(ops_team(n))
+ * Usage: the loop body becomes a static function of (context, chunk) or (context, range), then
+ *   ops_pool_run(n_chunks, ops_team(work), chunk_fn, &ctx);           (chunk c: any fixed split)
+ *   ops_pool_for(N, ops_rows_per_chunk(C), ops_team(N * C), rows_fn, &ctx);  (rows of C floats)
+ *   ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), range_fn, &ctx);     (element-wise)
  * The team size is read per region from tfm_get_threads() (include/tfm/threads.h). */
 #ifndef TFM_OPS_PARALLEL_H
 #define TFM_OPS_PARALLEL_H
@@ -101,15 +106,15 @@ int_least64_t ops_now_ns(void);
 
 /** The probe of one parallel product that reports to the backoff (ops_team_report): filled by
  * ops_probe_begin before the region, ops_probe_chunk after each chunk inside it, and read by
- * ops_probe_end after the join. Usage:
+ * ops_probe_end after the join. The region is a pool job (pool.h); the probe's caller is the thread
+ * that called ops_pool_run (ops_pool_slot() == 0). Usage:
  *   ops_probe pr;
  *   ops_probe_begin(&pr, team);
- *   #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
- *   for (c = 0; c < chunks; c++) { ...chunk c...; ops_probe_chunk(&pr); }
+ *   pr.got = ops_pool_run(chunks, team, chunk_fn, &ctx);   (chunk_fn ends with ops_probe_chunk)
  *   ops_probe_end(&pr, chunks, work); */
 typedef struct {
     int team;                    /* threads asked for */
-    int got;                     /* threads the runtime gave (written by the caller's thread only) */
+    int got;                     /* the team ops_pool_run ran with (its return value; 1: alone) */
     int_least64_t t0;            /* when the region opened */
     int_least64_t caller_done;   /* when the caller's last chunk ended (caller's thread only) */
     atomic_size_t helper_chunks; /* chunks other threads took */
@@ -122,8 +127,8 @@ static inline void ops_probe_begin(ops_probe *p, int team) {
     atomic_init(&p->helper_chunks, 0);
 }
 
-/** Inside the region, after each chunk: the caller's thread records when its chunk ended and the
- * team it got; another thread counts a helper chunk. */
+/** Inside the region, after each chunk: the caller's thread records when its chunk ended; another
+ * thread counts a helper chunk. */
 void ops_probe_chunk(ops_probe *p);
 
 /** After the join: reports what the region saw (a region that ran on one thread reports nothing). */
@@ -135,7 +140,7 @@ void ops_probe_end(ops_probe *p, size_t chunks, size_t work);
 #define OPS_MIN_SPEEDUP 1.2 /* a region of several threads must beat its caller alone by this much */
 
 /** Rows per chunk for a loop over rows of `cols` floats: OPS_CHUNK_WORK / cols, at least 1.
- * Returned as int, as schedule(dynamic, chunk) wants. */
+ * (An int, as OpenMP's schedule(dynamic, chunk) wanted.) */
 static inline int ops_rows_per_chunk(size_t cols) {
     const size_t r = cols > 0 ? OPS_CHUNK_WORK / cols : OPS_CHUNK_WORK;
     return r > 0 ? (int)r : 1;

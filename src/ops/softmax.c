@@ -1,6 +1,7 @@
 /* Softmax and log-softmax over rows, max-subtracted for stability. */
 #include "ops.h"
 #include "parallel.h"
+#include "pool.h"
 #include "vmath.h"
 
 #include <math.h>
@@ -54,31 +55,56 @@ ROW_LSE_ONE_COPY static float row_lse(const float *x, size_t V) {
     return mx + logf(sum);
 }
 
-void log_softmax_forward(float *out, const float *inp, size_t N, size_t V) {
-#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
-    for (size_t n = 0; n < N; n++) {
-        const float *x = inp + n * V;
-        float *y = out + n * V;
+/* A log-softmax pass, as its chunks see it (pool.h): rows of V floats. */
+typedef struct {
+    float *y;              /* forward: out; lse: lse; backward: dinp */
+    const float *x, *out;  /* x: inp (forward, lse) or dout (backward); out: the forward's output */
+    const uint8_t *skip;
+    size_t V;
+} lsm_job;
+
+static void forward_rows(void *arg, size_t n0, size_t n1) {
+    const lsm_job *j = arg;
+    const size_t V = j->V;
+    for (size_t n = n0; n < n1; n++) {
+        const float *x = j->x + n * V;
+        float *y = j->y + n * V;
         const float lse = row_lse(x, V);
-        for (size_t j = 0; j < V; j++) y[j] = x[j] - lse;
+        for (size_t k = 0; k < V; k++) y[k] = x[k] - lse;
     }
+}
+
+void log_softmax_forward(float *out, const float *inp, size_t N, size_t V) {
+    lsm_job j = {out, inp, NULL, NULL, V};
+    ops_pool_for(N, (size_t)ops_rows_per_chunk(V), ops_team(N * V), forward_rows, &j);
+}
+
+static void lse_rows(void *arg, size_t n0, size_t n1) {
+    const lsm_job *j = arg;
+    for (size_t n = n0; n < n1; n++)
+        if (!(j->skip && j->skip[n])) j->y[n] = row_lse(j->x + n * j->V, j->V);
 }
 
 void log_softmax_lse(float *lse, const float *inp, const uint8_t *skip, size_t N, size_t V) {
-#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
-    for (size_t n = 0; n < N; n++)
-        if (!(skip && skip[n])) lse[n] = row_lse(inp + n * V, V);
+    lsm_job j = {lse, inp, NULL, skip, V};
+    ops_pool_for(N, (size_t)ops_rows_per_chunk(V), ops_team(N * V), lse_rows, &j);
+}
+
+static void backward_rows(void *arg, size_t n0, size_t n1) {
+    const lsm_job *j = arg;
+    const size_t V = j->V;
+    for (size_t n = n0; n < n1; n++) {
+        const float *dy = j->x + n * V, *y = j->out + n * V;
+        double s = 0.0;
+        for (size_t k = 0; k < V; k++) s += dy[k];
+        const float fs = (float)s;
+        float *dx = j->y + n * V;
+#pragma omp simd
+        for (size_t k = 0; k < V; k++) dx[k] += dy[k] - ops_expf(y[k]) * fs;
+    }
 }
 
 void log_softmax_backward(float *dinp, const float *dout, const float *out, size_t N, size_t V) {
-#pragma omp parallel for schedule(dynamic, ops_rows_per_chunk(V)) num_threads(ops_team(N * V))
-    for (size_t n = 0; n < N; n++) {
-        const float *dy = dout + n * V, *y = out + n * V;
-        double s = 0.0;
-        for (size_t j = 0; j < V; j++) s += dy[j];
-        const float fs = (float)s;
-        float *dx = dinp + n * V;
-#pragma omp simd
-        for (size_t j = 0; j < V; j++) dx[j] += dy[j] - ops_expf(y[j]) * fs;
-    }
+    lsm_job j = {dinp, dout, out, NULL, V};
+    ops_pool_for(N, (size_t)ops_rows_per_chunk(V), ops_team(N * V), backward_rows, &j);
 }

@@ -2,6 +2,7 @@
 /* The process-wide thread setting of include/tfm/threads.h, and the team size of src/ops's
  * parallel loops (src/ops/parallel.h). */
 #include "parallel.h"
+#include "pool.h"
 #include "tfm/threads.h"
 
 #include <omp.h>
@@ -117,8 +118,7 @@ int tfm_reexec_for_shared_cores(char **argv) {
 
 void ops_probe_chunk(ops_probe *p) {
     if (p->team <= 1) return;
-    if (omp_get_thread_num() == 0) {
-        p->got = omp_get_num_threads();
+    if (ops_pool_slot() == 0) { /* the thread that called ops_pool_run */
         p->caller_done = ops_now_ns();
     } else {
         atomic_fetch_add_explicit(&p->helper_chunks, 1, memory_order_relaxed);

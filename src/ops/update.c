@@ -1,21 +1,25 @@
 /* Element-wise optimizer kernels over flat parameter arrays (the scalar bookkeeping — step count,
- * bias corrections, learning rate — lives in src/train/optim.c). */
+ * bias corrections, learning rate — lives in src/train/optim.c). Each loop is a pool job
+ * (pool.h) of OPS_ELEM_CHUNK elements per chunk. */
 #include "ops.h"
 #include "parallel.h"
+#include "pool.h"
 
 #include <math.h>
 
-void adam_update(float *params, float *m, float *v, const float *grads, size_t n, float beta1,
-                 float one_minus_beta1, float beta2, float one_minus_beta2, float step_size,
-                 float bc2_sqrt, float eps) {
-    /* torch.optim.Adam (1.13, _single_tensor_adam), operation by operation:
-     *   exp_avg.mul_(beta1).add_(grad, alpha=1-beta1)        (the add is a fused multiply-add)
-     *   exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1-beta2)
-     *   denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-     *   param.addcdiv_(exp_avg, denom, value=-step_size)     (param + (value·m)/denom) */
-    const float neg_step = -step_size;
-#pragma omp parallel for schedule(dynamic, OPS_ELEM_CHUNK) num_threads(ops_team(n))
-    for (size_t i = 0; i < n; i++) {
+typedef struct {
+    float *params, *m, *v;
+    const float *grads;
+    float beta1, one_minus_beta1, beta2, one_minus_beta2, neg_step, bc2_sqrt, eps;
+} adam_job;
+
+static void adam_range(void *arg, size_t i0, size_t i1) {
+    const adam_job *j = arg;
+    float *params = j->params, *m = j->m, *v = j->v;
+    const float *grads = j->grads;
+    const float beta1 = j->beta1, one_minus_beta1 = j->one_minus_beta1, beta2 = j->beta2,
+                one_minus_beta2 = j->one_minus_beta2, neg_step = j->neg_step, bc2_sqrt = j->bc2_sqrt, eps = j->eps;
+    for (size_t i = i0; i < i1; i++) {
         const float g = grads[i];
         const float mi = fmaf(g, one_minus_beta1, m[i] * beta1);
         const float vi = v[i] * beta2 + one_minus_beta2 * g * g;
@@ -26,11 +30,51 @@ void adam_update(float *params, float *m, float *v, const float *grads, size_t n
     }
 }
 
+void adam_update(float *params, float *m, float *v, const float *grads, size_t n, float beta1,
+                 float one_minus_beta1, float beta2, float one_minus_beta2, float step_size,
+                 float bc2_sqrt, float eps) {
+    /* torch.optim.Adam (1.13, _single_tensor_adam), operation by operation:
+     *   exp_avg.mul_(beta1).add_(grad, alpha=1-beta1)        (the add is a fused multiply-add)
+     *   exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1-beta2)
+     *   denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+     *   param.addcdiv_(exp_avg, denom, value=-step_size)     (param + (value·m)/denom) */
+    adam_job j = {params, m, v, grads, beta1, one_minus_beta1, beta2, one_minus_beta2, -step_size, bc2_sqrt, eps};
+    ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), adam_range, &j);
+}
+
+typedef struct {
+    float *x;
+    const float *y;
+    float s;
+} axpy_job;
+
+static void sgd_range(void *arg, size_t i0, size_t i1) {
+    const axpy_job *j = arg;
+    float *params = j->x;
+    const float *grads = j->y, neg_lr = j->s;
+    for (size_t i = i0; i < i1; i++) params[i] = fmaf(grads[i], neg_lr, params[i]);
+}
+
 void sgd_update(float *params, const float *grads, size_t n, float lr) {
     /* torch.optim.SGD without momentum: param.add_(grad, alpha=-lr) */
-    const float neg_lr = -lr;
-#pragma omp parallel for schedule(dynamic, OPS_ELEM_CHUNK) num_threads(ops_team(n))
-    for (size_t i = 0; i < n; i++) params[i] = fmaf(grads[i], neg_lr, params[i]);
+    axpy_job j = {params, grads, -lr};
+    ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), sgd_range, &j);
+}
+
+typedef struct {
+    const float *x;
+    double *part;
+    size_t n, blk;
+} squares_job;
+
+/* Block b of sum_squares: its partial sum, in order. */
+static void squares_block(void *arg, size_t b) {
+    const squares_job *j = arg;
+    const size_t i1 = (b + 1) * j->blk < j->n ? (b + 1) * j->blk : j->n;
+    const float *x = j->x;
+    double s = 0.0;
+    for (size_t i = b * j->blk; i < i1; i++) s += (double)x[i] * (double)x[i];
+    j->part[b] = s;
 }
 
 double sum_squares(const float *x, size_t n) {
@@ -41,19 +85,21 @@ double sum_squares(const float *x, size_t n) {
     size_t blk = (n + SS_BLOCKS - 1) / SS_BLOCKS;
     if (blk < SS_MIN_BLOCK) blk = SS_MIN_BLOCK;
     const size_t nblk = (n + blk - 1) / blk;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ops_team(n))
-    for (size_t b = 0; b < nblk; b++) {
-        const size_t i1 = (b + 1) * blk < n ? (b + 1) * blk : n;
-        double s = 0.0;
-        for (size_t i = b * blk; i < i1; i++) s += (double)x[i] * (double)x[i];
-        part[b] = s;
-    }
+    squares_job j = {x, part, n, blk};
+    ops_pool_run(nblk, ops_team(n), squares_block, &j);
     double s = 0.0;
     for (size_t b = 0; b < nblk; b++) s += part[b];
     return s;
 }
 
+static void scale_range(void *arg, size_t i0, size_t i1) {
+    const axpy_job *j = arg;
+    float *x = j->x;
+    const float s = j->s;
+    for (size_t i = i0; i < i1; i++) x[i] *= s;
+}
+
 void scale_inplace(float *x, float s, size_t n) {
-#pragma omp parallel for schedule(dynamic, OPS_ELEM_CHUNK) num_threads(ops_team(n))
-    for (size_t i = 0; i < n; i++) x[i] *= s;
+    axpy_job j = {x, NULL, s};
+    ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), scale_range, &j);
 }
