@@ -1,7 +1,9 @@
 #!/bin/sh
 # Every OpenMP region a command opens, per region body: how many ran on one thread and on
 # several, the time inside them, the helper's mean arrival and the caller's wait at the join
-# (docs/THREADS.md, "At the fast kernels' speed"). Builds bench/region_trace.c into a temporary
+# (docs/THREADS.md, "At the fast kernels' speed"). The library's own loops are now jobs of its
+# thread pool (src/ops/pool.h), which this does not see: it shows BLIS's nested regions only
+# (ops_pool_counts counts the pool's jobs; docs/THREADS.md, "The thread pool"). Builds bench/region_trace.c into a temporary
 # folder with cc and runs the command with it preloaded; --busy runs one single-threaded busy loop
 # beside it; --per N divides the counts by N (e.g. the steps a bench_train_step run took, warm-up
 # included).

@@ -99,14 +99,15 @@ static void wake_all(atomic_uint *w) { syscall(SYS_futex, (unsigned *)w, FUTEX_W
 #else
 static pthread_mutex_t g_sleep_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_sleep_cond = PTHREAD_COND_INITIALIZER;
-/* The condition variable's fallback: a wake between the check and the wait is caught by the
- * timeout (1 ms), so no wake-up is lost for longer than that. */
+/* The condition variable's fallback. The word is checked under the mutex and every wake
+ * broadcasts under it after the word changed, so no wake-up is lost; the timeout (100 ms) only
+ * bounds the cost of a bug here. */
 static void wait_while(atomic_uint *w, unsigned v) {
     pthread_mutex_lock(&g_sleep_mutex);
     if (atomic_load(w) == v) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 1000000;
+        ts.tv_nsec += 100000000;
         if (ts.tv_nsec >= 1000000000) {
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000;
@@ -122,6 +123,15 @@ static void wake_all(atomic_uint *w) {
     pthread_mutex_unlock(&g_sleep_mutex);
 }
 #endif
+
+/* After fork(), in the child: the fallback's mutex may have been held by a parent's worker that
+ * the child does not have, and its condition variable counts waiters that are gone. */
+static void sleep_reset_after_fork(void) {
+#ifndef __linux__
+    pthread_mutex_init(&g_sleep_mutex, NULL);
+    pthread_cond_init(&g_sleep_cond, NULL);
+#endif
+}
 
 /* ---- workers --------------------------------------------------------------------------------- */
 
@@ -187,6 +197,7 @@ static void pool_atfork_child(void) {
     atomic_store(&g_pool.sleepers, 0);
     atomic_store(&g_pool.caller_waiting, 0);
     atomic_store(&g_pool.busy, 0);
+    sleep_reset_after_fork();
 }
 
 /* With the pool held: starts workers until there are `want` (at most POOL_MAX_WORKERS); returns
