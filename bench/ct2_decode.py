@@ -116,7 +116,7 @@ def main():
         first_diff = None
         for k, (src, out, _) in enumerate(rows):
             r = tr.translate_batch([tokens(src, names)], beam_size=args.beam, max_decoding_length=limit(len(src), max_len),
-                                   return_end_token=True)
+                                   return_end_token=True, length_penalty=1.0, patience=1)
             got = [index[t] for t in r[0].hypotheses[0] if t != "</s>"]
             if got == out:
                 same += 1
@@ -139,7 +139,7 @@ def main():
         for src, lim in zip(srcs, lims):
             # return_end_token: the length penalty counts EOS, as tfm's (fairseq's); it changes no step count
             res = tr.translate_batch(src, beam_size=args.beam, max_batch_size=args.batch, max_decoding_length=lim,
-                                     return_end_token=True)
+                                     return_end_token=True, length_penalty=1.0, patience=1)
             n_out += sum(len([t for t in x.hypotheses[0] if t != "</s>"]) for x in res)
         times.append(time.perf_counter() - t0)
         print(f"  rep {r + 1}: {times[-1]:.4f} s, {n_out} output tokens")

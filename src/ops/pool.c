@@ -136,17 +136,20 @@ static void sleep_reset_after_fork(void) {
 /* ---- workers --------------------------------------------------------------------------------- */
 
 /* The claim word of the first job of a generation other than `last` that is ready to claim from
- * (not NO_CHUNK): spins up to POOL_WORKER_SPIN_NS, then sleeps on wake_word until it moves. */
-static uint64_t wait_for_job(uint32_t last) {
+ * (not NO_CHUNK): spins up to POOL_WORKER_SPIN_NS (none when `spin` is 0), then sleeps on
+ * wake_word until it moves. */
+static uint64_t wait_for_job(uint32_t last, int spin) {
     int_least64_t t0 = 0;
     for (unsigned spins = 1;; spins++) {
         const uint64_t w = atomic_load_explicit(&g_pool.claim, memory_order_acquire);
         if (gen_of(w) != last && idx_of(w) != NO_CHUNK) return w;
         cpu_pause();
-        if (spins % 64 != 0) continue;
-        const int_least64_t t = now_ns();
-        if (t0 == 0) t0 = t;
-        if (t - t0 < POOL_WORKER_SPIN_NS) continue;
+        if (spin) {
+            if (spins % 64 != 0) continue;
+            const int_least64_t t = now_ns();
+            if (t0 == 0) t0 = t;
+            if (t - t0 < POOL_WORKER_SPIN_NS) continue;
+        }
         /* sleep: announce it first, so that a caller posting from now on wakes us (the caller
          * stores wake_word then reads sleepers; we add to sleepers then read wake_word; both
          * sequentially consistent, so one of the two sees the other) */
@@ -154,6 +157,7 @@ static uint64_t wait_for_job(uint32_t last) {
         if (atomic_load_explicit(&g_pool.wake_word, memory_order_seq_cst) == last) wait_while(&g_pool.wake_word, last);
         atomic_fetch_sub_explicit(&g_pool.sleepers, 1, memory_order_relaxed);
         t0 = 0;
+        spin = 1;
     }
 }
 
@@ -176,11 +180,16 @@ static void *worker_main(void *p) {
     const int self = (int)(intptr_t)p;
     uint32_t last = g_start_gen[self];
     t_slot = self;
+    int spin = 1;
     for (;;) {
-        const uint64_t w = wait_for_job(last);
+        const uint64_t w = wait_for_job(last, spin);
         last = gen_of(w);
+        /* a job whose team leaves this worker out: back to sleep at once, without spinning on the
+         * claim word (wake_all wakes every sleeper; on a many-core machine most may be outside a
+         * small job's team) */
+        spin = self < atomic_load_explicit(&g_pool.team, memory_order_acquire);
         /* the fields may already be a later job's: then the CAS in take_chunks fails (above) */
-        if (self >= atomic_load_explicit(&g_pool.team, memory_order_acquire)) continue;
+        if (!spin) continue;
         const ops_pool_fn fn = atomic_load_explicit(&g_pool.fn, memory_order_acquire);
         void *const arg = atomic_load_explicit(&g_pool.arg, memory_order_acquire);
         const size_t n = atomic_load_explicit(&g_pool.n, memory_order_acquire);

@@ -27,7 +27,8 @@ typedef void (*ops_pool_fn)(void *arg, size_t chunk);
  * to team − 1 of the pool's persistent worker threads help (created on first use, more when a
  * larger team is asked for). Runs every chunk on the calling thread, in order, when team <= 1,
  * n_chunks <= 1, the pool is busy with another job (a call from another thread, or from inside a
- * chunk), or the caller is inside an active OpenMP region. Chunks must be independent: no chunk
+ * chunk), the caller is inside an active OpenMP region, no worker thread could be created, or
+ * n_chunks exceeds POOL_MAX_CHUNKS (the claim word's 32-bit index). Chunks must be independent: no chunk
  * may wait for another.
  * Returns the team the job ran with: 1 when it ran on the calling thread alone, else the caller
  * plus the workers that were offered its chunks (each may or may not have taken one). */

@@ -47,6 +47,8 @@ cmp -s "$WORK/out.txt" "$WORK/out2.txt" && ok || bad "stdin/stdout translation d
 "$TFM" translate --model "$M" --beam 4 < "$WORK/in.txt" > "$WORK/out3.txt" 2>"$WORK/beam.log"
 [ "$(wc -l < "$WORK/out3.txt")" -eq 6 ] && ok || bad "beam 4 broke line alignment"
 grep -q "sentences/s" "$WORK/beam.log" && ok || bad "translate does not report its speed"
+"$TFM" translate --model "$M" --beam 4 --beam-stop bound < "$WORK/in.txt" > "$WORK/out4.txt" 2>/dev/null
+[ "$(wc -l < "$WORK/out4.txt")" -eq 6 ] && ok || bad "beam 4 with --beam-stop bound broke line alignment"
 
 # eval: BLEU and chrF2 lines, --output holds one hypothesis per source line
 out=$("$TFM" eval --model "$M" --src "$SL/valid.en" --ref "$SL/valid.es" --output "$WORK/hyp" 2>"$WORK/eval.log")
@@ -86,6 +88,8 @@ expect_fail "model without a tokenizer" 1 "has no tokenizer" "$TFM" translate --
   --input "$WORK/in.txt"
 expect_fail "eval line counts" 1 "line counts differ" "$TFM" eval --model "$M" --src "$WORK/in.txt" --ref "$SL/valid.es"
 expect_fail "bad beam" 2 "--beam must be in [1, 256]" "$TFM" translate --model "$M" --beam 0
+expect_fail "bad beam stop rule" 2 "beam stop rule 'first' must be finished or bound" "$TFM" translate --model "$M" \
+  --beam 4 --beam-stop first
 # a failed run leaves an existing checkpoint untouched
 cp "$M" "$WORK/keep.st"
 "$TFM" train --data "$WORK/utf" --init "$M" --save "$WORK/keep.st" >/dev/null 2>&1

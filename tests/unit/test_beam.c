@@ -8,11 +8,14 @@
  * fixed and dead rows; the BOUND stop rule never ends with a worse score than FINISHED (both
  * follow the same beams; BOUND stops only when nothing left can win), and a bad rule is refused. */
 #include "decode_internal.h"
+#include "ops.h"
 #include "copy_task.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 enum { B = 5, S = 7, MAXO = 24, K = 4 };
 
@@ -116,6 +119,133 @@ static void stop_rules(tfm_context *ctx) {
           "a bad stop rule: %s", tfm_last_error());
 }
 
+/* fairseq's rule written out plainly, for one sentence (src, n tokens) on the recompute path: K
+ * rows, each step every live row's 2K best next tokens by accumulated log-probability (ties: lower
+ * row, then lower id); an EOS among the first K candidates finishes a hypothesis (scored
+ * s / (t + 1)^α), the others continue, at most K; the sentence ends once K hypotheses have
+ * finished, or at the length limit (every live row ends there). The library's own pieces used:
+ * the step's logits (decode_step), the rows' log-sum-exp and the forbidden ids. Writes the best
+ * finished hypothesis to out / *len / *score. */
+typedef struct {
+    float score;
+    int row, token;
+} ref_cand;
+
+static int ref_cmp(const void *a, const void *b) {
+    const ref_cand *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    if (x->row != y->row) return x->row < y->row ? -1 : 1;
+    return x->token < y->token ? -1 : x->token > y->token;
+}
+
+enum { RK = 4, RCAP = 32 };
+
+static int ref_finished(tfm_context *ctx, const int32_t *src, int n, int k_beams, float alpha, int32_t *out, int *len,
+                        double *score) {
+    const tfm_model *m = tfm_context_model(ctx);
+    const tfm_config *cfg = tfm_model_config(m);
+    const int V = cfg->tgt_vocab;
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.beam = k_beams;
+    dc.lenpen = alpha;
+    dc.use_cache = 0;
+    const int limit = decode_limit(m, &dc, src, n), cap = limit + 1;
+    if (cap > RCAP || k_beams > RK) return 0;
+    int32_t srck[RK * S], prefix[RK * RCAP], hist[RK][RCAP], hist2[RK][RCAP];
+    float sc[RK], lse[RK];
+    uint8_t skip[RK];
+    ref_cand *cands = malloc(sizeof *cands * (size_t)k_beams * (size_t)V); /* every row's V candidates */
+    if (!cands) return 0;
+    for (int k = 0; k < k_beams; k++) {
+        memcpy(srck + k * n, src, (size_t)n * sizeof *src);
+        sc[k] = k == 0 ? 0.0f : -INFINITY;
+    }
+    int finished = 0;
+    *score = -INFINITY;
+    *len = 0;
+    for (int t = 0; t <= limit && finished < k_beams; t++) {
+        for (int k = 0; k < k_beams; k++) {
+            prefix[k * cap] = cfg->bos_id;
+            for (int i = 0; i < t; i++) prefix[k * cap + 1 + i] = hist[k][i];
+        }
+        float *logits = NULL;
+        if (decode_step(ctx, &dc, k_beams, n, srck, prefix, t, cap, &logits) != TFM_OK) {
+            free(cands);
+            return 0;
+        }
+        for (int k = 0; k < k_beams; k++) skip[k] = sc[k] == -INFINITY;
+        log_softmax_lse(lse, logits, skip, (size_t)k_beams, (size_t)V);
+        int nc = 0;
+        for (int k = 0; k < k_beams; k++) {
+            if (sc[k] == -INFINITY) continue;
+            float *row = logits + (size_t)k * (size_t)V;
+            forbid_specials(cfg, row);
+            if (t == limit) { /* the length limit: this hypothesis ends here */
+                const double s = (double)sc[k] + (row[cfg->eos_id] - lse[k]);
+                const double ns = alpha == 0.0f ? s : s / pow(t + 1, alpha);
+                if (ns > *score) *score = ns, *len = t, memcpy(out, hist[k], (size_t)t * sizeof *out);
+                continue;
+            }
+            for (int j = 0; j < V; j++) cands[nc++] = (ref_cand){sc[k] + (row[j] - lse[k]), k, j};
+        }
+        if (t == limit) break;
+        qsort(cands, (size_t)nc, sizeof *cands, ref_cmp); /* all V per row: the 2K best are the first */
+        int kept = 0;
+        float sc2[RK];
+        for (int j = 0; j < nc && j < 2 * k_beams && kept < k_beams; j++) {
+            if (cands[j].token == cfg->eos_id) {
+                if (j < k_beams) {
+                    finished++;
+                    const double ns = alpha == 0.0f ? cands[j].score : cands[j].score / pow(t + 1, alpha);
+                    if (ns > *score) *score = ns, *len = t, memcpy(out, hist[cands[j].row], (size_t)t * sizeof *out);
+                }
+                continue;
+            }
+            memcpy(hist2[kept], hist[cands[j].row], (size_t)t * sizeof *out);
+            hist2[kept][t] = cands[j].token;
+            sc2[kept++] = cands[j].score;
+        }
+        for (int k = 0; k < k_beams; k++) {
+            sc[k] = k < kept ? sc2[k] : -INFINITY;
+            memcpy(hist[k], hist2[k], (size_t)(t + 1) * sizeof *out);
+        }
+        if (kept == 0) break;
+    }
+    free(cands);
+    return 1;
+}
+
+/* The library's FINISHED rule (the default) gives, for K = 2, 3, 4 and three length penalties, the
+ * tokens of ref_finished for every sentence, alone. */
+static void finished_rule_is_fairseqs(tfm_context *ctx) {
+    int checked = 0;
+    for (int kb = 2; kb <= RK; kb++)
+        for (int a = 0; a < 3; a++) {
+            const float alpha = a == 0 ? 0.0f : a == 1 ? 0.6f : 1.0f;
+            for (int b = 0; b < B; b++) {
+                int n = 0;
+                while (n < S && SRC[b * S + n] != 0) n++;
+                int32_t want[RCAP], got[MAXO];
+                int wl = 0, gl = 0;
+                double ws = 0.0, gs = 0.0;
+                if (!ref_finished(ctx, SRC + b * S, n, kb, alpha, want, &wl, &ws)) {
+                    CHECK(0, "reference beam search failed: %s", tfm_last_error());
+                    return;
+                }
+                tfm_decode_config dc = tfm_decode_config_default();
+                dc.beam = kb;
+                dc.lenpen = alpha;
+                CHECK(beam_search_scored(ctx, &dc, 1, n, SRC + b * S, got, MAXO, &gl, &gs) == TFM_OK, "beam: %s",
+                      tfm_last_error());
+                CHECK(gl == wl && memcmp(got, want, (size_t)gl * sizeof *got) == 0 && fabs(gs - ws) <= 1e-5,
+                      "K %d, lenpen %g, sentence %d: %d tokens (score %.6f), fairseq's rule gives %d (%.6f)", kb,
+                      (double)alpha, b, gl, gs, wl, ws);
+                checked++;
+            }
+        }
+    printf("finished rule: %d searches equal to the plain fairseq rule\n", checked);
+}
+
 /* A recognisable value for element j of cached position p of row b in layer l, k or v. */
 static float cell(int l, int kv, size_t b, size_t p, size_t j) {
     return (float)(l * 100000 + kv * 50000 + (int)b * 1000 + (int)p * 37 + (int)j % 37);
@@ -166,6 +296,7 @@ int main(void) {
     CHECK(m != NULL && tfm_context_create(m, &ctx) == TFM_OK, "training the copy model failed: %s", tfm_last_error());
     if (ctx) pinned_and_alone(ctx);
     if (ctx) stop_rules(ctx);
+    if (ctx) finished_rule_is_fairseqs(ctx);
     if (ctx) reorder_is_gather(ctx);
     tfm_context_free(ctx);
     tfm_model_free(m);

@@ -378,7 +378,7 @@ static void test_names(void) {
     /* each list names exactly the table's names, each of which round-trips */
     const char *const lists[] = {tfm_arch_names(),      tfm_activation_names(),    tfm_pe_names(),
                                  tfm_optimizer_names(), tfm_schedule_names(),      tfm_pe_layout_names(),
-                                 tfm_rope_pairing_names()};
+                                 tfm_rope_pairing_names(), tfm_beam_stop_names()};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
         char copy[256];
         snprintf(copy, sizeof copy, "%s", lists[k]);
@@ -394,6 +394,7 @@ static void test_names(void) {
             tfm_schedule sv;
             tfm_pe_layout lv;
             tfm_rope_pairing rv;
+            tfm_beam_stop bv;
             switch (k) {
             case 0: v = tfm_arch_from_name(w, &av) == TFM_OK && strcmp(tfm_arch_name(av), w) == 0; break;
             case 1: v = tfm_activation_from_name(w, &cv) == TFM_OK && strcmp(tfm_activation_name(cv), w) == 0; break;
@@ -401,11 +402,12 @@ static void test_names(void) {
             case 3: v = tfm_optimizer_from_name(w, &ov) == TFM_OK && strcmp(tfm_optimizer_name(ov), w) == 0; break;
             case 4: v = tfm_schedule_from_name(w, &sv) == TFM_OK && strcmp(tfm_schedule_name(sv), w) == 0; break;
             case 5: v = tfm_pe_layout_from_name(w, &lv) == TFM_OK && strcmp(tfm_pe_layout_name(lv), w) == 0; break;
-            default: v = tfm_rope_pairing_from_name(w, &rv) == TFM_OK && strcmp(tfm_rope_pairing_name(rv), w) == 0; break;
+            case 6: v = tfm_rope_pairing_from_name(w, &rv) == TFM_OK && strcmp(tfm_rope_pairing_name(rv), w) == 0; break;
+            default: v = tfm_beam_stop_from_name(w, &bv) == TFM_OK && strcmp(tfm_beam_stop_name(bv), w) == 0; break;
             }
             found += v == 1;
         }
-        static const size_t want[] = {3, 2, 8, 2, 2, 3, 2};
+        static const size_t want[] = {3, 2, 8, 2, 2, 3, 2, 2};
         CHECK(words == want[k] && found == words, "list '%s': %zu names, %zu round-trip", lists[k], words, found);
     }
 }

@@ -31,8 +31,13 @@ typedef struct {
     atomic_int out_of_range; /* a chunk index >= n */
 } count_job;
 
+/* Chunks that ran on a worker (slot != 0), in every job of this test: the checks above a job
+ * prove something about the workers only if workers ran some of its chunks. */
+static atomic_long g_worker_chunks;
+
 static void count_chunk(void *arg, size_t c) {
     count_job *j = arg;
+    if (ops_pool_slot() != 0) atomic_fetch_add(&g_worker_chunks, 1);
     if (c >= j->n) {
         atomic_fetch_add(&j->out_of_range, 1);
         return;
@@ -169,9 +174,9 @@ static void concurrent(void) {
 enum { STALE_JOBS = 100000, STALE_SLOTS = 8, STALE_MAX_N = 5 };
 
 /* Job r counts its chunks in counts[r % STALE_SLOTS] (checked and cleared after the job): a chunk
- * that ran twice, or a late worker running a chunk of job r with job r + 1's (or r − 1's) fn/arg,
- * shows as a wrong count. The job's own id is in the arg, so a chunk run with another job's arg
- * but counted against it is caught by the id check. */
+ * that ran twice, or a late worker running a chunk of job r with job r + 1's (or r − 1's) arg,
+ * lands in the wrong slot's counts (the previous slot must stay at zero) or twice in one. Each
+ * chunk does a little work, so that workers race the caller for chunks. */
 typedef struct {
     atomic_int counts[STALE_MAX_N];
     atomic_int wrong; /* a chunk index past n */
@@ -180,8 +185,11 @@ typedef struct {
 
 static void stale_chunk(void *arg, size_t c) {
     stale_job *j = arg;
+    if (ops_pool_slot() != 0) atomic_fetch_add(&g_worker_chunks, 1);
     if (c >= j->n) atomic_fetch_add(&j->wrong, 1);
     else atomic_fetch_add(&j->counts[c], 1);
+    volatile int x = 0;
+    for (int i = 0; i < 50; i++) x = x + i;
 }
 
 static void stale_workers(void) {
@@ -215,6 +223,15 @@ static void stale_workers(void) {
     size_t par = 0, ser = 0;
     ops_pool_counts(&par, &ser);
     CHECK(par > 0, "stale workers: some jobs were offered to workers (%zu parallel, %zu serial)", par, ser);
+    const long before = atomic_load(&g_worker_chunks);
+    stale_job *j = &slots[0];
+    for (int r = 0; r < 20000 && atomic_load(&g_worker_chunks) == before; r++) { /* bounded: a loaded machine */
+        j->n = STALE_MAX_N;
+        ops_pool_run(j->n, 4, stale_chunk, j);
+        for (size_t c = 0; c < STALE_MAX_N; c++) atomic_store(&j->counts[c], 0);
+    }
+    CHECK(atomic_load(&g_worker_chunks) > 0, "no chunk of any job ran on a worker: the checks above tested the "
+                                              "caller alone");
     tfm_set_threads(0);
 }
 
