@@ -48,10 +48,9 @@ typedef struct {
     size_t n;
 } act_drop_job;
 
-/* Elements OPS_ELEM_CHUNK·c .. of an act_drop_job (dropout_keep numbers them as the whole call). */
-static void act_drop_chunk(void *arg, size_t c) {
+/* Elements i0 .. i1 − 1 of an act_drop_job (dropout_keep numbers them as the whole call). */
+static void act_drop_range(void *arg, size_t i0, size_t i1) {
     const act_drop_job *j = arg;
-    const size_t i0 = c * OPS_ELEM_CHUNK, i1 = j->n - i0 < OPS_ELEM_CHUNK ? j->n : i0 + OPS_ELEM_CHUNK;
     float *act = j->act;
     uint8_t *mask = j->mask;
     const float *pre = j->pre;
@@ -80,7 +79,7 @@ void ffn_act_dropout_forward(float *act, uint8_t *mask, const float *pre, int ge
         return;
     }
     act_drop_job j = {act, mask, pre, gelu, p, 1.0f / (1.0f - p), seed, n};
-    ops_pool_run((n + OPS_ELEM_CHUNK - 1) / OPS_ELEM_CHUNK, ops_team(n), act_drop_chunk, &j);
+    ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), act_drop_range, &j);
 }
 
 /* Columns per chunk of the backward pass: each chunk owns the bias-gradient sums of its columns

@@ -28,13 +28,13 @@ typedef struct {
     float p, scale, eps;
     int drop;
     uint64_t seed;
-    size_t N, C, rows; /* rows: per chunk */
+    size_t N, C;
 } res_norm_job;
 
-/* Rows rows·c .. of a res_norm_job. */
-static void res_norm_rows(void *arg, size_t chunk) {
+/* Rows n0 .. n1 − 1 of a res_norm_job. */
+static void res_norm_rows(void *arg, size_t n0, size_t n1) {
     const res_norm_job *j = arg;
-    const size_t C = j->C, n0 = chunk * j->rows, n1 = j->N - n0 < j->rows ? j->N : n0 + j->rows;
+    const size_t C = j->C;
     /* the fields in locals: a store through mask (a char type) may alias *j for the compiler */
     const float p = j->p, scale = j->scale;
     const float *x = j->x, *sub = j->sub;
@@ -79,8 +79,8 @@ void residual_dropout_layernorm_forward(float *res, uint8_t *mask, float *ln_out
     const int drop = mask && p > 0.0f;
     const float scale = drop && p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
     const size_t rows = (size_t)ops_rows_per_chunk(C);
-    res_norm_job j = {res, ln_out, mean, rstd, mask, x, sub, weight, bias, p, scale, eps, drop, seed, N, C, rows};
-    ops_pool_run((N + rows - 1) / rows, ops_team(N * C), res_norm_rows, &j);
+    res_norm_job j = {res, ln_out, mean, rstd, mask, x, sub, weight, bias, p, scale, eps, drop, seed, N, C};
+    ops_pool_for(N, rows, ops_team(N * C), res_norm_rows, &j);
 }
 
 /* dropout_backward_write's pass, as its chunks see it. */
@@ -92,9 +92,8 @@ typedef struct {
     size_t n;
 } drop_back_job;
 
-static void drop_back_chunk(void *arg, size_t c) {
+static void drop_back_range(void *arg, size_t i0, size_t i1) {
     const drop_back_job *j = arg;
-    const size_t i0 = c * OPS_ELEM_CHUNK, i1 = j->n - i0 < OPS_ELEM_CHUNK ? j->n : i0 + OPS_ELEM_CHUNK;
     float *dinp = j->dinp;
     const float *dout = j->dout;
     const uint8_t *mask = j->mask;
@@ -105,7 +104,7 @@ static void drop_back_chunk(void *arg, size_t c) {
 void dropout_backward_write(float *dinp, const float *dout, const uint8_t *mask, float p, size_t n) {
     const float scale = p >= 1.0f ? 0.0f : p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
     drop_back_job j = {dinp, dout, mask, p, scale, n};
-    ops_pool_run((n + OPS_ELEM_CHUNK - 1) / OPS_ELEM_CHUNK, ops_team(n), drop_back_chunk, &j);
+    ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), drop_back_range, &j);
 }
 
 /* layernorm_dropout_backward's row pass, as its chunks see it. */
@@ -115,14 +114,14 @@ typedef struct {
     const uint8_t *mask;
     int drop;
     float scale;
-    size_t N, C, rows; /* rows: per chunk */
+    size_t N, C;
 } norm_back_job;
 
-/* Rows rows·c .. of a norm_back_job: dres = rstd·(g − mean(g) − x̂·mean(g·x̂)), g = dout ⊙ weight,
+/* Rows n0 .. n1 − 1 of a norm_back_job: dres = rstd·(g − mean(g) − x̂·mean(g·x̂)), g = dout ⊙ weight,
  * then the sub-layer's gradient through its dropout, while the row is in cache. */
-static void norm_back_rows(void *arg, size_t chunk) {
+static void norm_back_rows(void *arg, size_t n0, size_t n1) {
     const norm_back_job *j = arg;
-    const size_t C = j->C, n0 = chunk * j->rows, n1 = j->N - n0 < j->rows ? j->N : n0 + j->rows;
+    const size_t C = j->C;
     const float *weight = j->weight;
     for (size_t n = n0; n < n1; n++) {
         const float *x = j->res + n * C, *dy = j->dout + n * C;
@@ -162,6 +161,6 @@ void layernorm_dropout_backward(float *dres, float *dsub, float *dweight, float 
     const int drop = dsub && mask && p > 0.0f;
     const float scale = p >= 1.0f ? 0.0f : p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
     const size_t rows = (size_t)ops_rows_per_chunk(C);
-    norm_back_job j = {dres, dsub, dout, res, weight, mean, rstd, mask, drop, scale, N, C, rows};
-    ops_pool_run((N + rows - 1) / rows, ops_team(N * C), norm_back_rows, &j);
+    norm_back_job j = {dres, dsub, dout, res, weight, mean, rstd, mask, drop, scale, N, C};
+    ops_pool_for(N, rows, ops_team(N * C), norm_back_rows, &j);
 }

@@ -12,13 +12,13 @@ typedef struct {
     const float *inp, *weight, *bias, *dout;
     const float *mean_c, *rstd_c;      /* backward: the forward's statistics */
     float eps;
-    size_t N, C, rows;                 /* rows: per chunk */
+    size_t N, C;
 } norm_job;
 
-/* Rows rows·c .. of a forward norm_job. */
-static void forward_rows(void *arg, size_t chunk) {
+/* Rows n0 .. n1 − 1 of a forward norm_job. */
+static void forward_rows(void *arg, size_t n0, size_t n1) {
     const norm_job *j = arg;
-    const size_t C = j->C, n0 = chunk * j->rows, n1 = j->N - n0 < j->rows ? j->N : n0 + j->rows;
+    const size_t C = j->C;
     const float *weight = j->weight, *bias = j->bias;
     for (size_t n = n0; n < n1; n++) {
         const float *x = j->inp + n * C;
@@ -44,8 +44,8 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
                        const float *bias, size_t N, size_t C, float eps) {
     const size_t rows = (size_t)ops_rows_per_chunk(C);
     norm_job j = {.out = out, .mean = mean, .rstd = rstd, .inp = inp, .weight = weight, .bias = bias, .eps = eps,
-                  .N = N, .C = C, .rows = rows};
-    ops_pool_run((N + rows - 1) / rows, ops_team(N * C), forward_rows, &j);
+                  .N = N, .C = C};
+    ops_pool_for(N, rows, ops_team(N * C), forward_rows, &j);
 }
 
 /* Columns per chunk of the parameter-gradient sums: each chunk owns its columns and walks every
@@ -79,10 +79,10 @@ void layernorm_param_grads(float *dweight, float *dbias, const float *dout, cons
     ops_pool_run((C + NORM_COL_BLOCK - 1) / NORM_COL_BLOCK, ops_team(N * C), param_grad_block, &j);
 }
 
-/* Rows rows·c .. of a backward norm_job: dinp += rstd·(g − mean(g) − x̂·mean(g·x̂)), g = dout ⊙ weight. */
-static void backward_rows(void *arg, size_t chunk) {
+/* Rows n0 .. n1 − 1 of a backward norm_job: dinp += rstd·(g − mean(g) − x̂·mean(g·x̂)), g = dout ⊙ weight. */
+static void backward_rows(void *arg, size_t n0, size_t n1) {
     const norm_job *j = arg;
-    const size_t C = j->C, n0 = chunk * j->rows, n1 = j->N - n0 < j->rows ? j->N : n0 + j->rows;
+    const size_t C = j->C;
     const float *weight = j->weight;
     for (size_t n = n0; n < n1; n++) {
         const float *x = j->inp + n * C, *dy = j->dout + n * C;
@@ -108,7 +108,7 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
     /* dinp: rows are independent. */
     const size_t rows = (size_t)ops_rows_per_chunk(C);
     norm_job j = {.dinp = dinp, .dout = dout, .inp = inp, .weight = weight, .mean_c = mean, .rstd_c = rstd,
-                  .N = N, .C = C, .rows = rows};
-    ops_pool_run((N + rows - 1) / rows, ops_team(N * C), backward_rows, &j);
+                  .N = N, .C = C};
+    ops_pool_for(N, rows, ops_team(N * C), backward_rows, &j);
     layernorm_param_grads(dweight, dbias, dout, inp, mean, rstd, N, C);
 }
