@@ -112,29 +112,48 @@ static tfm_status check_shape(const st_file *f, const st_tensor *t, const param_
     return TFM_OK;
 }
 
-static tfm_status load_tensors(tfm_model *m, const st_file *f) {
-    float *base = (float *)m->param_arena.base;
+static tfm_status check_entries(const st_file *f, const tfm_config *c, const param_entry *entries, size_t n) {
     /* every tensor in the file must be a model tensor or under a reserved prefix */
     for (size_t i = 0; i < f->n_tensors; i++) {
         const st_tensor *t = &f->tensors[i];
         if (is_reserved(t->name)) continue;
         size_t k = 0;
-        while (k < m->n_entries && strcmp(m->entries[k].name, t->name) != 0) k++;
-        RETURN_IF(k == m->n_entries, TFM_ERR_FORMAT,
+        while (k < n && strcmp(entries[k].name, t->name) != 0) k++;
+        RETURN_IF(k == n, TFM_ERR_FORMAT,
                   "%s: unknown tensor '%s' (not a tensor of this %s model, nor under tokenizer. or train_state.)",
-                  f->path, t->name, tfm_arch_name(m->cfg.arch));
+                  f->path, t->name, tfm_arch_name(c->arch));
     }
+    for (size_t k = 0; k < n; k++) {
+        const st_tensor *t = st_find(f, entries[k].name);
+        RETURN_IF(!t, TFM_ERR_FORMAT, "%s: model tensor '%s' is missing", f->path, entries[k].name);
+        TRY(check_shape(f, t, &entries[k]));
+    }
+    return TFM_OK;
+}
+
+/* Checks the file's tensors (names, dtypes, shapes) against the model `c` describes before anything
+ * of that size is allocated: st_open has checked every tensor's bytes lie inside the file, so a
+ * header of a few hundred bytes cannot make the loader allocate and clear gigabytes (a slow input
+ * fuzz_safetensors found). */
+static tfm_status check_tensors(const st_file *f, const tfm_config *c) {
+    size_t n;
+    params_layout(c, NULL, NULL, NULL, &n);
+    param_entry *entries = calloc(n, sizeof *entries);
+    RETURN_IF(!entries, TFM_ERR_NOMEM, "out of memory checking %s", f->path);
+    params_layout(c, NULL, NULL, entries, &n);
+    tfm_status st = check_entries(f, c, entries, n);
+    free(entries);
+    return st;
+}
+
+/* Reads the model tensors check_tensors accepted into m's arena; a tied copy must equal its original. */
+static tfm_status load_tensors(tfm_model *m, const st_file *f) {
+    float *base = (float *)m->param_arena.base;
     float *scratch = NULL;
     tfm_status st = TFM_OK;
     for (size_t k = 0; k < m->n_entries && st == TFM_OK; k++) {
         const param_entry *e = &m->entries[k];
         const st_tensor *t = st_find(f, e->name);
-        if (!t) {
-            st = tfm_set_error(TFM_ERR_FORMAT, "%s: model tensor '%s' is missing", f->path, e->name);
-            break;
-        }
-        st = check_shape(f, t, e);
-        if (st != TFM_OK) break;
         if (e->alias_of < 0) {
             st = st_read(f, t, base + e->offset);
             continue;
@@ -173,6 +192,7 @@ tfm_status tfm_model_load(const char *path, tfm_model **out) {
     tfm_config cfg;
     tfm_status st = config_from_meta(&f, &cfg);
     tfm_model *m = NULL;
+    if (st == TFM_OK) st = check_tensors(&f, &cfg);
     if (st == TFM_OK) st = model_alloc(&cfg, &m);
     if (st == TFM_OK) st = load_tensors(m, &f);
     st_close(&f);

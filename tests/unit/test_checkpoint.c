@@ -142,6 +142,11 @@ static void malformed(void) {
             TFM_ERR_FORMAT, 0);
     mutated("n_heads", "\"n_heads\":\"4\"", "\"n_heads\":\"3\"", "n_heads (3) must be positive and divide d_model (16)",
             TFM_ERR_INVALID_ARG, 0);
+    /* metadata describing a model of terabytes in a file of kilobytes: the shapes are refused before
+     * anything of the model's size is allocated (before: out of memory, or an abort under ASan) */
+    mutated("config_larger_than_file", "\"d_model\":\"16\",\"n_heads\":\"4\",\"n_enc_layers\":\"2\",\"n_dec_layers\":\"2\",\"d_ff\":\"32\"",
+            "\"d_model\":\"65536\",\"n_heads\":\"4\",\"n_enc_layers\":\"2\",\"n_dec_layers\":\"2\",\"d_ff\":\"1048576\"",
+            ", expected [23, 65536]", TFM_ERR_FORMAT, 0);
     mutated("not_integer", "\"d_model\":\"16\"", "\"d_model\":\"16x\"", "d_model='16x' is not an integer",
             TFM_ERR_FORMAT, 0);
     mutated("no_arch", "\"arch\":", "\"arcx\":", "metadata key 'arch' is missing", TFM_ERR_FORMAT, 0);
