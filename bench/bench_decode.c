@@ -124,6 +124,11 @@ int bench_cmd_decode(int argc, char **argv) {
     for (int r = 0; r < reps; r++) {
         const double t0 = bench_now_s();
         out_tokens = 0;
+        /* as tfm_translate_text: memory for the longest batch once, not regrown batch by batch */
+        if (tfm_context_reserve_decode(ctx, &dc, ns < batch ? ns : batch, (int)s[ns - 1].len) != TFM_OK) {
+            fprintf(stderr, "bench_tfm decode: %s\n", tfm_last_error());
+            return 1;
+        }
         for (int i = 0; i < ns; i += batch) {
             const int B = ns - i < batch ? ns - i : batch;
             const int S = (int)s[i + B - 1].len; /* sorted: the last is the longest */

@@ -52,6 +52,15 @@ tfm_decode_config tfm_decode_config_default(void);
 tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S,
                                const int32_t *src, int32_t *out, int max_out, int *out_len);
 
+/** Reserves the context's memory for tfm_model_translate calls of up to B sentences of up to S
+ * source tokens with `cfg` (its beam, use_cache and length limit): the KV cache, the decoder's
+ * transposed weights and the encoder's workspace are allocated now, for the largest such call, so
+ * later calls within those sizes re-carve them and allocate nothing (tfm_translate_text reserves
+ * its longest batch before the first, as its batches grow in length). Optional: a call that needs
+ * more grows the memory itself. With cfg->use_cache = 0 it does nothing.
+ * Errors: TFM_ERR_INVALID_ARG (NULL, B < 1, S < 0, S > max_len, or a bad config), TFM_ERR_NOMEM. */
+tfm_status tfm_context_reserve_decode(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S);
+
 /** What tfm_translate_text did. */
 typedef struct {
     size_t sentences;       /* sentences translated (empty ones included) */

@@ -64,6 +64,9 @@ tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const 
     if (st == TFM_OK) qsort(order, n, sizeof *order, by_length);
     size_t first = 0; /* empty sources come first and stay empty */
     while (st == TFM_OK && first < n && order[first].len == 0) first++;
+    if (st == TFM_OK && first < n) /* the batches grow in length: memory for the longest, once */
+        st = tfm_context_reserve_decode(ctx, dc, (int)(n - first < (size_t)per_batch ? n - first : (size_t)per_batch),
+                                        (int)order[n - 1].len);
     for (size_t i = first; st == TFM_OK && i < n; i += (size_t)per_batch) {
         const int B = (int)(n - i < (size_t)per_batch ? n - i : (size_t)per_batch);
         const int S = (int)order[i + (size_t)B - 1].len; /* sorted: the last is the longest */

@@ -49,7 +49,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
     const stack_acts *M = sd->memory >= 0 ? &ctx->acts.stack[sd->memory] : NULL;
     layer_call c = {cfg, pe, sp, &sd->block, B, T, 0, A->pad, T, M ? (size_t)M->T : 0, M ? M->pad : NULL,
-                    NULL, NULL, 0, ctx->reference_kernels, NULL, 0};
+                    NULL, NULL, 0, ctx->reference_kernels, NULL, 0, NULL};
     const float *x = A->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         layer_acts *L = &A->layers[l];
@@ -117,6 +117,22 @@ void model_decode_start(tfm_context *ctx, const int32_t *src) {
         for (int l = 0; l < od->n_layers; l++)
             cross_kv_forward(c->cross_kv[l], &m->p.stack[md.out_stack].layers[l].cross_attn, M->out, B * S, d);
     }
+    /* the decoder's linear weights transposed once for this call's steps (kv_cache: only when its
+     * rows take the panels), read from the model now, so a model changed between calls is seen */
+    if (c->generator_t) {
+        const size_t F = (size_t)cfg->d_ff, V = (size_t)cfg->tgt_vocab;
+        for (int l = 0; l < od->n_layers; l++) {
+            const layer_params *p = &m->p.stack[md.out_stack].layers[l];
+            const layer_wt *w = &c->wt[l];
+            if (w->self_in) linear_weight_transpose(w->self_in, p->self_attn.in_proj_weight, 3 * d, d);
+            if (w->self_out) linear_weight_transpose(w->self_out, p->self_attn.out_proj_weight, d, d);
+            if (w->cross_q) linear_weight_transpose(w->cross_q, p->cross_attn.in_proj_weight, d, d);
+            if (w->cross_out) linear_weight_transpose(w->cross_out, p->cross_attn.out_proj_weight, d, d);
+            if (w->ff1) linear_weight_transpose(w->ff1, p->linear1_weight, F, d);
+            if (w->ff2) linear_weight_transpose(w->ff2, p->linear2_weight, d, F);
+        }
+        linear_weight_transpose(c->generator_t, m->p.generator_weight, V, d);
+    }
     c->len = 0;
 }
 
@@ -140,16 +156,20 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
      * kv_cache_compact keeps decode with the same kernels, bit for bit, as before it */
     const size_t kr = (size_t)c->B_start;
     layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * d,
-                       ctx->reference_kernels, c->mem_row, kr};
+                       ctx->reference_kernels, c->mem_row, kr, NULL};
     const float *x = c->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         call.cache_k = c->self_k[l];
         call.cache_v = c->self_v[l];
         c->step.cross_attn.qkv = c->cross_kv[l]; /* the memory's K|V, computed at decode start */
+        call.wt = c->generator_t ? &c->wt[l] : NULL;
         x = layer_forward(&dr, &call, &c->step, &sp->layers[l], x);
     }
     layernorm_forward(c->out, c->out_mean, c->out_rstd, x, sp->norm_weight, sp->norm_bias, B, d, cfg->layer_norm_eps);
-    linear_forward_rows(c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d, (size_t)cfg->tgt_vocab,
-                        kr);
+    if (c->generator_t)
+        linear_panels_forward_t(c->logits, c->out, c->generator_t, m->p.generator_bias, B, d, (size_t)cfg->tgt_vocab);
+    else
+        linear_forward_rows(c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d,
+                            (size_t)cfg->tgt_vocab, kr);
     c->len++;
 }

@@ -31,6 +31,41 @@ static void layout(const tfm_config *cfg, int Bmi, int beams, int Si, int cap, t
     c->tmp = arena_take_f32(a, B * T * d);
 }
 
+/* The decoder's linear weights and the generator's, transposed (kv_cache.wt, generator_t), when B
+ * rows take the transposed panels (linear_panels_t_use); else nothing. */
+static void wt_layout(const tfm_config *cfg, int B, tfm_arena *a, kv_cache *c) {
+    memset(c->wt, 0, sizeof c->wt);
+    c->generator_t = NULL;
+    if (!linear_panels_t_use((size_t)B)) return;
+    const size_t d = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
+    model_desc md;
+    model_describe(cfg, &md);
+    const stack_desc *sd = &md.stack[md.out_stack];
+    for (int l = 0; l < sd->n_layers; l++) {
+        layer_wt *w = &c->wt[l];
+        if (block_has(&sd->block, SUB_SELF_ATTN)) {
+            w->self_in = arena_take_f32(a, d * 3 * d);
+            w->self_out = arena_take_f32(a, d * d);
+        }
+        if (block_has(&sd->block, SUB_CROSS_ATTN)) {
+            w->cross_q = arena_take_f32(a, d * d);
+            w->cross_out = arena_take_f32(a, d * d);
+        }
+        if (block_has(&sd->block, SUB_FFN)) {
+            w->ff1 = arena_take_f32(a, d * F);
+            w->ff2 = arena_take_f32(a, F * d);
+        }
+    }
+    c->generator_t = arena_take_f32(a, d * (size_t)cfg->tgt_vocab);
+}
+
+size_t kv_cache_wt_bytes(const tfm_config *cfg, int B) {
+    kv_cache dummy;
+    tfm_arena counter = {NULL, 0, 0};
+    wt_layout(cfg, B, &counter, &dummy);
+    return counter.used;
+}
+
 size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T) {
     kv_cache dummy;
     tfm_arena counter = {NULL, 0, 0};
@@ -59,6 +94,15 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     tfm_arena again = c->arena;
     again.used = 0;
     layout(cfg, B_mem, beams, S, cap_T, &again, c);
+    /* the transposed weights: their own arena, the same size for every batch that uses them */
+    const size_t wt_bytes = kv_cache_wt_bytes(cfg, B);
+    if (wt_bytes > c->wt_arena.cap) {
+        arena_free(&c->wt_arena);
+        TRY(arena_init(&c->wt_arena, wt_bytes, "the decoder's transposed weights"));
+    }
+    tfm_arena wt = c->wt_arena;
+    wt.used = 0;
+    wt_layout(cfg, B, &wt, c);
     for (int r = 0; r < B; r++) c->mem_row[r] = r / beams;
     c->B = B;
     c->B_start = B;
@@ -73,6 +117,7 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
 
 void kv_cache_free(kv_cache *c) {
     arena_free(&c->arena);
+    arena_free(&c->wt_arena);
     memset(c, 0, sizeof *c);
 }
 

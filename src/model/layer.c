@@ -14,6 +14,16 @@ const float *block_out(const tfm_config *cfg, const block_acts *b) { return cfg-
 /* The rows the linear layers of this call choose their kernel for (layer_call.kernel_rows). */
 static size_t kernel_rows(const layer_call *c) { return c->kernel_rows > c->B * c->T ? c->kernel_rows : c->B * c->T; }
 
+/* out (N, OC) = x (N, IC) · wᵀ + b: from w's transposed copy w_t when the call has one (a decoding
+ * step's panels, layer_call.wt), else linear_forward_rows for the call's kernel_rows. */
+static void linear(const layer_call *c, float *out, const float *x, const float *w, const float *w_t, const float *b,
+                   size_t N, size_t IC, size_t OC) {
+    if (w_t)
+        linear_panels_forward_t(out, x, w_t, b, N, IC, OC);
+    else
+        linear_forward_rows(out, x, w, b, N, IC, OC, kernel_rows(c));
+}
+
 void cross_kv_forward(float *kv, const mha_params *p, const float *mem, size_t N, size_t d) {
     linear_forward(kv, mem, p->in_proj_weight + d * d, p->in_proj_bias + d, N, d, 2 * d);
 }
@@ -88,7 +98,7 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
     const tfm_config *cfg = c->cfg;
     const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, dk = d / H;
     const mha_params *p = &W->self_attn;
-    linear_forward_rows(a->qkv, x, p->in_proj_weight, p->in_proj_bias, N, d, 3 * d, kernel_rows(c));
+    linear(c, a->qkv, x, p->in_proj_weight, c->wt ? c->wt->self_in : NULL, p->in_proj_bias, N, d, 3 * d);
     if (c->pe->qk_forward) c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv, 3 * d, B, T, H, dk, c->pos0);
     const size_t S = c->pos0 + T; /* keys per row */
     attn_args args = attn_args_make(B, T, S, H, dk, 3 * d, 3 * d);
@@ -123,7 +133,7 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
         args.rel_v = rel_v;
     }
     attend(dr, a, a->qkv, k, v, &args);
-    linear_forward_rows(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d, kernel_rows(c));
+    linear(c, a->proj, a->att, p->out_proj_weight, c->wt ? c->wt->self_out : NULL, p->out_proj_bias, N, d, d);
 }
 
 /* Attention over the memory (§3.2.3): queries from x, keys|values precomputed in a->qkv. No
@@ -132,33 +142,44 @@ static void cross_attention(dropper *dr, const layer_call *c, mha_acts *a, const
     const tfm_config *cfg = c->cfg;
     const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads;
     const mha_params *p = &W->cross_attn;
-    linear_forward_rows(a->q, x, p->in_proj_weight, p->in_proj_bias, N, d, d, kernel_rows(c));
+    linear(c, a->q, x, p->in_proj_weight, c->wt ? c->wt->cross_q : NULL, p->in_proj_bias, N, d, d);
     attn_args args = attn_args_make(B, T, c->S_mem, H, d / H, d, 2 * d);
     args.key_pad = c->mem_pad;
     args.key_pad_bstride = c->S_mem;
     args.kv_row = c->mem_row;
     attend(dr, a, a->q, a->qkv, a->qkv + d, &args);
-    linear_forward_rows(a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d, kernel_rows(c));
+    linear(c, a->proj, a->att, p->out_proj_weight, c->wt ? c->wt->cross_out : NULL, p->out_proj_bias, N, d, d);
 }
 
 /* FFN(x) = act(x W_1 + b_1) W_2 + b_2 (§3.3, eq. 2), with dropout on the hidden layer as PyTorch.
- * Fused (ffn_forward_fused: activation and dropout in one pass), or the unfused reference. */
-static void ffn(dropper *dr, layer_acts *L, const layer_params *p, const float *x, size_t N, size_t d, size_t d_ff,
-                tfm_activation act, int reference, size_t kr) {
-    if (!reference) {
+ * Fused (ffn_forward_fused: activation and dropout in one pass), or the unfused reference. A
+ * decoding step with the weights transposed (layer_call.wt) runs the fused path's three passes
+ * itself, each product from the transposed copy. */
+static void ffn(dropper *dr, const layer_call *c, layer_acts *L, const layer_params *p, const float *x, size_t N,
+                size_t d, size_t d_ff, tfm_activation act) {
+    const float *w1_t = c->wt ? c->wt->ff1 : NULL, *w2_t = c->wt ? c->wt->ff2 : NULL;
+    if (!c->reference) {
         const uint64_t seed = dr->cfg ? dropper_site_seed(dr) : 0;
-        ffn_forward_fused_rows(L->ff_out, L->ff_pre, L->ff_act, dr->cfg ? L->ff_drop : NULL, x, p->linear1_weight,
-                          p->linear1_bias, p->linear2_weight, p->linear2_bias, act == TFM_ACT_GELU,
-                          dr->cfg ? dr->cfg->p : 0.0f, seed, N, d, d_ff, kr);
+        uint8_t *mask = dr->cfg ? L->ff_drop : NULL;
+        const float prob = dr->cfg ? dr->cfg->p : 0.0f;
+        if (w1_t && w2_t) {
+            linear(c, L->ff_pre, x, p->linear1_weight, w1_t, p->linear1_bias, N, d, d_ff);
+            ffn_act_dropout_forward(L->ff_act, mask, L->ff_pre, act == TFM_ACT_GELU, prob, seed, N * d_ff);
+            linear(c, L->ff_out, L->ff_act, p->linear2_weight, w2_t, p->linear2_bias, N, d_ff, d);
+            return;
+        }
+        ffn_forward_fused_rows(L->ff_out, L->ff_pre, L->ff_act, mask, x, p->linear1_weight, p->linear1_bias,
+                               p->linear2_weight, p->linear2_bias, act == TFM_ACT_GELU, prob, seed, N, d, d_ff,
+                               kernel_rows(c));
         return;
     }
-    linear_forward_rows(L->ff_pre, x, p->linear1_weight, p->linear1_bias, N, d, d_ff, kr);
+    linear(c, L->ff_pre, x, p->linear1_weight, w1_t, p->linear1_bias, N, d, d_ff);
     if (act == TFM_ACT_GELU)
         gelu_forward(L->ff_act, L->ff_pre, N * d_ff);
     else
         relu_forward(L->ff_act, L->ff_pre, N * d_ff);
     dropper_apply(dr, L->ff_act, L->ff_drop, N * d_ff);
-    linear_forward_rows(L->ff_out, L->ff_act, p->linear2_weight, p->linear2_bias, N, d_ff, d, kr);
+    linear(c, L->ff_out, L->ff_act, p->linear2_weight, w2_t, p->linear2_bias, N, d_ff, d);
 }
 
 const float *layer_forward(dropper *dr, const layer_call *c, layer_acts *L, const layer_params *W, const float *x) {
@@ -178,7 +199,7 @@ const float *layer_forward(dropper *dr, const layer_call *c, layer_acts *L, cons
             sub = L->cross_attn.proj;
             break;
         default:
-            ffn(dr, L, W, in, N, d, (size_t)cfg->d_ff, cfg->activation, c->reference, kernel_rows(c));
+            ffn(dr, c, L, W, in, N, d, (size_t)cfg->d_ff, cfg->activation);
             sub = L->ff_out;
             break;
         }

@@ -45,6 +45,7 @@ tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences
     out->params = tfm_config_param_count(cfg) * sizeof(float);
     if (use_cache) {
         out->cache = kv_cache_bytes_beams(cfg, sentences, beams, max_src, cap);
+        out->workspace = kv_cache_wt_bytes(cfg, rows); /* the decoder's weights transposed, if used */
         out->activations = activations_bytes(cfg, sentences, max_src, 1, 0);
     } else {
         out->activations = activations_bytes(cfg, rows, max_src, cap, 0);
@@ -89,6 +90,7 @@ tfm_status tfm_memory_estimate_translate(const tfm_config *cfg, const tfm_decode
         st = tfm_memory_estimate_decode_beams(cfg, (int)B, dc->beam, S, lim < 0 ? 0 : (int)lim, dc->use_cache, 0, &b);
         if (st == TFM_OK && b.activations > out->activations) out->activations = b.activations;
         if (st == TFM_OK && b.cache > out->cache) out->cache = b.cache;
+        if (st == TFM_OK && b.workspace > out->workspace) out->workspace = b.workspace;
     }
     free(len);
     if (st != TFM_OK) {

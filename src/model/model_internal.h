@@ -174,7 +174,13 @@ typedef struct {
     float *out, *out_mean, *out_rstd; /* (B, d) final LayerNorm */
     float *logits;  /* (B, V_tgt) of the newest position */
     float *tmp;     /* (B, cap_T, d) scratch for reordering rows */
+    /* The decoder's linear weights and the generator's, transposed for linear_panels_forward_t:
+     * laid out only when the call's B_start rows take them (linear_panels_t_use), copied from the
+     * model at every model_decode_start; else all NULL. */
+    layer_wt wt[TFM_MAX_LAYERS];
+    float *generator_t; /* (d, V_tgt), or NULL: no transposed copies this call */
     tfm_arena arena;
+    tfm_arena wt_arena; /* wt and generator_t: their size does not depend on the batch's lengths */
 } kv_cache;
 
 /** One thread's working memory for a model: the activation workspace (re-carved for each batch
@@ -209,6 +215,9 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
 /** Bytes of the KV cache arena kv_cache_reserve(B, S, cap_T) lays out (its layout, counted). */
 size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T);
 /** Bytes of the arena kv_cache_reserve_beams(B_mem, beams, S, cap_T) lays out. */
+/** Bytes of the decoder's transposed weights (kv_cache.wt) a call of B rows lays out: 0 unless
+ * linear_panels_t_use(B). */
+size_t kv_cache_wt_bytes(const tfm_config *cfg, int B);
 size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T);
 void kv_cache_free(kv_cache *c);
 

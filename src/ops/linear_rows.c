@@ -1,13 +1,19 @@
-/* nn.Linear for a few rows without packing: out (N, OC) = bias + inp (N, IC) · weight (OC, IC)ᵀ
- * read straight from the row-major weight, each output a dot product of two contiguous rows.
- * BLIS packs the whole weight into panels at every call, whatever N: for the decoder's step (N =
- * the batch's rows, often 1–32) that copy costs as much as the product or more (docs/KERNELS.md,
- * "Decoding"). Here the weight is read once per call; BLIS (linear_forward) stays the path for
- * large N and the reference this kernel is tested against (test_linear_rows). With AVX-512 each
- * 64-column chunk goes to the 4 × 4 register-blocked kernel of linear_rows_avx512.c (up to
- * OPS_LINEAR_ROWS_MAX_AVX512 rows: batch-32 greedy and beam-4 × batch-32 steps); without, to the
- * plain kernel below (up to OPS_LINEAR_ROWS_MAX rows). */
+/* nn.Linear for the few rows of a decoding step, without BLIS: out (N, OC) = bias + inp (N, IC) ·
+ * weight (OC, IC)ᵀ. BLIS packs the whole weight into panels at every call, whatever N: for the
+ * decoder's step (N = the batch's rows, often 1–128) that copy costs as much as the product or more
+ * (docs/KERNELS.md, "Decoding"). Two kernels, parallel over fixed chunks of 64 output columns:
+ *  - up to linear_rows_max() rows (8; 128 with AVX-512 when the small-product kernels are off):
+ *    every output a dot product of two contiguous rows, the weight read in place —
+ *    linear_rows_forward; each 64-column chunk to the 4 × 4 register-blocked kernel of
+ *    linear_rows_avx512.c with AVX-512, else to the plain kernel below;
+ *  - up to linear_panels_max() rows (128, with AVX2+FMA or AVX-512): the outer-product kernel of
+ *    gemm_small (12 × 32 register tiles, each 32-column panel of the weight copied transposed onto
+ *    the stack once per call) — linear_panels_forward.
+ * BLIS (linear_forward's tiled product) stays the path for more rows and the reference both are
+ * tested against (test_linear_rows). */
+#include "core_internal.h"
 #include "cpu.h"
+#include "gemm_small.h"
 #include "linear_rows_internal.h"
 #include "ops.h"
 #include "parallel.h"
@@ -55,14 +61,21 @@ static void cols_plain(float *out, const float *inp, const float *weight, const 
         for (size_t n = 0; n < N; n++) out[n * OC + j] = (bias ? bias[j] : 0.0f) + dot1(inp + n * IC, weight + j * IC, IC);
 }
 
-size_t linear_rows_max(void) { return ops_cpu_avx512() ? OPS_LINEAR_ROWS_MAX_AVX512 : OPS_LINEAR_ROWS_MAX; }
+size_t linear_rows_max(void) {
+    if (gemm_small_active() != GEMM_SMALL_NONE) return OPS_LINEAR_ROWS_MAX; /* then linear_panels_forward */
+    return ops_cpu_avx512() ? OPS_LINEAR_ROWS_MAX_AVX512 : OPS_LINEAR_ROWS_MAX;
+}
+
+size_t linear_panels_max(void) { return gemm_small_active() != GEMM_SMALL_NONE ? OPS_LINEAR_PANELS_MAX : 0; }
 
 /* One product of linear_rows_forward, as its chunks see it. */
 typedef struct {
     float *out;
     const float *inp, *weight, *bias;
     size_t N, IC, OC;
-    int wide; /* the AVX-512 kernel */
+    const float *weight_t; /* RK_PANELS: the weight transposed (IC, OC), or NULL */
+    enum { RK_PLAIN, RK_AVX512, RK_PANELS } kernel;
+    gemm_small_isa isa; /* RK_PANELS: gemm_small's instruction set */
     ops_probe *probe;
 } rows_job;
 
@@ -70,27 +83,90 @@ typedef struct {
 static void rows_chunk(void *arg, size_t c) {
     const rows_job *r = arg;
     const size_t j0 = c * LR_COLS, j1 = j0 + LR_COLS < r->OC ? j0 + LR_COLS : r->OC;
-    if (r->wide)
-        linear_rows_cols_avx512(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1);
-    else
-        cols_plain(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1);
+    switch (r->kernel) {
+    case RK_AVX512: linear_rows_cols_avx512(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1); break;
+    case RK_PLAIN: cols_plain(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1); break;
+    case RK_PANELS: /* out[:, j0..j1) = inp · weight[j0..j1)ᵀ, then the bias (each output: fl(sum + bias)) */
+        if (r->weight_t) /* read in place: the same sums as from the panel copied transposed */
+            gemm_small(r->isa, 0, 0, r->N, j1 - j0, r->IC, 1.0f, r->inp, r->IC, r->weight_t + j0, r->OC, 0.0f,
+                       r->out + j0, r->OC);
+        else
+            gemm_small(r->isa, 0, 1, r->N, j1 - j0, r->IC, 1.0f, r->inp, r->IC, r->weight + j0 * r->IC, r->IC, 0.0f,
+                       r->out + j0, r->OC);
+        if (r->bias)
+            for (size_t n = 0; n < r->N; n++) {
+                float *o = r->out + n * r->OC;
+                for (size_t j = j0; j < j1; j++) o[j] += r->bias[j];
+            }
+        break;
+    }
     ops_probe_chunk(r->probe);
+}
+
+/* Runs a rows_job of `kernel` over its 64-column chunks. A product under LR_PAR_MIN_MACS
+ * multiply-adds runs on the caller; the others report what they saw to the busy-machine backoff
+ * (parallel.h). Lower than gemm_tiled's 32 · OPS_PAR_MIN_WORK: a decoding step is a chain of such
+ * products (beam 4 at batch 1: 4 × 256 × 768 for Q|K|V), the pool's worker spins between
+ * back-to-back jobs, and its join never waits for a worker that has no core. Measured at
+ * 4 · OPS_PAR_MIN_WORK against 32 · (2026-12-01, AMD EPYC Zen 4, 2 threads, medians of 5
+ * alternated runs): greedy at batch 1 1.39× and beam 4 at batch 1 1.15× faster; the training step
+ * does not use these kernels. */
+static void run_chunks(float *out, const float *inp, const float *weight, const float *weight_t, const float *bias,
+                       size_t N, size_t IC, size_t OC, int kernel, gemm_small_isa isa) {
+    const size_t chunks = (OC + LR_COLS - 1) / LR_COLS, macs = N * IC * OC;
+    const int team = macs < LR_PAR_MIN_MACS ? 1 : ops_team_long(macs);
+    ops_probe probe;
+    ops_probe_begin(&probe, team);
+    rows_job r = {out, inp, weight, bias, N, IC, OC, weight_t, kernel, isa, &probe};
+    probe.got = ops_pool_run(chunks, team, rows_chunk, &r);
+    ops_probe_end(&probe, chunks, macs);
 }
 
 void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC) {
-    const size_t chunks = (OC + LR_COLS - 1) / LR_COLS, macs = N * IC * OC;
-    /* A product under LR_PAR_MIN_MACS multiply-adds runs on the caller; the others report what
-     * they saw to the busy-machine backoff (parallel.h). Lower than gemm_tiled's 32 ·
-     * OPS_PAR_MIN_WORK: a decoding step is a chain of such products (beam 4 at batch 1: 4 × 256 ×
-     * 768 for Q|K|V), the pool's worker spins between back-to-back jobs, and its join never waits
-     * for a worker that has no core. Measured at 4 · OPS_PAR_MIN_WORK against 32 · (2026-12-01,
-     * AMD EPYC Zen 4, 2 threads, medians of 5 alternated runs): greedy at batch 1 1.39× and beam 4
-     * at batch 1 1.15× faster; the training step does not use this kernel. */
-    const int team = macs < LR_PAR_MIN_MACS ? 1 : ops_team_long(macs);
-    ops_probe probe;
-    ops_probe_begin(&probe, team);
-    rows_job r = {out, inp, weight, bias, N, IC, OC, ops_cpu_avx512(), &probe};
-    probe.got = ops_pool_run(chunks, team, rows_chunk, &r);
-    ops_probe_end(&probe, chunks, macs);
+    run_chunks(out, inp, weight, NULL, bias, N, IC, OC, ops_cpu_avx512() ? RK_AVX512 : RK_PLAIN, GEMM_SMALL_NONE);
+}
+
+void linear_panels_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
+                           size_t OC) {
+    const gemm_small_isa isa = gemm_small_active();
+    if (isa == GEMM_SMALL_NONE) { /* no AVX2+FMA, or the small kernels are off: the dot-product kernels */
+        linear_rows_forward(out, inp, weight, bias, N, IC, OC);
+        return;
+    }
+    run_chunks(out, inp, weight, NULL, bias, N, IC, OC, RK_PANELS, isa);
+}
+
+void linear_panels_forward_t(float *out, const float *inp, const float *weight_t, const float *bias, size_t N,
+                             size_t IC, size_t OC) {
+    const gemm_small_isa isa = gemm_small_active();
+    TFM_ASSERT(isa != GEMM_SMALL_NONE); /* the caller asked linear_panels_max() before transposing */
+    run_chunks(out, inp, NULL, weight_t, bias, N, IC, OC, RK_PANELS, isa);
+}
+
+/* Rows 32·c .. 32·c + 31 of the weight, transposed: chunk c of linear_weight_transpose's job. */
+typedef struct {
+    float *weight_t;
+    const float *weight;
+    size_t OC, IC;
+} transpose_job;
+
+static void transpose_chunk(void *arg, size_t c) {
+    enum { TB = 32 }; /* 32 × 32 blocks: both sides' lines stay in L1 */
+    const transpose_job *t = arg;
+    const size_t j0 = c * TB, j1 = j0 + TB < t->OC ? j0 + TB : t->OC;
+    for (size_t k0 = 0; k0 < t->IC; k0 += TB) {
+        const size_t k1 = k0 + TB < t->IC ? k0 + TB : t->IC;
+        for (size_t k = k0; k < k1; k++)
+            for (size_t j = j0; j < j1; j++) t->weight_t[k * t->OC + j] = t->weight[j * t->IC + k];
+    }
+}
+
+void linear_weight_transpose(float *weight_t, const float *weight, size_t OC, size_t IC) {
+    transpose_job t = {weight_t, weight, OC, IC};
+    ops_pool_run((OC + 31) / 32, ops_team(OC * IC), transpose_chunk, &t);
+}
+
+int linear_panels_t_use(size_t kernel_rows) {
+    return kernel_rows > linear_rows_max() && kernel_rows <= linear_panels_max();
 }

@@ -160,6 +160,10 @@ void linear_forward_rows(float *out, const float *inp, const float *weight, cons
         linear_rows_forward(out, inp, weight, bias, N, IC, OC);
         return;
     }
+    if (kernel_rows <= linear_panels_max()) {
+        linear_panels_forward(out, inp, weight, bias, N, IC, OC);
+        return;
+    }
     /* out (N, OC) = bias + inp (N, IC) · weight (OC, IC)ᵀ: one region, each tile adds its bias */
     gemm_tiled(0, 1, N, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC, bias, kernel_rows);
 }

@@ -21,17 +21,20 @@ int ops_threads(void);
 
 /** out[N, OC] = inp[N, IC] · weight[OC, IC]ᵀ + bias[OC] — nn.Linear; bias may be NULL. BLIS,
  * tiled over the threads (ops_gemm, src/ops/parallel.h); N <= linear_rows_max() rows (a decoding
- * step) go to linear_rows_forward, which does not pack the weight. */
-#define OPS_LINEAR_ROWS_MAX 8          /* rows for the plain kernel (no AVX-512) */
-#define OPS_LINEAR_ROWS_MAX_AVX512 128 /* rows for the register-blocked AVX-512 kernel */
+ * step) go to linear_rows_forward and N <= linear_panels_max() to linear_panels_forward, neither of
+ * which packs the weight. */
+#define OPS_LINEAR_ROWS_MAX 8          /* rows for the dot-product kernels */
+#define OPS_LINEAR_ROWS_MAX_AVX512 128 /* rows for the AVX-512 dot-product kernel when the panels are off */
+#define OPS_LINEAR_PANELS_MAX 128      /* rows for linear_panels_forward */
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC);
 
 /** linear_forward with the kernel chosen for kernel_rows (>= N) rows instead of N: linear_rows_forward
- * when kernel_rows <= linear_rows_max(), else the tiled product with the small-vs-BLIS kernel of
- * kernel_rows rows' full tile. A decoding call passes the rows it started with, so that as finished
- * rows leave the step (kv_cache_compact) every kept row still runs the same kernel: its bits do not
- * depend on which other rows are in the step. linear_forward is kernel_rows = N. */
+ * when kernel_rows <= linear_rows_max(), linear_panels_forward when kernel_rows <= linear_panels_max(),
+ * else the tiled product with the small-vs-BLIS kernel of kernel_rows rows' full tile. A decoding
+ * call passes the rows it started with, so that as finished rows leave the step (kv_cache_compact)
+ * every kept row still runs the same kernel: its bits do not depend on which other rows are in the
+ * step. linear_forward is kernel_rows = N. */
 void linear_forward_rows(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                          size_t IC, size_t OC, size_t kernel_rows);
 
@@ -43,10 +46,47 @@ void linear_forward_rows(float *out, const float *inp, const float *weight, cons
 void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC);
 
-/** The most rows linear_forward sends to linear_rows_forward on this CPU: OPS_LINEAR_ROWS_MAX_AVX512
- * with AVX-512 (the 4 × 4 register-blocked kernel of linear_rows_avx512.c, chosen at run time),
- * else OPS_LINEAR_ROWS_MAX. */
+/** linear_forward by the small-product kernel (gemm_small.h: 12 × 32 outer-product register tiles,
+ * AVX-512 or AVX2+FMA, the same bits with either), parallel over the same fixed blocks of 64 output
+ * columns, each 32-column panel of the weight copied transposed onto the stack once per call: every
+ * output is one FMA chain over k in order (per chunk of GEMM_SMALL_KC), then + bias[j], so a row's
+ * bits depend neither on the other rows nor on N nor on the thread count. For the 9–128 rows of a
+ * batched decoding step, where it runs at 1.5–2× the dot-product kernel's speed (docs/KERNELS.md,
+ * "Decoding"). Agrees with linear_forward to rounding (test_linear_rows). Without AVX2+FMA, or with
+ * the small kernels off (gemm_small_select(0), TFM_GEMM=blis), it is linear_rows_forward. No
+ * allocation (a 32 KiB stack panel per thread). */
+void linear_panels_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                           size_t IC, size_t OC);
+
+/** linear_panels_forward from the weight already transposed: weight_t (IC, OC) row-major, =
+ * weight (OC, IC)ᵀ (linear_weight_transpose). The same bits as linear_panels_forward(weight) — the
+ * kernel reads the panels in place instead of copying them transposed at every call, which cost
+ * more than the products at a decoding step's 9–128 rows (docs/KERNELS.md, "Decoding"). Call only
+ * when linear_panels_max() > 0 (asserted). No allocation. */
+void linear_panels_forward_t(float *out, const float *inp, const float *weight_t, const float *bias, size_t N,
+                             size_t IC, size_t OC);
+
+/** weight_t (IC, OC) = weight (OC, IC)ᵀ, by 32 × 32 blocks, parallel over blocks of 32 rows of the
+ * weight; no allocation. */
+void linear_weight_transpose(float *weight_t, const float *weight, size_t OC, size_t IC);
+
+/** 1 if a decoding call whose steps start with kernel_rows rows should transpose its weights once
+ * and run every step's products by linear_panels_forward_t: where linear_forward_rows would take
+ * the panels (linear_rows_max() < kernel_rows <= linear_panels_max()), so the bits are those of
+ * linear_forward_rows. From a transposed weight the panels beat the dot-product kernel from 2 rows
+ * on, but the transposition, once per call (~5 M floats for the README's model), costs more than
+ * that gains over a sentence's steps at 2–8 rows (beam 4 at batch 1: 1.17× slower measured). */
+int linear_panels_t_use(size_t kernel_rows);
+
+/** The most rows linear_forward sends to linear_rows_forward on this CPU: OPS_LINEAR_ROWS_MAX where
+ * linear_panels_forward takes over above it; else (no AVX2+FMA, or the small kernels off)
+ * OPS_LINEAR_ROWS_MAX_AVX512 with AVX-512 (the 4 × 4 register-blocked kernel of
+ * linear_rows_avx512.c, chosen at run time) and OPS_LINEAR_ROWS_MAX without. */
 size_t linear_rows_max(void);
+
+/** The most rows linear_forward sends to linear_panels_forward: OPS_LINEAR_PANELS_MAX when
+ * gemm_small_active() names a kernel, else 0. */
+size_t linear_panels_max(void);
 
 /** Backward of linear_forward, all three ACCUMULATED (+=), by ops_gemm:
  *   dinp[N, IC]     += dout[N, OC] · weight[OC, IC]

@@ -78,6 +78,79 @@ static void decode_same(tfm_context *ctx, int B, int beam, int greedy, const cha
     CHECK(bad == 0, "%s: %d of %d sentences differ with and without compaction", what, bad, B);
 }
 
+/* A call whose rows take the panels decodes from the decoder's weights transposed into the context
+ * (kv_cache.wt, generator_t): copied from the model at every call, so after the model changes
+ * (here: every decoder FFN's W_1 and the generator negated) the same context decodes what a fresh
+ * context decodes — and something else than before the change (else the check would be empty). */
+static void weights_changed(tfm_model *m, tfm_context *ctx) {
+    enum { B = 12 };
+    static int32_t src[B * S], out[3][B * MAXO];
+    int len[3][B];
+    memset(src, 0, sizeof src);
+    for (int b = 0; b < B; b++)
+        for (int s = 0; s < 2 + b; s++) src[b * S + s] = 3 + (b * 5 + s * 7) % 37;
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.max_len_a = 1.0f, dc.max_len_b = 4;
+    CHECK(linear_panels_t_use(B) || !linear_panels_max(), "12 rows take the transposed panels");
+    CHECK(tfm_model_translate(ctx, &dc, B, S, src, out[0], MAXO, len[0]) == TFM_OK, "before: %s", tfm_last_error());
+    const tfm_config *c = &m->cfg;
+    model_desc md;
+    model_describe(c, &md);
+    for (int l = 0; l < md.stack[md.out_stack].n_layers; l++) {
+        float *w1 = m->p.stack[md.out_stack].layers[l].linear1_weight;
+        for (size_t i = 0; i < (size_t)c->d_ff * (size_t)c->d_model; i++) w1[i] = -w1[i];
+    }
+    for (size_t i = 0; i < (size_t)c->tgt_vocab * (size_t)c->d_model; i++)
+        m->p.generator_weight[i] = -m->p.generator_weight[i];
+    tfm_context *fresh = NULL;
+    CHECK(tfm_context_create(m, &fresh) == TFM_OK, "context: %s", tfm_last_error());
+    CHECK(tfm_model_translate(ctx, &dc, B, S, src, out[1], MAXO, len[1]) == TFM_OK, "after: %s", tfm_last_error());
+    CHECK(fresh && tfm_model_translate(fresh, &dc, B, S, src, out[2], MAXO, len[2]) == TFM_OK, "fresh: %s",
+          tfm_last_error());
+    int same_fresh = memcmp(len[1], len[2], sizeof len[1]) == 0, same_before = memcmp(len[0], len[1], sizeof len[0]) == 0;
+    for (int b = 0; b < B; b++) {
+        same_fresh = same_fresh && memcmp(out[1] + b * MAXO, out[2] + b * MAXO, (size_t)len[1][b] * sizeof(int32_t)) == 0;
+        same_before = same_before && memcmp(out[0] + b * MAXO, out[1] + b * MAXO, (size_t)len[0][b] * sizeof(int32_t)) == 0;
+    }
+    CHECK(same_fresh, "after the weights changed, the same context decodes otherwise than a fresh one (stale copies)");
+    CHECK(!same_before, "negating W_1 and the generator changed no output: the check above proves nothing");
+    tfm_context_free(fresh);
+    for (size_t i = 0; i < (size_t)c->tgt_vocab * (size_t)c->d_model; i++) /* restore the model */
+        m->p.generator_weight[i] = -m->p.generator_weight[i];
+    for (int l = 0; l < md.stack[md.out_stack].n_layers; l++) {
+        float *w1 = m->p.stack[md.out_stack].layers[l].linear1_weight;
+        for (size_t i = 0; i < (size_t)c->d_ff * (size_t)c->d_model; i++) w1[i] = -w1[i];
+    }
+}
+
+/* tfm_context_reserve_decode: memory for the largest call up front, so calls within it (batches
+ * sorted by length grow batch by batch) re-carve the same blocks instead of reallocating them. */
+static void reserve_up_front(tfm_context *ctx) {
+    enum { B = 12 };
+    static int32_t src[B * S], out[B * MAXO];
+    int len[B];
+    tfm_decode_config dc = tfm_decode_config_default();
+    CHECK(tfm_context_reserve_decode(ctx, &dc, 0, 5) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "B = 0"),
+          "B = 0 refused: %s", tfm_last_error());
+    CHECK(tfm_context_reserve_decode(ctx, &dc, 4, ctx->m->cfg.max_len + 1) == TFM_ERR_INVALID_ARG, "S > max_len refused");
+    for (int beam = 1; beam <= 4; beam += 3) {
+        dc.beam = beam;
+        CHECK(tfm_context_reserve_decode(ctx, &dc, B, S) == TFM_OK, "reserve: %s", tfm_last_error());
+        const void *cache = ctx->cache.arena.base, *wt = ctx->cache.wt_arena.base, *act = ctx->act_arena.base;
+        for (int n = 2; n <= B; n += 5) /* 2, 7 and 12 sentences of 3 … S tokens: within the reserve */
+            for (int w = 3; w <= S; w += 9) {
+                memset(src, 0, sizeof src);
+                for (int b = 0; b < n; b++)
+                    for (int p = 0; p < w; p++) src[b * w + p] = 3 + (b + p) % 30;
+                CHECK(tfm_model_translate(ctx, &dc, n, w, src, out, MAXO, len) == TFM_OK, "translate: %s",
+                      tfm_last_error());
+            }
+        CHECK(ctx->cache.arena.base == cache && ctx->cache.wt_arena.base == wt && ctx->act_arena.base == act,
+              "beam %d: a call within the reserve reallocated the KV cache, the transposed weights or the workspace",
+              beam);
+    }
+}
+
 int main(void) {
     gemm_partial_tile();
 
@@ -90,6 +163,8 @@ int main(void) {
         CHECK(0, "model: %s", tfm_last_error());
         return test_finish("decode_rows");
     }
+    weights_changed(m, ctx);
+    reserve_up_front(ctx);
     const int avx512 = ops_cpu_avx512();
     for (int wide = avx512; wide >= 0; wide--) {
         ops_cpu_avx512_select(wide);
