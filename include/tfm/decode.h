@@ -58,7 +58,11 @@ tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *cfg, i
  * later calls within those sizes re-carve them and allocate nothing (tfm_translate_text reserves
  * its longest batch before the first, as its batches grow in length). Optional: a call that needs
  * more grows the memory itself. With cfg->use_cache = 0 it does nothing.
- * Errors: TFM_ERR_INVALID_ARG (NULL, B < 1, S < 0, S > max_len, or a bad config), TFM_ERR_NOMEM. */
+ * The context holds its own copy of the decoder's weights, transposed, for calls of 9–128 rows
+ * (docs/KERNELS.md, "Batched steps"): counted in tfm_memory_estimate_decode*'s `workspace`.
+ * Errors: those of tfm_model_translate's checks (a model that is not encoder-decoder, B < 1, S < 0,
+ * beam outside [1, 256], a bad length limit, length penalty or stop rule: TFM_ERR_INVALID_ARG;
+ * S > max_len: TFM_ERR_RANGE), TFM_ERR_NOMEM. */
 tfm_status tfm_context_reserve_decode(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S);
 
 /** What tfm_translate_text did. */

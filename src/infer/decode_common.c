@@ -32,19 +32,6 @@ int argmax_row(const float *x, size_t n) {
     return (int)best;
 }
 
-tfm_status tfm_context_reserve_decode(tfm_context *ctx, const tfm_decode_config *dc, int B, int S) {
-    RETURN_IF(!ctx || !dc, TFM_ERR_INVALID_ARG, "tfm_context_reserve_decode: NULL argument");
-    const tfm_config *cfg = &ctx->m->cfg;
-    RETURN_IF(B < 1 || S < 0 || S > cfg->max_len || dc->beam < 1, TFM_ERR_INVALID_ARG,
-              "tfm_context_reserve_decode: B = %d (>= 1), S = %d (0..%d), beam = %d (>= 1)", B, S, cfg->max_len,
-              dc->beam);
-    if (!dc->use_cache) return TFM_OK;
-    double lim = (double)dc->max_len_a * S + dc->max_len_b; /* decode_limit's bound for S tokens */
-    if (lim > cfg->max_len - 1) lim = cfg->max_len - 1;
-    const int cap = (lim < 0 ? 0 : (int)lim) + 1;
-    return kv_cache_reserve_beams(ctx, B, dc->beam, S, cap);
-}
-
 tfm_status decode_begin(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src, int cap) {
     return decode_begin_beams(ctx, dc, B, 1, S, src, cap);
 }

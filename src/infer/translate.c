@@ -13,14 +13,14 @@ tfm_decode_config tfm_decode_config_default(void) {
     return c;
 }
 
-tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
-                               int32_t *out, int max_out, int *out_len) {
+/* The checks tfm_model_translate and tfm_context_reserve_decode share: the model, B, S, the config. */
+static tfm_status check_call(const tfm_context *ctx, const tfm_decode_config *dc, int B, int S) {
+    RETURN_IF(!ctx || !dc, TFM_ERR_INVALID_ARG, "translate: NULL context or config");
     const tfm_config *cfg = &ctx->m->cfg;
     RETURN_IF(cfg->arch != TFM_ARCH_ENCODER_DECODER, TFM_ERR_INVALID_ARG,
               "translate needs an encoder-decoder model, this one is %s (a decoder-only model writes with "
               "tfm_generate / tfm generate)", tfm_arch_name(cfg->arch));
-    RETURN_IF(B < 1 || S < 0 || max_out < 0, TFM_ERR_INVALID_ARG, "translate needs B >= 1, S >= 0, got B=%d S=%d", B,
-              S);
+    RETURN_IF(B < 1 || S < 0, TFM_ERR_INVALID_ARG, "translate needs B >= 1, S >= 0, got B=%d S=%d", B, S);
     RETURN_IF(S > cfg->max_len, TFM_ERR_RANGE, "source length %d exceeds the model's max_len %d", S, cfg->max_len);
     RETURN_IF(dc->beam < 1 || dc->beam > 256, TFM_ERR_INVALID_ARG, "beam must be in [1, 256], got %d", dc->beam);
     RETURN_IF(!(dc->max_len_a >= 0.0f) || dc->max_len_b < 0, TFM_ERR_INVALID_ARG,
@@ -29,6 +29,24 @@ tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *dc, in
               (double)dc->lenpen);
     RETURN_IF(dc->beam_stop != TFM_BEAM_STOP_FINISHED && dc->beam_stop != TFM_BEAM_STOP_BOUND, TFM_ERR_INVALID_ARG,
               "beam_stop must be TFM_BEAM_STOP_FINISHED or TFM_BEAM_STOP_BOUND, got %d", (int)dc->beam_stop);
+    return TFM_OK;
+}
+
+tfm_status tfm_context_reserve_decode(tfm_context *ctx, const tfm_decode_config *dc, int B, int S) {
+    TRY(check_call(ctx, dc, B, S));
+    if (!dc->use_cache) return TFM_OK;
+    const tfm_config *cfg = &ctx->m->cfg;
+    double lim = (double)dc->max_len_a * S + dc->max_len_b; /* decode_limit's bound for S tokens */
+    if (lim > cfg->max_len - 1) lim = cfg->max_len - 1;
+    const int cap = (int)lim + 1; /* lim >= 0: a, b >= 0 */
+    return kv_cache_reserve_beams(ctx, B, dc->beam, S, cap);
+}
+
+tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                               int32_t *out, int max_out, int *out_len) {
+    TRY(check_call(ctx, dc, B, S));
+    const tfm_config *cfg = &ctx->m->cfg;
+    RETURN_IF(max_out < 0, TFM_ERR_INVALID_ARG, "translate needs max_out >= 0, got %d", max_out);
     for (size_t i = 0; i < (size_t)B * (size_t)S; i++)
         RETURN_IF(src[i] < 0 || src[i] >= cfg->src_vocab, TFM_ERR_RANGE,
                   "source token id %d at row %zu, position %zu is outside the vocabulary [0, %d)", src[i],

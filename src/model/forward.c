@@ -167,7 +167,8 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     }
     layernorm_forward(c->out, c->out_mean, c->out_rstd, x, sp->norm_weight, sp->norm_bias, B, d, cfg->layer_norm_eps);
     if (c->generator_t)
-        linear_panels_forward_t(c->logits, c->out, c->generator_t, m->p.generator_bias, B, d, (size_t)cfg->tgt_vocab);
+        linear_panels_forward_t(c->logits, c->out, m->p.generator_weight, c->generator_t, m->p.generator_bias, B, d,
+                                (size_t)cfg->tgt_vocab);
     else
         linear_forward_rows(c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d,
                             (size_t)cfg->tgt_vocab, kr);

@@ -2,6 +2,7 @@
  * per block, plus the cross-attention keys and values of the memory (the encoder output), and one
  * step's activations, in one arena of the context. */
 #include "model_internal.h"
+#include "tfm/names.h"
 
 #include <string.h>
 
@@ -59,7 +60,15 @@ static void wt_layout(const tfm_config *cfg, int B, tfm_arena *a, kv_cache *c) {
     c->generator_t = arena_take_f32(a, d * (size_t)cfg->tgt_vocab);
 }
 
+/* 1 if the model has a stack that decodes (the generator's): encoder-only models have none */
+static int has_decoder(const tfm_config *cfg) {
+    model_desc md;
+    model_describe(cfg, &md);
+    return md.out_stack >= 0;
+}
+
 size_t kv_cache_wt_bytes(const tfm_config *cfg, int B) {
+    if (!has_decoder(cfg)) return 0;
     kv_cache dummy;
     tfm_arena counter = {NULL, 0, 0};
     wt_layout(cfg, B, &counter, &dummy);
@@ -67,6 +76,7 @@ size_t kv_cache_wt_bytes(const tfm_config *cfg, int B) {
 }
 
 size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T) {
+    if (!has_decoder(cfg)) return 0;
     kv_cache dummy;
     tfm_arena counter = {NULL, 0, 0};
     layout(cfg, B_mem, beams, S, cap_T, &counter, &dummy);
@@ -83,6 +93,8 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     RETURN_IF(B_mem < 1 || beams < 1 || B_mem > INT32_MAX / beams || S < 0 || cap_T < 1, TFM_ERR_INVALID_ARG,
               "KV cache sizes B=%d x %d beams S=%d T=%d", B_mem, beams, S, cap_T);
     const int B = B_mem * beams;
+    RETURN_IF(!has_decoder(cfg), TFM_ERR_INVALID_ARG, "a KV cache needs a decoder; this model is %s",
+              tfm_arch_name(cfg->arch));
     RETURN_IF(tfm_model_estimate_bytes(cfg, B, S, cap_T) == 0, TFM_ERR_NOMEM,
               "a KV cache of %d x (%d, %d) positions is too large to lay out", B, S, cap_T);
     tfm_arena counter = {NULL, 0, 0};
@@ -96,6 +108,8 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     layout(cfg, B_mem, beams, S, cap_T, &again, c);
     /* the transposed weights: their own arena, the same size for every batch that uses them */
     const size_t wt_bytes = kv_cache_wt_bytes(cfg, B);
+    memset(c->wt, 0, sizeof c->wt); /* none until laid out below (and none if that fails) */
+    c->generator_t = NULL;
     if (wt_bytes > c->wt_arena.cap) {
         arena_free(&c->wt_arena);
         TRY(arena_init(&c->wt_arena, wt_bytes, "the decoder's transposed weights"));

@@ -19,7 +19,7 @@ static size_t kernel_rows(const layer_call *c) { return c->kernel_rows > c->B * 
 static void linear(const layer_call *c, float *out, const float *x, const float *w, const float *w_t, const float *b,
                    size_t N, size_t IC, size_t OC) {
     if (w_t)
-        linear_panels_forward_t(out, x, w_t, b, N, IC, OC);
+        linear_panels_forward_t(out, x, w, w_t, b, N, IC, OC);
     else
         linear_forward_rows(out, x, w, b, N, IC, OC, kernel_rows(c));
 }

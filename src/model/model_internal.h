@@ -214,10 +214,10 @@ tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T);
 tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S, int cap_T);
 /** Bytes of the KV cache arena kv_cache_reserve(B, S, cap_T) lays out (its layout, counted). */
 size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T);
-/** Bytes of the arena kv_cache_reserve_beams(B_mem, beams, S, cap_T) lays out. */
 /** Bytes of the decoder's transposed weights (kv_cache.wt) a call of B rows lays out: 0 unless
  * linear_panels_t_use(B). */
 size_t kv_cache_wt_bytes(const tfm_config *cfg, int B);
+/** Bytes of the arena kv_cache_reserve_beams(B_mem, beams, S, cap_T) lays out. */
 size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T);
 void kv_cache_free(kv_cache *c);
 

@@ -6,12 +6,12 @@
  *    every output a dot product of two contiguous rows, the weight read in place —
  *    linear_rows_forward; each 64-column chunk to the 4 × 4 register-blocked kernel of
  *    linear_rows_avx512.c with AVX-512, else to the plain kernel below;
- *  - up to linear_panels_max() rows (128, with AVX2+FMA or AVX-512): the outer-product kernel of
- *    gemm_small (12 × 32 register tiles, each 32-column panel of the weight copied transposed onto
- *    the stack once per call) — linear_panels_forward.
+ *  - up to linear_panels_max() rows (128, wherever AVX2+FMA is): the outer-product kernel of
+ *    gemm_small (12 × 32 register tiles with AVX-512, 6 × 16 with AVX2, each panel of the weight
+ *    copied transposed onto the stack once per call) — linear_panels_forward; or, for a decoding
+ *    call that transposed its weights once, linear_panels_forward_t, reading them in place.
  * BLIS (linear_forward's tiled product) stays the path for more rows and the reference both are
  * tested against (test_linear_rows). */
-#include "core_internal.h"
 #include "cpu.h"
 #include "gemm_small.h"
 #include "linear_rows_internal.h"
@@ -137,10 +137,13 @@ void linear_panels_forward(float *out, const float *inp, const float *weight, co
     run_chunks(out, inp, weight, NULL, bias, N, IC, OC, RK_PANELS, isa);
 }
 
-void linear_panels_forward_t(float *out, const float *inp, const float *weight_t, const float *bias, size_t N,
-                             size_t IC, size_t OC) {
+void linear_panels_forward_t(float *out, const float *inp, const float *weight, const float *weight_t,
+                             const float *bias, size_t N, size_t IC, size_t OC) {
     const gemm_small_isa isa = gemm_small_active();
-    TFM_ASSERT(isa != GEMM_SMALL_NONE); /* the caller asked linear_panels_max() before transposing */
+    if (isa == GEMM_SMALL_NONE) { /* the small kernels were switched off since the call began */
+        linear_rows_forward(out, inp, weight, bias, N, IC, OC);
+        return;
+    }
     run_chunks(out, inp, NULL, weight_t, bias, N, IC, OC, RK_PANELS, isa);
 }
 

@@ -46,9 +46,10 @@ void linear_forward_rows(float *out, const float *inp, const float *weight, cons
 void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC);
 
-/** linear_forward by the small-product kernel (gemm_small.h: 12 × 32 outer-product register tiles,
- * AVX-512 or AVX2+FMA, the same bits with either), parallel over the same fixed blocks of 64 output
- * columns, each 32-column panel of the weight copied transposed onto the stack once per call: every
+/** linear_forward by the small-product kernel (gemm_small.h: outer-product register tiles of 12 × 32
+ * with AVX-512, 6 × 16 with AVX2+FMA, the same bits with either), called directly (no
+ * GEMM_SMALL_MAX_MACS cap), parallel over the same fixed blocks of 64 output columns, each panel of
+ * the weight (32 or 16 columns) copied transposed onto the stack once per call: every
  * output is one FMA chain over k in order (per chunk of GEMM_SMALL_KC), then + bias[j], so a row's
  * bits depend neither on the other rows nor on N nor on the thread count. For the 9–128 rows of a
  * batched decoding step, where it runs at 1.5–2× the dot-product kernel's speed (docs/KERNELS.md,
@@ -61,10 +62,11 @@ void linear_panels_forward(float *out, const float *inp, const float *weight, co
 /** linear_panels_forward from the weight already transposed: weight_t (IC, OC) row-major, =
  * weight (OC, IC)ᵀ (linear_weight_transpose). The same bits as linear_panels_forward(weight) — the
  * kernel reads the panels in place instead of copying them transposed at every call, which cost
- * more than the products at a decoding step's 9–128 rows (docs/KERNELS.md, "Decoding"). Call only
- * when linear_panels_max() > 0 (asserted). No allocation. */
-void linear_panels_forward_t(float *out, const float *inp, const float *weight_t, const float *bias, size_t N,
-                             size_t IC, size_t OC);
+ * more than the products at a decoding step's 9–128 rows (docs/KERNELS.md, "Decoding"). Should the
+ * small kernels be off (gemm_small_select(0) since the caller chose this path), it is
+ * linear_rows_forward(weight). No allocation. */
+void linear_panels_forward_t(float *out, const float *inp, const float *weight, const float *weight_t,
+                             const float *bias, size_t N, size_t IC, size_t OC);
 
 /** weight_t (IC, OC) = weight (OC, IC)ᵀ, by 32 × 32 blocks, parallel over blocks of 32 rows of the
  * weight; no allocation. */
@@ -85,7 +87,7 @@ int linear_panels_t_use(size_t kernel_rows);
 size_t linear_rows_max(void);
 
 /** The most rows linear_forward sends to linear_panels_forward: OPS_LINEAR_PANELS_MAX when
- * gemm_small_active() names a kernel, else 0. */
+ * gemm_small_active() names a kernel (AVX2+FMA, with or without AVX-512F), else 0. */
 size_t linear_panels_max(void);
 
 /** Backward of linear_forward, all three ACCUMULATED (+=), by ops_gemm:

@@ -13,6 +13,7 @@
 #include "test_util.h"
 #include "tfm/tfm.h"
 
+#include <math.h>
 #include <stdint.h>
 
 /* Row r of op(A)·Bᵀ is the same bits in products of M = 129 (the last tile partial: one row) and
@@ -130,13 +131,22 @@ static void reserve_up_front(tfm_context *ctx) {
     static int32_t src[B * S], out[B * MAXO];
     int len[B];
     tfm_decode_config dc = tfm_decode_config_default();
-    CHECK(tfm_context_reserve_decode(ctx, &dc, 0, 5) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "B = 0"),
+    CHECK(tfm_context_reserve_decode(ctx, &dc, 0, 5) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "B >= 1"),
           "B = 0 refused: %s", tfm_last_error());
-    CHECK(tfm_context_reserve_decode(ctx, &dc, 4, ctx->m->cfg.max_len + 1) == TFM_ERR_INVALID_ARG, "S > max_len refused");
+    CHECK(tfm_context_reserve_decode(ctx, &dc, 4, ctx->m->cfg.max_len + 1) == TFM_ERR_RANGE, "S > max_len refused");
+    tfm_decode_config bad = dc;
+    bad.beam = 257;
+    CHECK(tfm_context_reserve_decode(ctx, &bad, 4, 5) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "[1, 256]"),
+          "beam 257 refused: %s", tfm_last_error());
+    bad = dc;
+    bad.max_len_a = NAN;
+    CHECK(tfm_context_reserve_decode(ctx, &bad, 4, 5) == TFM_ERR_INVALID_ARG, "max_len_a NaN refused");
     for (int beam = 1; beam <= 4; beam += 3) {
         dc.beam = beam;
         CHECK(tfm_context_reserve_decode(ctx, &dc, B, S) == TFM_OK, "reserve: %s", tfm_last_error());
-        const void *cache = ctx->cache.arena.base, *wt = ctx->cache.wt_arena.base, *act = ctx->act_arena.base;
+        /* an arena only grows (freed and allocated bigger): its capacity shows any regrowth */
+        const size_t cache = ctx->cache.arena.cap, wt = ctx->cache.wt_arena.cap, act = ctx->act_arena.cap;
+        CHECK(wt > 0 || !linear_panels_t_use((size_t)B * (size_t)beam), "beam %d: transposed weights reserved", beam);
         for (int n = 2; n <= B; n += 5) /* 2, 7 and 12 sentences of 3 … S tokens: within the reserve */
             for (int w = 3; w <= S; w += 9) {
                 memset(src, 0, sizeof src);
@@ -145,7 +155,7 @@ static void reserve_up_front(tfm_context *ctx) {
                 CHECK(tfm_model_translate(ctx, &dc, n, w, src, out, MAXO, len) == TFM_OK, "translate: %s",
                       tfm_last_error());
             }
-        CHECK(ctx->cache.arena.base == cache && ctx->cache.wt_arena.base == wt && ctx->act_arena.base == act,
+        CHECK(ctx->cache.arena.cap == cache && ctx->cache.wt_arena.cap == wt && ctx->act_arena.cap == act,
               "beam %d: a call within the reserve reallocated the KV cache, the transposed weights or the workspace",
               beam);
     }

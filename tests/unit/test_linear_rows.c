@@ -65,6 +65,23 @@ static void one_of(linear_fn fn, int panels, size_t N, size_t IC, size_t OC, int
         ops_cpu_avx512_select(1);
         CHECK(memcmp(o1, o2, N * OC * sizeof *o1) == 0, "panels N %zu IC %zu OC %zu: AVX2 and AVX-512 differ", N, IC, OC);
     }
+    if (panels && linear_panels_max() > 0) { /* from the transposed weight: the same bits, both ISAs */
+        float *wt = malloc(OC * IC * sizeof *wt);
+        linear_weight_transpose(wt, w, OC, IC);
+        int bad_t = 0;
+        for (size_t j = 0; j < OC; j++)
+            for (size_t k = 0; k < IC; k++) bad_t += wt[k * OC + j] != w[j * IC + k];
+        CHECK(bad_t == 0, "linear_weight_transpose OC %zu IC %zu: %d misplaced", OC, IC, bad_t);
+        for (int isa = ops_cpu_avx512(); isa >= 0; isa--) {
+            ops_cpu_avx512_select(isa);
+            memset(o2, 0xff, N * OC * sizeof *o2);
+            linear_panels_forward_t(o2, x, w, wt, bias, N, IC, OC);
+            CHECK(memcmp(o1, o2, N * OC * sizeof *o1) == 0, "panels_t (%s) N %zu IC %zu OC %zu: not the panels' bits",
+                  isa ? "AVX-512" : "AVX2", N, IC, OC);
+        }
+        ops_cpu_avx512_select(1);
+        free(wt);
+    }
     free(x), free(w), free(b), free(ref), free(o1), free(o2);
 }
 
