@@ -152,21 +152,22 @@ typedef struct {
     float *weight_t;
     const float *weight;
     size_t OC, IC;
+    int avx2; /* gemm_small's 8 × 8 AVX2 transposes (the panels' own packing), else plain loops */
 } transpose_job;
 
 static void transpose_chunk(void *arg, size_t c) {
-    enum { TB = 32 }; /* 32 × 32 blocks: both sides' lines stay in L1 */
     const transpose_job *t = arg;
-    const size_t j0 = c * TB, j1 = j0 + TB < t->OC ? j0 + TB : t->OC;
-    for (size_t k0 = 0; k0 < t->IC; k0 += TB) {
-        const size_t k1 = k0 + TB < t->IC ? k0 + TB : t->IC;
-        for (size_t k = k0; k < k1; k++)
-            for (size_t j = j0; j < j1; j++) t->weight_t[k * t->OC + j] = t->weight[j * t->IC + k];
+    const size_t j0 = c * 32, nj = t->OC - j0 < 32 ? t->OC - j0 : 32;
+    if (t->avx2) {
+        gemm_small_pack_bt_avx2(t->weight_t + j0, t->OC, t->weight + j0 * t->IC, t->IC, nj, t->IC);
+        return;
     }
+    for (size_t k = 0; k < t->IC; k++)
+        for (size_t j = j0; j < j0 + nj; j++) t->weight_t[k * t->OC + j] = t->weight[j * t->IC + k];
 }
 
 void linear_weight_transpose(float *weight_t, const float *weight, size_t OC, size_t IC) {
-    transpose_job t = {weight_t, weight, OC, IC};
+    transpose_job t = {weight_t, weight, OC, IC, ops_cpu_avx2_fma()};
     ops_pool_run((OC + 31) / 32, ops_team(OC * IC), transpose_chunk, &t);
 }
 

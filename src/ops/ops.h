@@ -68,8 +68,9 @@ void linear_panels_forward(float *out, const float *inp, const float *weight, co
 void linear_panels_forward_t(float *out, const float *inp, const float *weight, const float *weight_t,
                              const float *bias, size_t N, size_t IC, size_t OC);
 
-/** weight_t (IC, OC) = weight (OC, IC)ᵀ, by 32 × 32 blocks, parallel over blocks of 32 rows of the
- * weight; no allocation. */
+/** weight_t (IC, OC) = weight (OC, IC)ᵀ, parallel over blocks of 32 rows of the weight, each by
+ * gemm_small's 8 × 8 AVX2 transposes where the CPU has AVX2+FMA (plain loops otherwise); exact (a
+ * copy); no allocation. */
 void linear_weight_transpose(float *weight_t, const float *weight, size_t OC, size_t IC);
 
 /** 1 if a decoding call whose steps start with kernel_rows rows should transpose its weights once
