@@ -2,6 +2,7 @@
 #include "cpu.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 
 static _Atomic int g_avx512 = -1; /* −1: not read yet */
 
@@ -12,17 +13,21 @@ static _Atomic int g_avx512 = -1; /* −1: not read yet */
 #define cpu_has(feature) 0
 #endif
 
+/* AVX-512F, unless TFM_NO_AVX512 is set (cpu.h). getenv is safe on any thread: nothing in the
+ * library calls setenv. */
+static int avx512_allowed(void) { return cpu_has("avx512f") && !getenv("TFM_NO_AVX512"); }
+
 int ops_cpu_avx512(void) {
     int have = atomic_load_explicit(&g_avx512, memory_order_relaxed);
     if (have < 0) { /* every thread computes the same value: the race is harmless */
-        have = cpu_has("avx512f");
+        have = avx512_allowed();
         atomic_store_explicit(&g_avx512, have, memory_order_relaxed);
     }
     return have;
 }
 
 void ops_cpu_avx512_select(int on) {
-    atomic_store_explicit(&g_avx512, on ? cpu_has("avx512f") : 0, memory_order_relaxed);
+    atomic_store_explicit(&g_avx512, on ? avx512_allowed() : 0, memory_order_relaxed);
 }
 
 int ops_cpu_avx2_fma(void) {

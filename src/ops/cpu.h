@@ -13,14 +13,16 @@
 #define OPS_X86_KERNELS 0
 #endif
 
-/** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read once), else 0. */
+/** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read once), else 0. The environment
+ * variable TFM_NO_AVX512 (any value, read once) makes it 0: the AVX2 kernels on an AVX-512 CPU, to
+ * time what an AVX2-only CPU runs (docs/KERNELS.md; BLIS keeps its own choice). */
 int ops_cpu_avx512(void);
 
 /** 1 when this CPU runs AVX2 and FMA (__builtin_cpu_supports, read once), else 0. */
 int ops_cpu_avx2_fma(void);
 
 /** Tests only: on = 0 makes ops_cpu_avx512() answer 0 (the plain kernels, as on a CPU without
- * AVX-512), on = 1 restores what the CPU has. Call between parallel regions. */
+ * AVX-512), on = 1 restores what the CPU has (less AVX-512 under TFM_NO_AVX512). Call between parallel regions. */
 void ops_cpu_avx512_select(int on);
 
 #endif

@@ -42,12 +42,16 @@ gemm_small_isa gemm_small_active(void) {
 
 void gemm_small_select(int enabled) { atomic_store_explicit(&g_enabled, enabled != 0, memory_order_relaxed); }
 
-gemm_small_isa gemm_small_choice(size_t M, size_t N, size_t K) {
+gemm_small_isa gemm_small_choice(int trans_a, int trans_b, size_t M, size_t N, size_t K) {
+    (void)trans_b;
     if (M == 0 || N == 0) return GEMM_SMALL_NONE;
     const gemm_small_isa isa = gemm_small_active();
-    if (M * N * (K > 0 ? K : 1) > GEMM_SMALL_MAX_MACS && env_mode() != ENV_SMALL)
-        return GEMM_SMALL_NONE;
-    return isa;
+    if (isa == GEMM_SMALL_NONE || env_mode() == ENV_SMALL || M * N * (K > 0 ? K : 1) <= GEMM_SMALL_MAX_MACS)
+        return isa;
+    /* Above the bound (the linear layers' tiles): op(A) read in place (A·B, A·Bᵀ) at any size; a
+     * transposed A (Aᵀ·B: the weight gradients) only with AVX-512, whose 12-row tiles use each
+     * cache line of A they broadcast from twice as often as AVX2's 6-row ones (gemm_small.h). */
+    return !trans_a || isa == GEMM_SMALL_AVX512 ? isa : GEMM_SMALL_NONE;
 }
 
 void gemm_small(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,

@@ -1,6 +1,6 @@
-/* Register-blocked products for small matrices (docs/KERNELS.md, "Small products"): the per-tile
+/* Register-blocked products without packing (docs/KERNELS.md, "Small products"): the per-tile
  * and per-head products of attention (32 × 32 × 64, 128 × 256 × 64, ...) without BLIS's packing
- * of both operands and its fixed cost per call. ops_gemm_serial (matmul.c) sends a product here
+ * of both operands and its fixed cost per call, and the linear layers' 128 × 256 × K tiles. ops_gemm_serial (matmul.c) sends a product here
  * when gemm_small_choice() names a kernel; BLIS stays the reference path (gemm_small_select(0), or
  * TFM_GEMM=blis in the environment). Internal to src/ops.
  *
@@ -26,12 +26,13 @@ typedef enum {
  * element of C is alpha · (chunk sum) + beta · C for the first chunk, then alpha · (chunk sum) + C. */
 #define GEMM_SMALL_KC 256
 
-/** Largest M · N · K (multiply-adds) ops_gemm_serial sends here: every product of attention's
- * tiles and heads (the fused path's biggest tile, 128 × 256 × 64, is 2M), not the 128 × 256 tiles
- * of the linear layers (ops_gemm), where BLIS amortises its packing. The kernel was faster than
- * BLIS at every size measured (`build/test_gemm_small --bench`: 6× at 32 × 32 × 64, 1.2–1.4× at
- * 128 × 256 × 512; docs/KERNELS.md), but BLIS's packing is being sped up (its packing kernels):
- * re-measure before raising: TFM_GEMM=small lifts it at run time, -DGEMM_SMALL_MAX_MACS=... moves it. */
+/** Up to this M · N · K (multiply-adds) every product runs here: every product of attention's tiles
+ * and heads (the fused path's biggest tile, 128 × 256 × 64, is 2M), where BLIS's fixed cost per
+ * call decides (6× at 32 × 32 × 64). Above it (the 128 × 256 × K tiles of the linear layers,
+ * ops_gemm) gemm_small_choice looks at the transposition: A·B and A·Bᵀ stay here with either
+ * kernel, Aᵀ·B (the weight gradients) only with AVX-512 — measured on a Zen 4 whose BLIS runs its
+ * AVX2 'zen3' kernels, in a whole training step (docs/KERNELS.md "Small products"). TFM_GEMM=small
+ * sends every product here, TFM_GEMM=blis none; -DGEMM_SMALL_MAX_MACS=... moves the bound. */
 #ifndef GEMM_SMALL_MAX_MACS
 #define GEMM_SMALL_MAX_MACS ((size_t)1 << 22)
 #endif
@@ -47,10 +48,11 @@ gemm_small_isa gemm_small_active(void);
  * effect at the next product. */
 void gemm_small_select(int enabled);
 
-/** The kernel a product of these sizes goes to on this CPU (ops_gemm_serial's dispatch):
- * gemm_small_active() when M · N · K ≤ GEMM_SMALL_MAX_MACS (any size with TFM_GEMM=small;
- * M, N ≥ 1), else GEMM_SMALL_NONE (BLIS). */
-gemm_small_isa gemm_small_choice(size_t M, size_t N, size_t K);
+/** The kernel a product of these transpositions and sizes goes to on this CPU (ops_gemm_serial's
+ * dispatch): gemm_small_active() when M · N · K ≤ GEMM_SMALL_MAX_MACS or TFM_GEMM=small; above the
+ * bound gemm_small_active() for A·B and A·Bᵀ, and for Aᵀ·B (trans_a) only when that is
+ * GEMM_SMALL_AVX512; else GEMM_SMALL_NONE (BLIS). M, N ≥ 1. */
+gemm_small_isa gemm_small_choice(int trans_a, int trans_b, size_t M, size_t N, size_t K);
 
 /** C[M, N] (leading dimension ldc) = alpha · op(A) · op(B) + beta · C with the kernel of `isa`
  * (not GEMM_SMALL_NONE), arguments as ops_gemm_serial's: op(A) = A (M × K, leading dimension lda)

@@ -22,7 +22,7 @@ void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
     if (M == 0 || N == 0) return;
     /* small products (attention's tiles and heads): a register-blocked kernel without BLIS's
      * packing and call overhead (gemm_small.h); BLIS with TFM_GEMM=blis */
-    const gemm_small_isa small = gemm_small_choice(M, N, K);
+    const gemm_small_isa small = gemm_small_choice(trans_a, trans_b, M, N, K);
     if (small != GEMM_SMALL_NONE)
         gemm_small(small, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     else
@@ -77,10 +77,10 @@ static void gemm_tile_sizes(size_t M, size_t N, size_t K, size_t *bm_out, size_t
 /* The kernel of every tile of a product of choice_M × N × K (gemm_tiled): gemm_small_choice of
  * its full tile (min(bm, M) × min(bn, N) × K), decided once, so a partial last tile runs the
  * kernel of the full ones and a row's bits do not depend on where it sits. */
-static gemm_small_isa gemm_tiled_choice(size_t choice_M, size_t N, size_t K) {
+static gemm_small_isa gemm_tiled_choice(int trans_a, int trans_b, size_t choice_M, size_t N, size_t K) {
     size_t bm, bn;
     gemm_tile_sizes(choice_M, N, K, &bm, &bn);
-    return gemm_small_choice(bm < choice_M ? bm : choice_M, bn < N ? bn : N, K);
+    return gemm_small_choice(trans_a, trans_b, bm < choice_M ? bm : choice_M, bn < N ? bn : N, K);
 }
 
 static void gemm_with(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
@@ -131,7 +131,7 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
     const size_t macs = M * N * (K > 0 ? K : 1);
     size_t bm, bn;
     gemm_tile_sizes(M, N, K, &bm, &bn);
-    const gemm_small_isa isa = gemm_tiled_choice(choice_M > M ? choice_M : M, N, K);
+    const gemm_small_isa isa = gemm_tiled_choice(trans_a, trans_b, choice_M > M ? choice_M : M, N, K);
     const size_t tm = (M + bm - 1) / bm, tn = (N + bn - 1) / bn, tiles = tm * tn;
     if (tiles == 1 || macs < 32 * OPS_PAR_MIN_WORK) {
         if (row_bias) fill_bias(C, ldc, row_bias, M, N);

@@ -12,6 +12,7 @@
  *   test_gemm_small --bench [reps [avx2]]   ns of thread CPU time per call (best of 7 batches), BLIS vs
  *                                     the small kernel, over the shapes of the callers (this VM
  *                                     has no hardware counters: perf stat cannot count cycles) */
+#include "cpu.h"
 #include "gemm_small.h"
 #include "parallel.h"
 #include "test_util.h"
@@ -122,13 +123,13 @@ static void dispatch(int best) {
             for (int tb = 0; tb < 2; tb++) {
                 const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
                 product p = product_make(ta, tb, M, N, K, 0.75f, s % 2 ? 1.0f : 0.0f, 7 + s);
-                CHECK((int)gemm_small_choice(M, N, K) == best, "gemm_small_choice(%zu, %zu, %zu) is not %s", M, N, K, isa_name(best));
+                CHECK((int)gemm_small_choice(ta, tb, M, N, K) == best, "gemm_small_choice(%zu, %zu, %zu) is not %s", M, N, K, isa_name(best));
                 gemm_small_select(1);
                 float *C = run(&p, GEMM_SMALL_NONE), *S = run(&p, best);
                 CHECK(memcmp(C, S, M * p.ldc * sizeof *C) == 0, "ops_gemm_serial %zux%zux%zu ta=%d tb=%d: not the small kernel",
                       M, N, K, ta, tb);
                 gemm_small_select(0);
-                CHECK(gemm_small_choice(M, N, K) == GEMM_SMALL_NONE, "gemm_small_select(0) left the small kernel on");
+                CHECK(gemm_small_choice(ta, tb, M, N, K) == GEMM_SMALL_NONE, "gemm_small_select(0) left the small kernel on");
                 float *R = run(&p, GEMM_SMALL_NONE);
                 const double r = worst_ratio(&p, R);
                 CHECK(r <= 1.0, "BLIS %zux%zux%zu ta=%d tb=%d: error %.3g × the bound", M, N, K, ta, tb, r);
@@ -136,7 +137,23 @@ static void dispatch(int best) {
                 free(C), free(S), free(R);
                 product_free(&p);
             }
-    CHECK(gemm_small_choice(1024, 1024, 64) == GEMM_SMALL_NONE, "1024 × 1024 × 64 fits (above GEMM_SMALL_MAX_MACS)");
+    /* above GEMM_SMALL_MAX_MACS (a linear layer's tile): A·B and A·Bᵀ on the small kernel of either
+     * instruction set, Aᵀ·B only on AVX-512's (AVX2 leaves it to BLIS) */
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            const int want = !ta || best == GEMM_SMALL_AVX512 ? best : GEMM_SMALL_NONE;
+            CHECK((int)gemm_small_choice(ta, tb, 128, 256, 1024) == want, "128 × 256 × 1024 ta=%d tb=%d: not %s", ta, tb,
+                  isa_name(want));
+        }
+    if (best == GEMM_SMALL_AVX512) { /* the AVX2 rule on this CPU */
+        ops_cpu_avx512_select(0);
+        CHECK(gemm_small_choice(1, 0, 128, 256, 1024) == GEMM_SMALL_NONE, "AVX2: Aᵀ·B above the bound not left to BLIS");
+        CHECK(gemm_small_choice(0, 1, 128, 256, 1024) == GEMM_SMALL_AVX2, "AVX2: A·Bᵀ above the bound not on avx2");
+        ops_cpu_avx512_select(1);
+    }
+    gemm_small_select(0);
+    CHECK(gemm_small_choice(0, 1, 128, 256, 1024) == GEMM_SMALL_NONE, "gemm_small_select(0) left a large product on the small kernel");
+    gemm_small_select(1);
 }
 
 /* this thread's CPU time in ns (time spent descheduled on a busy machine is not counted) */
