@@ -57,7 +57,15 @@ gemm_small_isa gemm_small_choice(int trans_a, int trans_b, size_t M, size_t N, s
 void gemm_small(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                 const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
     if (isa == GEMM_SMALL_AVX512)
-        gemm_small_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_small_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, NULL, C, ldc);
     else if (isa == GEMM_SMALL_AVX2)
-        gemm_small_avx2(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_small_avx2(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, NULL, C, ldc);
+}
+
+void gemm_small_bias(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                     const float *A, size_t lda, const float *B, size_t ldb, const float *bias, float *C, size_t ldc) {
+    if (isa == GEMM_SMALL_AVX512)
+        gemm_small_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, 1.0f, bias, C, ldc);
+    else if (isa == GEMM_SMALL_AVX2)
+        gemm_small_avx2(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, 1.0f, bias, C, ldc);
 }

@@ -68,12 +68,18 @@ void gemm_small(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N
 void ops_gemm_blis(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
                    size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
 
-/* The kernels, one file each (compiled per function for their instruction set); same contract as
- * gemm_small. */
+/** gemm_small with a bias instead of beta: C[M, N] = bias[N] (every row) + alpha · op(A) · op(B),
+ * the bias added with the first chunk of K in the same rounding as beta = 1 on a C filled with the
+ * bias (so the same bits as that copy and product, without the pass over C). C is not read. */
+void gemm_small_bias(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+                     const float *A, size_t lda, const float *B, size_t ldb, const float *bias, float *C, size_t ldc);
+
+/* The kernels, one file each (compiled per function for their instruction set); gemm_small's
+ * contract, with bias = NULL (beta · C) or as gemm_small_bias (beta ignored). */
 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
-                       size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
+                       size_t lda, const float *B, size_t ldb, float beta, const float *bias, float *C, size_t ldc);
 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
-                     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
+                     size_t lda, const float *B, size_t ldb, float beta, const float *bias, float *C, size_t ldc);
 
 /** panel[k · ldp + j] = B[j · ldb + k] for j < nj, k < K: op(B)'s panel when B is stored N × K,
  * by 8 × 8 AVX2 transposes (the kernels' packing of a transposed B; columns nj … of the panel are

@@ -23,10 +23,11 @@
 
 /* C[mr, nv · 8] (row stride ldc; lanes where mask0/mask1 are negative) = alpha · Σ_k a[r, k] b[k, :]
  * + beta · C, with a[r, k] = a[r · a_rs + k · a_ks] and b's row k at b + k · ldb (16 readable
- * floats). mr and nv are constants at every call. beta = 0 never reads C. */
+ * floats); with bias != NULL, + bias[:] (every row) instead of beta · C. mr and nv are constants
+ * at every call. beta = 0 (or a bias) never reads C. */
 AVX2_INLINE void tile_avx2(const int mr, const int nv, size_t K, const float *a, size_t a_rs, size_t a_ks,
                            const float *b, size_t ldb, __m256i mask0, __m256i mask1, float alpha, float beta,
-                           float *c, size_t ldc) {
+                           const float *bias, float *c, size_t ldc) {
     __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++) acc0[r] = acc1[r] = _mm256_setzero_ps();
@@ -42,6 +43,16 @@ AVX2_INLINE void tile_avx2(const int mr, const int nv, size_t K, const float *a,
         }
     }
     const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    if (bias) { /* alpha · sum + bias: the bits of beta = 1 on C = bias (one rounding) */
+        const __m256 q0 = _mm256_maskload_ps(bias, mask0), q1 = nv == 2 ? _mm256_maskload_ps(bias + 8, mask1) : q0;
+#pragma GCC unroll 6
+        for (int r = 0; r < mr; r++) {
+            float *cr = c + (size_t)r * ldc;
+            _mm256_maskstore_ps(cr, mask0, _mm256_fmadd_ps(acc0[r], va, q0));
+            if (nv == 2) _mm256_maskstore_ps(cr + 8, mask1, _mm256_fmadd_ps(acc1[r], va, q1));
+        }
+        return;
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++) {
         float *cr = c + (size_t)r * ldc;
@@ -63,24 +74,24 @@ AVX2_INLINE void tile_avx2(const int mr, const int nv, size_t K, const float *a,
 /* One tile of mr = 1 … MR rows: tile_avx2 with constant mr and nv. */
 static AVX2 void tile_rows_avx2(int mr, int nv, size_t K, const float *a, size_t a_rs, size_t a_ks,
                                 const float *b, size_t ldb, __m256i mask0, __m256i mask1, float alpha, float beta,
-                                float *c, size_t ldc) {
+                                const float *bias, float *c, size_t ldc) {
     if (nv == 2) {
         switch (mr) {
-        case 6: tile_avx2(6, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        case 5: tile_avx2(5, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        case 4: tile_avx2(4, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        case 3: tile_avx2(3, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        case 2: tile_avx2(2, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        default: tile_avx2(1, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
+        case 6: tile_avx2(6, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        case 5: tile_avx2(5, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        case 4: tile_avx2(4, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        case 3: tile_avx2(3, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        case 2: tile_avx2(2, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        default: tile_avx2(1, 2, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
         }
     } else {
         switch (mr) {
-        case 6: tile_avx2(6, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        case 5: tile_avx2(5, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        case 4: tile_avx2(4, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        case 3: tile_avx2(3, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        case 2: tile_avx2(2, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
-        default: tile_avx2(1, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, c, ldc); break;
+        case 6: tile_avx2(6, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        case 5: tile_avx2(5, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        case 4: tile_avx2(4, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        case 3: tile_avx2(3, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        case 2: tile_avx2(2, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
+        default: tile_avx2(1, 1, K, a, a_rs, a_ks, b, ldb, mask0, mask1, alpha, beta, bias, c, ldc); break;
         }
     }
 }
@@ -125,7 +136,8 @@ static AVX2 __m256i first_lanes_avx2(size_t n) {
 }
 
 AVX2 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
-                          size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+                          size_t lda, const float *B, size_t ldb, float beta, const float *bias, float *C,
+                          size_t ldc) {
     if (M == 0 || N == 0) return;
     _Alignas(32) float panel[GEMM_SMALL_KC * NR]; /* op(B)[k0..k0+kc, j0..j0+16], zero-padded */
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
@@ -134,6 +146,7 @@ AVX2 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K
         const size_t kc = K - k0 < GEMM_SMALL_KC ? K - k0 : GEMM_SMALL_KC;
         const float *a = A + k0 * a_ks;
         const float b = k0 == 0 ? beta : 1.0f;
+        const float *q = k0 == 0 ? bias : NULL; /* the bias with the first chunk, as beta */
         for (size_t j0 = 0; j0 < N; j0 += NR) {
             const size_t nj = N - j0 < NR ? N - j0 : NR;
             const __m256i mask0 = first_lanes_avx2(nj), mask1 = first_lanes_avx2(nj > 8 ? nj - 8 : 0);
@@ -152,7 +165,7 @@ AVX2 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K
             for (size_t i0 = 0; i0 < M; i0 += MR) {
                 const int mr = (int)(M - i0 < MR ? M - i0 : MR);
                 tile_rows_avx2(mr, nv, kc, a + i0 * a_rs, a_rs, a_ks, bp, ldbp, mask0, mask1, alpha, b,
-                               C + i0 * ldc + j0, ldc);
+                               q ? q + j0 : NULL, C + i0 * ldc + j0, ldc);
             }
         }
     }
@@ -162,8 +175,8 @@ void gemm_small_pack_bt_avx2(float *panel, size_t ldp, const float *B, size_t ld
     (void)panel, (void)ldp, (void)B, (void)ldb, (void)nj, (void)K;
 }
 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
-                     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+                     size_t lda, const float *B, size_t ldb, float beta, const float *bias, float *C, size_t ldc) {
     (void)trans_a, (void)trans_b, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb;
-    (void)beta, (void)C, (void)ldc;
+    (void)beta, (void)bias, (void)C, (void)ldc;
 }
 #endif

@@ -29,11 +29,12 @@
 #define AVX512_INLINE __attribute__((target("avx512f"), always_inline)) static inline
 
 /* C[mr, nv · 16 masked by m0, m1] (row stride ldc) = alpha · Σ_k a[r, k] b[k, :] + beta · C, where
- * a[r, k] = a[r · a_rs + k · a_ks] and b's row k is b + k · ldb. mr and nv are constants at every
- * call (the switch below), so the accumulators live in registers. beta = 0 never reads C. */
+ * a[r, k] = a[r · a_rs + k · a_ks] and b's row k is b + k · ldb; with bias != NULL, + bias[:]
+ * (every row) instead of beta · C. mr and nv are constants at every call (the switch below), so
+ * the accumulators live in registers. beta = 0 (or a bias) never reads C. */
 AVX512_INLINE void tile_avx512(const int mr, const int nv, size_t K, const float *a, size_t a_rs, size_t a_ks,
                                const float *b, size_t ldb, __mmask16 m0, __mmask16 m1, float alpha, float beta,
-                               float *c, size_t ldc) {
+                               const float *bias, float *c, size_t ldc) {
     __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 12
     for (int r = 0; r < mr; r++) acc0[r] = acc1[r] = _mm512_setzero_ps();
@@ -49,6 +50,16 @@ AVX512_INLINE void tile_avx512(const int mr, const int nv, size_t K, const float
         }
     }
     const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    if (bias) { /* alpha · sum + bias: the bits of beta = 1 on C = bias (one rounding) */
+        const __m512 q0 = _mm512_maskz_loadu_ps(m0, bias), q1 = nv == 2 ? _mm512_maskz_loadu_ps(m1, bias + 16) : q0;
+#pragma GCC unroll 12
+        for (int r = 0; r < mr; r++) {
+            float *cr = c + (size_t)r * ldc;
+            _mm512_mask_storeu_ps(cr, m0, _mm512_fmadd_ps(acc0[r], va, q0));
+            if (nv == 2) _mm512_mask_storeu_ps(cr + 16, m1, _mm512_fmadd_ps(acc1[r], va, q1));
+        }
+        return;
+    }
 #pragma GCC unroll 12
     for (int r = 0; r < mr; r++) {
         float *cr = c + (size_t)r * ldc;
@@ -70,36 +81,36 @@ AVX512_INLINE void tile_avx512(const int mr, const int nv, size_t K, const float
 /* One tile of mr = 1 … MR rows: tile_avx512 with constant mr and nv. */
 static AVX512 void tile_rows_avx512(int mr, int nv, size_t K, const float *a, size_t a_rs, size_t a_ks,
                                     const float *b, size_t ldb, __mmask16 m0, __mmask16 m1, float alpha,
-                                    float beta, float *c, size_t ldc) {
+                                    float beta, const float *bias, float *c, size_t ldc) {
     if (nv == 2) {
         switch (mr) {
-        case 12: tile_avx512(12, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 11: tile_avx512(11, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 10: tile_avx512(10, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 9: tile_avx512(9, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 8: tile_avx512(8, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 7: tile_avx512(7, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 6: tile_avx512(6, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 5: tile_avx512(5, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 4: tile_avx512(4, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 3: tile_avx512(3, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 2: tile_avx512(2, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        default: tile_avx512(1, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
+        case 12: tile_avx512(12, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 11: tile_avx512(11, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 10: tile_avx512(10, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 9: tile_avx512(9, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 8: tile_avx512(8, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 7: tile_avx512(7, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 6: tile_avx512(6, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 5: tile_avx512(5, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 4: tile_avx512(4, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 3: tile_avx512(3, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 2: tile_avx512(2, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        default: tile_avx512(1, 2, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
         }
     } else {
         switch (mr) {
-        case 12: tile_avx512(12, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 11: tile_avx512(11, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 10: tile_avx512(10, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 9: tile_avx512(9, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 8: tile_avx512(8, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 7: tile_avx512(7, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 6: tile_avx512(6, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 5: tile_avx512(5, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 4: tile_avx512(4, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 3: tile_avx512(3, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        case 2: tile_avx512(2, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
-        default: tile_avx512(1, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, c, ldc); break;
+        case 12: tile_avx512(12, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 11: tile_avx512(11, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 10: tile_avx512(10, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 9: tile_avx512(9, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 8: tile_avx512(8, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 7: tile_avx512(7, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 6: tile_avx512(6, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 5: tile_avx512(5, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 4: tile_avx512(4, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 3: tile_avx512(3, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        case 2: tile_avx512(2, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
+        default: tile_avx512(1, 1, K, a, a_rs, a_ks, b, ldb, m0, m1, alpha, beta, bias, c, ldc); break;
         }
     }
 }
@@ -108,7 +119,8 @@ static AVX512 void tile_rows_avx512(int mr, int nv, size_t K, const float *a, si
 static inline __mmask16 first_bits(size_t n) { return (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u); }
 
 AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
-                              size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+                              size_t lda, const float *B, size_t ldb, float beta, const float *bias, float *C,
+                              size_t ldc) {
     if (M == 0 || N == 0) return;
     _Alignas(64) float panel[GEMM_SMALL_KC * NR]; /* op(B)[k0..k0+kc, j0..j0+32] when B is transposed */
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
@@ -118,6 +130,7 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
         const size_t kc = K - k0 < GEMM_SMALL_KC ? K - k0 : GEMM_SMALL_KC;
         const float *a = A + k0 * a_ks;
         const float b = k0 == 0 ? beta : 1.0f;
+        const float *q = k0 == 0 ? bias : NULL; /* the bias with the first chunk, as beta */
         for (size_t j0 = 0; j0 < N; j0 += NR) {
             const size_t nj = N - j0 < NR ? N - j0 : NR;
             const __mmask16 m0 = first_bits(nj), m1 = first_bits(nj > 16 ? nj - 16 : 0);
@@ -131,15 +144,15 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
             for (size_t i0 = 0; i0 < M; i0 += MR) {
                 const int mr = (int)(M - i0 < MR ? M - i0 : MR);
                 tile_rows_avx512(mr, nv, kc, a + i0 * a_rs, a_rs, a_ks, bp, ldbp, m0, m1, alpha, b,
-                                 C + i0 * ldc + j0, ldc);
+                                 q ? q + j0 : NULL, C + i0 * ldc + j0, ldc);
             }
         }
     }
 }
 #else /* no x86: never called (ops_cpu_avx512() and ops_cpu_avx2_fma() are 0) */
 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
-                       size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
+                       size_t lda, const float *B, size_t ldb, float beta, const float *bias, float *C, size_t ldc) {
     (void)trans_a, (void)trans_b, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb;
-    (void)beta, (void)C, (void)ldc;
+    (void)beta, (void)bias, (void)C, (void)ldc;
 }
 #endif

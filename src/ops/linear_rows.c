@@ -86,19 +86,17 @@ static void rows_chunk(void *arg, size_t c) {
     switch (r->kernel) {
     case RK_AVX512: linear_rows_cols_avx512(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1); break;
     case RK_PLAIN: cols_plain(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1); break;
-    case RK_PANELS: /* out[:, j0..j1) = inp · weight[j0..j1)ᵀ, then the bias (each output: fl(sum + bias)) */
-        if (r->weight_t) /* read in place: the same sums as from the panel copied transposed */
-            gemm_small(r->isa, 0, 0, r->N, j1 - j0, r->IC, 1.0f, r->inp, r->IC, r->weight_t + j0, r->OC, 0.0f,
-                       r->out + j0, r->OC);
-        else
-            gemm_small(r->isa, 0, 1, r->N, j1 - j0, r->IC, 1.0f, r->inp, r->IC, r->weight + j0 * r->IC, r->IC, 0.0f,
-                       r->out + j0, r->OC);
+    case RK_PANELS: { /* out[:, j0..j1) = bias + inp · weight[j0..j1)ᵀ, each output fl(sum + bias) */
+        const int tb = r->weight_t == NULL; /* weight_t read in place: the same sums as the panel copied transposed */
+        const float *w = tb ? r->weight + j0 * r->IC : r->weight_t + j0;
+        const size_t ldw = tb ? r->IC : r->OC;
         if (r->bias)
-            for (size_t n = 0; n < r->N; n++) {
-                float *o = r->out + n * r->OC;
-                for (size_t j = j0; j < j1; j++) o[j] += r->bias[j];
-            }
+            gemm_small_bias(r->isa, 0, tb, r->N, j1 - j0, r->IC, 1.0f, r->inp, r->IC, w, ldw, r->bias + j0, r->out + j0,
+                            r->OC);
+        else
+            gemm_small(r->isa, 0, tb, r->N, j1 - j0, r->IC, 1.0f, r->inp, r->IC, w, ldw, 0.0f, r->out + j0, r->OC);
         break;
+    }
     }
     ops_probe_chunk(r->probe);
 }

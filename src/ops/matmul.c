@@ -112,8 +112,13 @@ static void gemm_tile(void *arg, size_t t) {
     const float *a = g->trans_a ? g->A + i0 : g->A + i0 * g->lda; /* op(A) rows i0.. */
     const float *b = g->trans_b ? g->B + j0 * g->ldb : g->B + j0; /* op(B) columns j0.. */
     float *c = g->C + i0 * g->ldc + j0;
-    if (g->row_bias) fill_bias(c, g->ldc, g->row_bias + j0, mi, nj);
-    gemm_with(g->isa, g->trans_a, g->trans_b, mi, nj, g->K, g->alpha, a, g->lda, b, g->ldb, g->beta, c, g->ldc);
+    if (g->row_bias && g->isa != GEMM_SMALL_NONE) /* the bias in the kernel's store: no pass over C */
+        gemm_small_bias(g->isa, g->trans_a, g->trans_b, mi, nj, g->K, g->alpha, a, g->lda, b, g->ldb, g->row_bias + j0, c,
+                        g->ldc);
+    else {
+        if (g->row_bias) fill_bias(c, g->ldc, g->row_bias + j0, mi, nj);
+        gemm_with(g->isa, g->trans_a, g->trans_b, mi, nj, g->K, g->alpha, a, g->lda, b, g->ldb, g->beta, c, g->ldc);
+    }
     ops_probe_chunk(g->probe);
 }
 
@@ -134,6 +139,10 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
     const gemm_small_isa isa = gemm_tiled_choice(trans_a, trans_b, choice_M > M ? choice_M : M, N, K);
     const size_t tm = (M + bm - 1) / bm, tn = (N + bn - 1) / bn, tiles = tm * tn;
     if (tiles == 1 || macs < 32 * OPS_PAR_MIN_WORK) {
+        if (row_bias && isa != GEMM_SMALL_NONE) {
+            gemm_small_bias(isa, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, row_bias, C, ldc);
+            return;
+        }
         if (row_bias) fill_bias(C, ldc, row_bias, M, N);
         gemm_with(isa, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;

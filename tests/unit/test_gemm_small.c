@@ -156,6 +156,39 @@ static void dispatch(int best) {
     gemm_small_select(1);
 }
 
+/* gemm_small_bias: the bits of C filled with the bias, then the product with beta = 1 (both
+ * kernels, the four transpositions, partial panels and tiles, one and three chunks of K); C is not
+ * read (NaN there) and its padding stays untouched */
+static void bias_form(int best) {
+    const size_t shapes[][3] = {{1, 1, 1}, {13, 33, 64}, {12, 32, 300}, {7, 17, 5}, {25, 70, 513}, {128, 256, 256}};
+    size_t cases = 0;
+    for (int isa = best; isa >= GEMM_SMALL_AVX2; isa--)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int ta = 0; ta < 2; ta++)
+                for (int tb = 0; tb < 2; tb++) {
+                    const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+                    const float alpha = s % 2 ? 0.5f : 1.0f;
+                    product p = product_make(ta, tb, M, N, K, alpha, 1.0f, 40 + s);
+                    float *bias = malloc(N * sizeof *bias), *want = malloc(M * p.ldc * sizeof *want);
+                    float *got = malloc(M * p.ldc * sizeof *got);
+                    test_fill_uniform(bias, N, 90 + s);
+                    memcpy(want, p.C0, M * p.ldc * sizeof *want);
+                    for (size_t i = 0; i < M; i++) memcpy(want + i * p.ldc, bias, N * sizeof *bias);
+                    gemm_small((gemm_small_isa)isa, ta, tb, M, N, K, alpha, p.A, p.lda, p.B, p.ldb, 1.0f, want, p.ldc);
+                    for (size_t i = 0; i < M; i++) { /* C's elements NaN, its padding as it was */
+                        memcpy(got + i * p.ldc, p.C0 + i * p.ldc, p.ldc * sizeof *got);
+                        for (size_t j = 0; j < N; j++) got[i * p.ldc + j] = NAN;
+                    }
+                    gemm_small_bias((gemm_small_isa)isa, ta, tb, M, N, K, alpha, p.A, p.lda, p.B, p.ldb, bias, got, p.ldc);
+                    CHECK(memcmp(want, got, M * p.ldc * sizeof *got) == 0, "%s gemm_small_bias %zux%zux%zu ta=%d tb=%d: not the bits of bias + product",
+                          isa_name(isa), M, N, K, ta, tb);
+                    free(bias), free(want), free(got);
+                    product_free(&p);
+                    cases++;
+                }
+    printf("bias form: %zu products\n", cases);
+}
+
 /* this thread's CPU time in ns (time spent descheduled on a busy machine is not counted) */
 static double thread_ns(void) {
     struct timespec ts;
@@ -230,5 +263,6 @@ int main(int argc, char **argv) {
     }
     kernels(best);
     dispatch(best);
+    bias_form(best);
     return test_finish("test_gemm_small");
 }
