@@ -3,6 +3,7 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 static _Atomic int g_avx512 = -1; /* −1: not read yet */
 
@@ -13,9 +14,12 @@ static _Atomic int g_avx512 = -1; /* −1: not read yet */
 #define cpu_has(feature) 0
 #endif
 
-/* AVX-512F, unless TFM_NO_AVX512 is set (cpu.h). getenv is safe on any thread: nothing in the
- * library calls setenv. */
-static int avx512_allowed(void) { return cpu_has("avx512f") && !getenv("TFM_NO_AVX512"); }
+/* AVX-512F, unless TFM_NO_AVX512 is set to anything but "" or "0" (cpu.h). The library's only
+ * setenv calls (threads.c's re-exec, dist_mpi.c) run at start-up, before any kernel. */
+static int avx512_allowed(void) {
+    const char *off = getenv("TFM_NO_AVX512");
+    return cpu_has("avx512f") && !(off && *off && strcmp(off, "0") != 0);
+}
 
 int ops_cpu_avx512(void) {
     int have = atomic_load_explicit(&g_avx512, memory_order_relaxed);

@@ -13,9 +13,11 @@
 #define OPS_X86_KERNELS 0
 #endif
 
-/** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read once), else 0. The environment
- * variable TFM_NO_AVX512 (any value, read once) makes it 0: the AVX2 kernels on an AVX-512 CPU, to
- * time what an AVX2-only CPU runs (docs/KERNELS.md; BLIS keeps its own choice). */
+/** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read at the first call), else 0. The
+ * environment variable TFM_NO_AVX512, set to anything but "" or "0" (read with it, and again by
+ * ops_cpu_avx512_select(1)), makes it 0: the library's AVX2 kernels on an AVX-512 CPU, to time what
+ * an AVX2-only CPU runs (docs/KERNELS.md "Which products take it": build for that CPU too; BLIS
+ * keeps its own choice). */
 int ops_cpu_avx512(void);
 
 /** 1 when this CPU runs AVX2 and FMA (__builtin_cpu_supports, read once), else 0. */

@@ -70,7 +70,8 @@ void ops_gemm_blis(int trans_a, int trans_b, size_t M, size_t N, size_t K, float
 
 /** gemm_small with a bias instead of beta: C[M, N] = bias[N] (every row) + alpha · op(A) · op(B),
  * the bias added with the first chunk of K in the same rounding as beta = 1 on a C filled with the
- * bias (so the same bits as that copy and product, without the pass over C). C is not read. */
+ * bias (so the same bits as that copy and product, without the pass over C). C's prior contents
+ * are not read. */
 void gemm_small_bias(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                      const float *A, size_t lda, const float *B, size_t ldb, const float *bias, float *C, size_t ldc);
 

@@ -50,7 +50,8 @@ void linear_rows_forward(float *out, const float *inp, const float *weight, cons
  * with AVX-512, 6 × 16 with AVX2+FMA, the same bits with either), called directly (no
  * GEMM_SMALL_MAX_MACS cap), parallel over the same fixed blocks of 64 output columns, each panel of
  * the weight (32 or 16 columns) copied transposed onto the stack once per call: every
- * output is one FMA chain over k in order (per chunk of GEMM_SMALL_KC), then + bias[j], so a row's
+ * output is one FMA chain over k in order (per chunk of GEMM_SMALL_KC), bias[j] added with the first
+ * chunk (the bits of linear_forward's tiled product, gemm_small_bias), so a row's
  * bits depend neither on the other rows nor on N nor on the thread count. For the 9–128 rows of a
  * batched decoding step, where it runs at 1.5–2× the dot-product kernel's speed (docs/KERNELS.md,
  * "Decoding"). Agrees with linear_forward to rounding (test_linear_rows). Without AVX2+FMA, or with

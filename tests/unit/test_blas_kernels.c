@@ -3,6 +3,7 @@
  * portable 'generic' kernels (10× slower; Debian's BLIS 0.9.0 falls back to them on CPUs newer
  * than itself), unless the user chose them with BLIS_ARCH_TYPE; ops_gemm_serial, ops_gemm and
  * ops_gemv_serial (both orientations, strided operands) against a plain triple loop in double. */
+#include "gemm_small.h"
 #include "hash.h"
 #include "parallel.h"
 #include "test_util.h"
@@ -56,15 +57,20 @@ static double max_gemm_error(int ta, int tb, size_t M, size_t N, size_t K, int t
 
 static void products(void) {
     const size_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 64, 64}, {130, 300, 257}, {33, 1, 70}, {1, 90, 40}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int ta = 0; ta < 2; ta++)
-            for (int tb = 0; tb < 2; tb++)
-                for (int tiled = 0; tiled < 2; tiled++) {
-                    const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
-                    const double e = max_gemm_error(ta, tb, M, N, K, tiled);
-                    CHECK(e <= 1e-5 * (double)K, "%s %zux%zux%zu ta=%d tb=%d: max error %g",
-                          tiled ? "ops_gemm" : "ops_gemm_serial", M, N, K, ta, tb, e);
-                }
+    /* the default dispatch (mostly the small kernels), then BLIS alone for every shape */
+    for (int small = 1; small >= 0; small--) {
+        gemm_small_select(small);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int ta = 0; ta < 2; ta++)
+                for (int tb = 0; tb < 2; tb++)
+                    for (int tiled = 0; tiled < 2; tiled++) {
+                        const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+                        const double e = max_gemm_error(ta, tb, M, N, K, tiled);
+                        CHECK(e <= 1e-5 * (double)K, "%s %s %zux%zux%zu ta=%d tb=%d: max error %g",
+                              small ? "default" : "BLIS", tiled ? "ops_gemm" : "ops_gemm_serial", M, N, K, ta, tb, e);
+                    }
+    }
+    gemm_small_select(1);
     /* y = alpha·op(A)·x (beta 0: y is not read, so NaN there must not leak) and beta = 1 */
     const size_t M = 37, N = 70, lda = N + 4;
     float *A = malloc(M * lda * sizeof *A), x[70], y[70];

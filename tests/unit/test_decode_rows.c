@@ -17,8 +17,9 @@
 #include <stdint.h>
 
 /* Row r of op(A)·Bᵀ is the same bits in products of M = 129 (the last tile partial: one row) and
- * M = 256 (every tile full): both tile as 128 × 128 (parallel.h) and each tile of 128 × 128 × K is
- * past GEMM_SMALL_MAX_MACS, so every tile goes to BLIS, the one-row tile included. */
+ * M = 256 (every tile full): both tile as 128 × 128 (parallel.h) and every tile, the one-row tile
+ * included, runs the kernel chosen for the full 128 × 128 × K tile (past GEMM_SMALL_MAX_MACS: the
+ * small kernel for A·Bᵀ where AVX2+FMA is, else BLIS). */
 static void gemm_partial_tile(void) {
     enum { N = 256, K = 1000, M1 = 129, M2 = 256 };
     float *A = malloc(sizeof(float) * M2 * K), *B = malloc(sizeof(float) * N * K);

@@ -138,19 +138,38 @@ static void dispatch(int best) {
                 product_free(&p);
             }
     /* above GEMM_SMALL_MAX_MACS (a linear layer's tile): A·B and A·Bᵀ on the small kernel of either
-     * instruction set, Aᵀ·B only on AVX-512's (AVX2 leaves it to BLIS) */
-    for (int ta = 0; ta < 2; ta++)
-        for (int tb = 0; tb < 2; tb++) {
-            const int want = !ta || best == GEMM_SMALL_AVX512 ? best : GEMM_SMALL_NONE;
-            CHECK((int)gemm_small_choice(ta, tb, 128, 256, 1024) == want, "128 × 256 × 1024 ta=%d tb=%d: not %s", ta, tb,
-                  isa_name(want));
-        }
-    if (best == GEMM_SMALL_AVX512) { /* the AVX2 rule on this CPU */
-        ops_cpu_avx512_select(0);
-        CHECK(gemm_small_choice(1, 0, 128, 256, 1024) == GEMM_SMALL_NONE, "AVX2: Aᵀ·B above the bound not left to BLIS");
-        CHECK(gemm_small_choice(0, 1, 128, 256, 1024) == GEMM_SMALL_AVX2, "AVX2: A·Bᵀ above the bound not on avx2");
-        ops_cpu_avx512_select(1);
+     * instruction set, Aᵀ·B only on AVX-512's (AVX2 leaves it to BLIS) — in gemm_small_choice and in
+     * what ops_gemm_serial and ops_gemm (tiles of 128 × 256 × 1024) run; on an AVX-512 CPU the AVX2
+     * rule too */
+    for (int isa = best; isa >= GEMM_SMALL_AVX2; isa--) {
+        ops_cpu_avx512_select(isa == GEMM_SMALL_AVX512);
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                const int want = !ta || isa == GEMM_SMALL_AVX512 ? isa : GEMM_SMALL_NONE;
+                CHECK((int)gemm_small_choice(ta, tb, 128, 256, 1024) == want, "%s: 128 × 256 × 1024 ta=%d tb=%d: not %s",
+                      isa_name(isa), ta, tb, isa_name(want));
+                for (size_t M = 128; M <= 256; M += 128) { /* ops_gemm_serial, then ops_gemm's two row tiles */
+                    product p = product_make(ta, tb, M, 256, 1024, 1.0f, 0.0f, 70 + ta + 2 * tb);
+                    float *got = malloc(M * p.ldc * sizeof *got), *ref = malloc(M * p.ldc * sizeof *ref);
+                    memcpy(got, p.C0, M * p.ldc * sizeof *got), memcpy(ref, p.C0, M * p.ldc * sizeof *ref);
+                    if (M == 128)
+                        ops_gemm_serial(ta, tb, M, 256, 1024, 1.0f, p.A, p.lda, p.B, p.ldb, 0.0f, got, p.ldc);
+                    else
+                        ops_gemm(ta, tb, M, 256, 1024, 1.0f, p.A, p.lda, p.B, p.ldb, 0.0f, got, p.ldc);
+                    if (want != GEMM_SMALL_NONE)
+                        gemm_small((gemm_small_isa)want, ta, tb, M, 256, 1024, 1.0f, p.A, p.lda, p.B, p.ldb, 0.0f, ref, p.ldc);
+                    else /* BLIS's bits, which are not the small kernel's */
+                        gemm_small((gemm_small_isa)isa, ta, tb, M, 256, 1024, 1.0f, p.A, p.lda, p.B, p.ldb, 0.0f, ref, p.ldc);
+                    const int same = memcmp(got, ref, M * p.ldc * sizeof *got) == 0;
+                    CHECK(want != GEMM_SMALL_NONE ? same : !same, "%s: %s %zux256x1024 ta=%d tb=%d: %s", isa_name(isa),
+                          M == 128 ? "ops_gemm_serial" : "ops_gemm", M, ta, tb,
+                          want != GEMM_SMALL_NONE ? "not the small kernel's bits" : "the small kernel ran, not BLIS");
+                    free(got), free(ref);
+                    product_free(&p);
+                }
+            }
     }
+    ops_cpu_avx512_select(1);
     gemm_small_select(0);
     CHECK(gemm_small_choice(0, 1, 128, 256, 1024) == GEMM_SMALL_NONE, "gemm_small_select(0) left a large product on the small kernel");
     gemm_small_select(1);

@@ -32,8 +32,8 @@ static void one_of(linear_fn fn, int panels, size_t N, size_t IC, size_t OC, int
     for (size_t i = 0; i < OC * IC; i++) w[i] = val(&seed);
     for (size_t i = 0; i < OC; i++) b[i] = val(&seed);
     const float *bias = with_bias ? b : NULL;
-    /* the reference: BLIS, ref = x · wᵀ, then the bias */
-    ops_gemm(0, 1, N, OC, IC, 1.0f, x, IC, w, IC, 0.0f, ref, OC);
+    /* the reference: BLIS itself (ops_gemm would run the small kernel), ref = x · wᵀ, then the bias */
+    ops_gemm_blis(0, 1, N, OC, IC, 1.0f, x, IC, w, IC, 0.0f, ref, OC);
     for (size_t n = 0; n < N; n++)
         for (size_t j = 0; j < OC; j++) ref[n * OC + j] += bias ? bias[j] : 0.0f;
     ops_set_threads(1);
@@ -64,6 +64,13 @@ static void one_of(linear_fn fn, int panels, size_t N, size_t IC, size_t OC, int
         fn(o2, x, w, bias, N, IC, OC);
         ops_cpu_avx512_select(1);
         CHECK(memcmp(o1, o2, N * OC * sizeof *o1) == 0, "panels N %zu IC %zu OC %zu: AVX2 and AVX-512 differ", N, IC, OC);
+    }
+    if (panels && linear_panels_max() > 0) { /* the tiled path (as if 200 rows) gives the panels' bits, bias
+                                                * included (added with the first chunk of IC in both) */
+        memset(o2, 0xff, N * OC * sizeof *o2);
+        linear_forward_rows(o2, x, w, bias, N, IC, OC, 200);
+        CHECK(memcmp(o1, o2, N * OC * sizeof *o1) == 0, "panels N %zu IC %zu OC %zu: not the tiled product's bits", N, IC,
+              OC);
     }
     if (panels && linear_panels_max() > 0) { /* from the transposed weight: the same bits, both ISAs */
         float *wt = malloc(OC * IC * sizeof *wt);
