@@ -24,7 +24,8 @@ int ops_cpu_avx512(void);
 int ops_cpu_avx2_fma(void);
 
 /** Tests only: on = 0 makes ops_cpu_avx512() answer 0 (the plain kernels, as on a CPU without
- * AVX-512), on = 1 restores what the CPU has (less AVX-512 under TFM_NO_AVX512). Call between parallel regions. */
+ * AVX-512), on = 1 restores what the CPU has (less AVX-512 under TFM_NO_AVX512). Call between
+ * parallel regions. */
 void ops_cpu_avx512_select(int on);
 
 #endif

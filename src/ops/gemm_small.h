@@ -1,7 +1,7 @@
 /* Register-blocked products without packing (docs/KERNELS.md, "Small products"): the per-tile
  * and per-head products of attention (32 × 32 × 64, 128 × 256 × 64, ...) without BLIS's packing
- * of both operands and its fixed cost per call, and the linear layers' 128 × 256 × K tiles. ops_gemm_serial (matmul.c) sends a product here
- * when gemm_small_choice() names a kernel; BLIS stays the reference path (gemm_small_select(0), or
+ * of both operands and its fixed cost per call, and the linear layers' 128 × 256 × K tiles.
+ * ops_gemm_serial (matmul.c) sends a product here when gemm_small_choice() names a kernel; BLIS stays the reference path (gemm_small_select(0), or
  * TFM_GEMM=blis in the environment). Internal to src/ops.
  *
  * The math is ops_gemm_serial's (row-major C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C),
