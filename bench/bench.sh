@@ -10,14 +10,19 @@
 #     (bench/ct2_convert.py), timed only after the check that CTranslate2's greedy output equals
 #     tfm's on every verse and its log-probabilities of tfm's outputs are within 1e-3 nats
 #   - each case its own process: its peak RSS
+#   - alternated rounds: each engine of a case runs --rounds times, one process per round, the
+#     engines in turn and in reverse order every other round (A B, B A, ...), so a host whose
+#     speed drifts within minutes favours none of them; each engine's rounds are merged
+#     (bench/bench_merge.awk: median of the rounds' medians, minimum of their minimums)
 #
-#   bench/bench.sh [--quick] [--reps N] [--warmup W] [--configs "ref base"] [--model M]
-#                  [--src FILE] [--sentences N] [--decode-reps R] [--out DIR]
+#   bench/bench.sh [--quick] [--rounds K] [--reps N] [--warmup W] [--configs "ref base"]
+#                  [--model M] [--src FILE] [--sentences N] [--decode-reps R] [--out DIR]
 #
-# Defaults: --reps 5, --warmup 2, --configs "ref base", --model out/demo/model.best.safetensors
-# (make demo), --src data/bible-en-es/test.en, --sentences 302, --decode-reps 3, --out a temporary
-# folder (removed). --quick: config tiny, 1 repetition after 1 warm-up, 8 sentences, 1 decoding
-# repetition (the smoke test's; no timing worth reading).
+# Defaults: --rounds 4, --reps 3 (timed training steps per process, after --warmup 2), --configs
+# "ref base", --model out/demo/model.best.safetensors (make demo), --src data/bible-en-es/test.en,
+# --sentences 302, --decode-reps 1 (timed decodings per process), --out a temporary folder
+# (removed). --quick: config tiny, 1 round of 1 step after 1 warm-up, 8 sentences, 1 decoding
+# (the smoke test's; no timing worth reading).
 # Environment: BUILD (build folder, default build), PYTHON (Debian's python3 with python3-torch,
 # default /usr/bin/python3), TORCH_PYPI_PYTHON (a python with PyPI's torch), CT2_PYTHON (a python
 # with PyPI's ctranslate2; default: .venv/bench/bin/python if present, see bench/setup-anchors.sh).
@@ -32,11 +37,12 @@ ct2py=${CT2_PYTHON:-}
 [ -z "$ct2py" ] && [ -x "$repo/.venv/bench/bin/python" ] && ct2py=$repo/.venv/bench/bin/python
 torch2py=${TORCH_PYPI_PYTHON:-}
 [ -z "$torch2py" ] && [ -x "$repo/.venv/bench/bin/python" ] && torch2py=$repo/.venv/bench/bin/python
-reps=5 warmup=2 configs="ref base" model=$repo/out/demo/model.best.safetensors
-src=$repo/data/bible-en-es/test.en sentences=302 dreps=3 out="" peak_s=1
+rounds=4 reps=3 warmup=2 configs="ref base" model=$repo/out/demo/model.best.safetensors
+src=$repo/data/bible-en-es/test.en sentences=302 dreps=1 out="" peak_s=1
 while [ $# -gt 0 ]; do
     case $1 in
-        --quick) reps=1 warmup=1 configs=tiny sentences=8 dreps=1 peak_s=0.2 ;;
+        --quick) rounds=1 reps=1 warmup=1 configs=tiny sentences=8 dreps=1 peak_s=0.2 ;;
+        --rounds) rounds=$2; shift ;;
         --reps) reps=$2; shift ;;
         --warmup) warmup=$2; shift ;;
         --configs) configs=$2; shift ;;
@@ -45,7 +51,7 @@ while [ $# -gt 0 ]; do
         --sentences) sentences=$2; shift ;;
         --decode-reps) dreps=$2; shift ;;
         --out) out=$2; shift ;;
-        *) echo "usage: bench/bench.sh [--quick] [--reps N] [--warmup W] [--configs LIST] [--model M] [--src FILE]" \
+        *) echo "usage: bench/bench.sh [--quick] [--rounds K] [--reps N] [--warmup W] [--configs LIST] [--model M] [--src FILE]" \
                 "[--sentences N] [--decode-reps R] [--out DIR]" >&2; exit 2 ;;
     esac
     shift
@@ -62,38 +68,85 @@ mkdir -p "$out"
 res=$out/results.txt
 : > "$res"
 load() { uptime | sed 's/.*load average: *//'; }
-# run LABEL LOG CMD...: runs one case (its own process), keeps its RESULT line, or notes a failure
+# run LABEL LOG DEST CMD...: runs one case (its own process), appends its RESULT line to DEST, or
+# notes a failure there
 run() {
-    label=$1 log=$2
-    shift 2
+    label=$1 log=$2 dest=$3
+    shift 3
     if "$@" > "$log" 2>&1; then
-        grep '^RESULT ' "$log" | tail -1 | sed "s|\$| label=$label|" >> "$res"
+        grep '^RESULT ' "$log" | tail -1 | sed "s|\$| label=$label|" >> "$dest"
     else
-        echo "FAILED $label: $(tail -2 "$log" | tr '\n' ' ')" >> "$res"
+        echo "FAILED $label: $(tail -2 "$log" | tr '\n' ' ')" >> "$dest"
     fi
+}
+# alternate CASE ENGINE...: runs `engine CASE ENGINE ROUND RAW` for every engine in every round,
+# in the order given in odd rounds and reversed in even ones, then merges each engine's rounds
+# into results.txt (bench_merge.awk). The first engine named is the one the others' ratios use.
+alternate() {
+    case_id=$1
+    shift
+    forward="$*" reverse=""
+    for e in "$@"; do reverse="$e $reverse"; done
+    raw=$out/raw_$case_id.txt
+    : > "$raw"
+    r=1
+    while [ "$r" -le "$rounds" ]; do
+        if [ $((r % 2)) = 1 ]; then order=$forward; else order=$reverse; fi
+        for e in $order; do engine "$case_id" "$e" "$r" "$raw"; done
+        r=$((r + 1))
+    done
+    awk -f "$here/bench_merge.awk" "$raw" >> "$res"
 }
 ncores=$(nproc)
 echo "make bench: $(date -u '+%Y-%m-%dT%H:%M:%SZ'), CPU: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)," \
      "$ncores cores, load $(load)"
-echo "  logs and results: $out"
+echo "  logs and results: $out; engines alternated over $rounds round(s) per case"
 echo "  $("$build/tfm" --version 2>/dev/null | grep "^BLAS:" || echo "BLAS: unknown (no $build/tfm)")"
 
 # 1. the FMA peak
-run peak "$out/peak.log" "$bench" peak --seconds "$peak_s"
+run peak "$out/peak.log" "$res" "$bench" peak --seconds "$peak_s"
 
 # 2. the training step
 . "$here/cpu_tuning.sh" 2> "$out/cpu_tuning.log" # OPENBLAS_CORETYPE etc. for this CPU, before Python starts
+# engine CASE ENGINE ROUND RAW: one process of one engine for alternate()
+engine() {
+    case $1 in
+        train_*)
+            cfg=${1#train_}
+            case $2 in
+                tfm) run tfm "$out/train_tfm_${cfg}_r$3.log" "$4" "$bench" train --config "$cfg" --reps "$reps" \
+                    --warmup "$warmup" ;;
+                torch-debian | torch-pypi)
+                    p=$py
+                    [ "$2" = torch-pypi ] && p=$torch2py
+                    run "$2" "$out/train_$(echo "$2" | tr - _)_${cfg}_r$3.log" "$4" "$p" "$here/bench_torch.py" \
+                        --config "$cfg" --reps "$reps" --warmup "$warmup" --threads "$ncores" ;;
+            esac ;;
+        decode_*)
+            beam=${1#decode_} batch=${beam#*_} beam=${beam%_*}
+            case $2 in
+                tfm) run tfm "$out/decode_tfm_${beam}_${batch}_r$3.log" "$4" "$bench" decode --model "$model" \
+                    --src "$src" --sentences "$sentences" --reps "$dreps" --beam "$beam" --batch "$batch" ;;
+                ct2-float32 | ct2-int8)
+                    ct=${2#ct2-} dir=$out/ct2
+                    [ "$ct" = int8 ] && dir=$out/ct2_int8
+                    run "$2" "$out/decode_ct2_${ct}_${beam}_${batch}_r$3.log" "$4" "$ct2py" "$here/ct2_decode.py" time \
+                        "$dir" "$out/tfm_greedy.ids" --beam "$beam" --batch "$batch" --reps "$dreps" \
+                        --threads "$ncores" --compute-type "$ct" ;;
+            esac ;;
+    esac
+}
 for cfg in $configs; do
-    run "tfm" "$out/train_tfm_$cfg.log" "$bench" train --config "$cfg" --reps "$reps" --warmup "$warmup"
+    engines=tfm
     for entry in "debian:$py" "pypi:$torch2py"; do
         name=${entry%%:*} p=${entry#*:}
         if [ -z "$p" ] || ! "$p" -c 'import torch' > /dev/null 2>&1; then
             echo "SKIP train config=$cfg impl=torch-$name: ${p:-no python given} cannot import torch" >> "$res"
             continue
         fi
-        run "torch-$name" "$out/train_torch_${name}_$cfg.log" "$p" "$here/bench_torch.py" --config "$cfg" \
-            --reps "$reps" --warmup "$warmup" --threads "$ncores"
+        engines="$engines torch-$name"
     done
+    alternate "train_$cfg" $engines
 done
 
 # 3. decoding
@@ -126,22 +179,17 @@ else
         fi
         [ "$ct2_ok" = 1 ] || echo "SKIP decode impl=ct2: not the same translations as tfm, not timed ($out/ct2_check.log)" >> "$res"
     fi
+    engines=tfm
+    if [ "$ct2_ok" = 1 ]; then
+        engines="$engines ct2-float32"
+        [ -d "$out/ct2_int8" ] && engines="$engines ct2-int8"
+    fi
     for beam in 1 4; do
         for batch in 1 32; do
-            run "tfm" "$out/decode_tfm_${beam}_$batch.log" "$bench" decode --model "$model" --src "$src" \
-                --sentences "$sentences" --reps "$dreps" --beam "$beam" --batch "$batch"
-            [ "$ct2_ok" = 1 ] || continue
-            for ct in float32 int8; do
-                dir=$out/ct2
-                [ "$ct" = int8 ] && dir=$out/ct2_int8
-                [ -d "$dir" ] || continue
-                run "ct2-$ct" "$out/decode_ct2_${ct}_${beam}_$batch.log" "$ct2py" "$here/ct2_decode.py" time "$dir" \
-                    "$out/tfm_greedy.ids" --beam "$beam" --batch "$batch" --reps "$dreps" --threads "$ncores" \
-                    --compute-type "$ct"
-            done
+            alternate "decode_${beam}_$batch" $engines
         done
     done
-    f=$out/decode_ct2_float32_1_1.log
+    f=$out/decode_ct2_float32_1_1_r1.log
     if [ -s "$f" ]; then
         echo "NOTE CTranslate2 picked: $(grep -o 'CPU: .*\|Selected ISA: .*\|SGEMM backend: .*\|GEMM_S8 backend: [A-Za-z]*' "$f" | \
             head -4 | tr '\n' ';' | sed 's/;$//; s/;/; /g') (CT2_USE_MKL, CT2_FORCE_CPU_ISA change it)" >> "$res"

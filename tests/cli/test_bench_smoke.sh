@@ -1,5 +1,5 @@
 # Smoke test of the benchmark harness (make bench, docs/BENCH.md) on a tiny model: bench/bench.sh
-# --quick runs every tfm case (FMA peak, the tiny training step, greedy and beam 4 at batch 1 and
+# --quick --rounds 2 runs every tfm case twice (merged as alternated rounds) (FMA peak, the tiny training step, greedy and beam 4 at batch 1 and
 # 32) with the anchors made unavailable, which must each say SKIP; the table, the peak's run-time
 # ISA choice, the step split, the analytic FLOP counts and the decoding rows are checked; the
 # CTranslate2 converter refuses a model it cannot map. No timing is judged.
@@ -29,7 +29,7 @@ M=$WORK/m.safetensors
 
 OUT=$WORK/bench
 if BUILD=$(dirname "$BENCH") PYTHON=/nonexistent CT2_PYTHON=/nonexistent TORCH_PYPI_PYTHON=/nonexistent \
-   bash "$ROOT/bench/bench.sh" --quick --model "$M" --src "$SL/valid.en" --out "$OUT" > "$WORK/table.txt" 2>&1; then
+   bash "$ROOT/bench/bench.sh" --quick --rounds 2 --model "$M" --src "$SL/valid.en" --out "$OUT" > "$WORK/table.txt" 2>&1; then
   ok
 else
   bad "bench.sh --quick: $(tail -5 "$WORK/table.txt")"
@@ -57,6 +57,23 @@ g1=$(sed -n 's/^RESULT decode impl=tfm beam=1 batch=1 .*out_tokens=\([0-9]*\).*/
 g32=$(sed -n 's/^RESULT decode impl=tfm beam=1 batch=32 .*out_tokens=\([0-9]*\).*/\1/p' "$R")
 check "greedy tokens batch 1 ($g1) == batch 32 ($g32) > 0" test -n "$g1" -a "$g1" = "$g32" -a "${g1:-0}" -gt 0
 check "reference ids for the CT2 check: 8 lines" test "$(wc -l < "$OUT/tfm_greedy.ids")" = 8
+
+# two alternated rounds, merged: one row per engine, its steps and decodings summed over the rounds
+check "train merged: 2 rounds, 2 steps" grep -Eq '^RESULT train impl=tfm .*reps=2 .*rounds=2 label=tfm$' "$R"
+check "decode merged: 2 rounds" test "$(grep -c '^RESULT decode impl=tfm .*reps=2 .*rounds=2 label=tfm$' "$R")" = 4
+check "a log per round" test -s "$OUT/train_tfm_tiny_r2.log" -a -s "$OUT/decode_tfm_4_32_r2.log"
+# the merge itself: median of the medians, minimum of the minimums, largest RSS, reps summed, the
+# engines in the order they first ran, a failure said once
+printf '%s\n' 'RESULT decode impl=tfm med_s=3 min_s=2.5 reps=1 rss_mib=10 label=tfm' \
+  'RESULT decode impl=ct2 med_s=5 min_s=4 reps=1 rss_mib=30 label=ct2' 'FAILED ct2-int8: no' \
+  'RESULT decode impl=ct2 med_s=4 min_s=3.5 reps=1 rss_mib=20 label=ct2' 'FAILED ct2-int8: no' \
+  'RESULT decode impl=tfm med_s=1 min_s=0.5 reps=1 rss_mib=12 label=tfm' \
+  'RESULT decode impl=tfm med_s=2 min_s=1.5 reps=1 rss_mib=11 label=tfm' > "$WORK/raw.txt"
+merged=$(awk -f "$ROOT/bench/bench_merge.awk" "$WORK/raw.txt")
+want='RESULT decode impl=tfm med_s=2 min_s=0.5 reps=3 rss_mib=12 rounds=3 label=tfm
+RESULT decode impl=ct2 med_s=4.500000 min_s=3.5 reps=2 rss_mib=30 rounds=2 label=ct2
+FAILED ct2-int8: no'
+check "bench_merge.awk: $merged" test "$merged" = "$want"
 
 # the anchors were unavailable: each says SKIP, none failed
 for what in "impl=torch-debian" "impl=torch-pypi" "decode impl=ct2"; do
