@@ -69,3 +69,8 @@ void gemm_small_bias(gemm_small_isa isa, int trans_a, int trans_b, size_t M, siz
     else if (isa == GEMM_SMALL_AVX2)
         gemm_small_avx2(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, 1.0f, bias, C, ldc);
 }
+
+void gemm_small_copy_rows(float *band, const float *a, size_t lda, int mr, size_t kc) {
+    for (int r = 0; r < mr; r++)
+        memcpy(band + (size_t)r * (GEMM_SMALL_KC + GEMM_SMALL_A_PAD), a + (size_t)r * lda, kc * sizeof *band);
+}

@@ -82,6 +82,23 @@ void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
                      size_t lda, const float *B, size_t ldb, float beta, const float *bias, float *C, size_t ldc);
 
+/** Rows of op(A) read in place (not transposed) whose stride is a multiple of 4 KiB (lda a multiple
+ * of 1024 floats: the FFN's hidden activations at d_ff 1024, 2048, ...) all fall in one set of
+ * the L1 cache: a tile's 12 rows then evict each other at every k (an 8-way cache), and a 128 ×
+ * 256 × 1024 tile ran at 37–50 instead of 54–56 multiply-adds per ns (Zen 4, one core). The
+ * AVX-512 kernel then copies each tile's rows of the chunk to a buffer of GEMM_SMALL_KC +
+ * GEMM_SMALL_A_PAD floats per row before the tile runs (A·B: once per chunk, then every panel;
+ * A·Bᵀ: at every panel, after the panel's copy): the same values in the same order, so the same
+ * bits; A·B 128 × 256 × 1024 at lda 1024 then ran at 51–54, A·Bᵀ at 42–46 (36–48 before). The
+ * AVX2 kernel's 6-row tiles fit the 8 ways and it reads in place: a copy per tile and panel made
+ * it slower (31 against 36 multiply-adds per ns). */
+#define GEMM_SMALL_A_PAD 16
+static inline int gemm_small_a_aliased(int trans_a, size_t lda) { return !trans_a && lda >= 1024 && lda % 1024 == 0; }
+
+/** band[r · (GEMM_SMALL_KC + GEMM_SMALL_A_PAD) + k] = a[r · lda + k] for r < mr, k < kc (≤ GEMM_SMALL_KC):
+ * a tile's rows of op(A) copied out of an aliased stride (gemm_small_a_aliased). */
+void gemm_small_copy_rows(float *band, const float *a, size_t lda, int mr, size_t kc);
+
 /** panel[k · ldp + j] = B[j · ldb + k] for j < nj, k < K: op(B)'s panel when B is stored N × K,
  * by 8 × 8 AVX2 transposes (the kernels' packing of a transposed B; columns nj … of the panel are
  * not written). Needs AVX2: both kernels call it (every AVX-512F CPU has AVX2). */

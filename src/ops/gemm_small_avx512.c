@@ -123,7 +123,9 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
                               size_t ldc) {
     if (M == 0 || N == 0) return;
     _Alignas(64) float panel[GEMM_SMALL_KC * NR]; /* op(B)[k0..k0+kc, j0..j0+32] when B is transposed */
+    _Alignas(64) float band[MR * (GEMM_SMALL_KC + GEMM_SMALL_A_PAD)]; /* a tile's rows of op(A), when aliased */
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
+    const int aliased = gemm_small_a_aliased(trans_a, lda);
     /* K in chunks of GEMM_SMALL_KC, outermost: a chunk of op(A) (M × 256) stays in L2 for every
      * panel; the first chunk applies beta, the next ones add (beta = 1) */
     for (size_t k0 = 0; k0 == 0 || k0 < K; k0 += GEMM_SMALL_KC) {
@@ -131,6 +133,19 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
         const float *a = A + k0 * a_ks;
         const float b = k0 == 0 ? beta : 1.0f;
         const float *q = k0 == 0 ? bias : NULL; /* the bias with the first chunk, as beta */
+        if (aliased && !trans_b) { /* each tile's rows copied once per chunk, then every panel */
+            for (size_t i0 = 0; i0 < M; i0 += MR) {
+                const int mr = (int)(M - i0 < MR ? M - i0 : MR);
+                gemm_small_copy_rows(band, a + i0 * a_rs, a_rs, mr, kc);
+                for (size_t j0 = 0; j0 < N; j0 += NR) {
+                    const size_t nj = N - j0 < NR ? N - j0 : NR;
+                    tile_rows_avx512(mr, nj > 16 ? 2 : 1, kc, band, GEMM_SMALL_KC + GEMM_SMALL_A_PAD, 1,
+                                     B + k0 * ldb + j0, ldb, first_bits(nj), first_bits(nj > 16 ? nj - 16 : 0), alpha,
+                                     b, q ? q + j0 : NULL, C + i0 * ldc + j0, ldc);
+                }
+            }
+            continue;
+        }
         for (size_t j0 = 0; j0 < N; j0 += NR) {
             const size_t nj = N - j0 < NR ? N - j0 : NR;
             const __mmask16 m0 = first_bits(nj), m1 = first_bits(nj > 16 ? nj - 16 : 0);
@@ -143,8 +158,14 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
             }
             for (size_t i0 = 0; i0 < M; i0 += MR) {
                 const int mr = (int)(M - i0 < MR ? M - i0 : MR);
-                tile_rows_avx512(mr, nv, kc, a + i0 * a_rs, a_rs, a_ks, bp, ldbp, m0, m1, alpha, b,
-                                 q ? q + j0 : NULL, C + i0 * ldc + j0, ldc);
+                const float *at = a + i0 * a_rs;
+                size_t at_rs = a_rs;
+                if (aliased) { /* rows 4 KiB apart: copied to a padded stride first (gemm_small.h) */
+                    gemm_small_copy_rows(band, at, a_rs, mr, kc);
+                    at = band, at_rs = GEMM_SMALL_KC + GEMM_SMALL_A_PAD;
+                }
+                tile_rows_avx512(mr, nv, kc, at, at_rs, a_ks, bp, ldbp, m0, m1, alpha, b, q ? q + j0 : NULL,
+                                 C + i0 * ldc + j0, ldc);
             }
         }
     }
