@@ -39,9 +39,12 @@ torch2py=${TORCH_PYPI_PYTHON:-}
 [ -z "$torch2py" ] && [ -x "$repo/.venv/bench/bin/python" ] && torch2py=$repo/.venv/bench/bin/python
 rounds=4 reps=3 warmup=2 configs="ref base" model=$repo/out/demo/model.best.safetensors
 src=$repo/data/bible-en-es/test.en sentences=302 dreps=1 out="" peak_s=1
+for a in "$@"; do # --quick first, so that flags given with it win wherever they stand
+    if [ "$a" = --quick ]; then rounds=1 reps=1 warmup=1 configs=tiny sentences=8 dreps=1 peak_s=0.2; fi
+done
 while [ $# -gt 0 ]; do
     case $1 in
-        --quick) rounds=1 reps=1 warmup=1 configs=tiny sentences=8 dreps=1 peak_s=0.2 ;;
+        --quick) ;;
         --rounds) rounds=$2; shift ;;
         --reps) reps=$2; shift ;;
         --warmup) warmup=$2; shift ;;
@@ -56,6 +59,12 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+case $rounds in
+    '' | *[!0-9]* | 0) echo "bench.sh: --rounds wants a positive integer, not '$rounds'" >&2; exit 2 ;;
+esac
+if [ "$rounds" -gt 1 ] && [ $((rounds % 2)) = 1 ]; then
+    echo "bench.sh: note: $rounds rounds (odd): the first engine runs first once more than the others" >&2
+fi
 if [ ! -x "$bench" ]; then
     echo "bench.sh: no $bench: build first (make)" >&2
     exit 1
@@ -95,7 +104,7 @@ alternate() {
         for e in $order; do engine "$case_id" "$e" "$r" "$raw"; done
         r=$((r + 1))
     done
-    awk -f "$here/bench_merge.awk" "$raw" >> "$res"
+    awk -v order_given="$forward" -f "$here/bench_merge.awk" "$raw" >> "$res"
 }
 ncores=$(nproc)
 echo "make bench: $(date -u '+%Y-%m-%dT%H:%M:%SZ'), CPU: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)," \

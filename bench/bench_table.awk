@@ -20,7 +20,7 @@ END {
     if (isa != "") printf "\nFMA peak (fp32, %s, found at run time): %.1f GFLOP/s on 1 thread, %.1f on %d threads\n", isa, peak_1, peak_all, peak_th
     else print "\nFMA peak: not measured"
     if (ntr) {
-        printf "\nTraining step, seconds: median (min) of %s timed steps in %s rounds, engines alternated\n", kv(tr[1], "reps"), kv(tr[1], "rounds")
+        printf "\nTraining step, seconds: median of the rounds' medians (minimum); %s timed steps in %s rounds, engines alternated\n", kv(tr[1], "reps"), kv(tr[1], "rounds")
         printf "%-5s %-19s %3s %-17s %-17s %-17s %-17s %8s %6s %8s %6s\n", "conf", "impl", "thr", "step", "forward", "backward", "update", "GFLOP/s", "%peak", "RSS MiB", "ratio"
         for (i = 1; i <= ntr; i++) {
             l = tr[i]; c = kv(l, "config"); im = kv(l, "impl"); th = kv(l, "threads"); t = kv(l, "step_med")
@@ -33,7 +33,7 @@ END {
         }
     }
     if (nde) {
-        printf "\nDecoding %s sentences, seconds: median (min) of %s repetitions in %s rounds, engines alternated\n", kv(de[1], "sentences"), kv(de[1], "reps"), kv(de[1], "rounds")
+        printf "\nDecoding %s sentences, seconds: median of the rounds' medians (minimum); %s repetitions in %s rounds, engines alternated\n", kv(de[1], "sentences"), kv(de[1], "reps"), kv(de[1], "rounds")
         printf "%-16s %4s %5s %-19s %7s %9s %8s %6s %8s %6s\n", "impl", "beam", "batch", "seconds", "out tok", "out tok/s", "GFLOP/s", "%peak", "RSS MiB", "ratio"
         for (i = 1; i <= nde; i++) {
             l = de[i]; im = kv(l, "impl"); k = kv(l, "beam") "/" kv(l, "batch"); th = kv(l, "threads"); t = kv(l, "med_s")

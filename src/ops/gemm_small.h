@@ -58,7 +58,8 @@ gemm_small_isa gemm_small_choice(int trans_a, int trans_b, size_t M, size_t N, s
  * (not GEMM_SMALL_NONE), arguments as ops_gemm_serial's: op(A) = A (M × K, leading dimension lda)
  * or, with trans_a, Aᵀ (A stored K × M); op(B) = B (K × N) or, with trans_b, Bᵀ (B stored N × K).
  * beta = 0 never reads C (NaN there does not leak). K = 0 gives beta · C. Requires a CPU that has
- * `isa` (the caller checks: gemm_small_choice()); no allocation (a 32 KiB panel on the stack),
+ * `isa` (the caller checks: gemm_small_choice()); no allocation (a 32 KiB panel and, AVX-512, a
+ * 13 KiB band of op(A) on the stack: ~45 KiB),
  * serial, on the calling thread. */
 void gemm_small(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                 const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);

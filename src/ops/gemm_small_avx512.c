@@ -5,7 +5,8 @@
  * op(B) (two zmm) and broadcasts one element of op(A) per row, and does 24 FMAs — each loaded B
  * vector serves 12 FMAs, each broadcast A element 2 (the outer-product form of Goto & van de
  * Geijn 2008, §4, without their packing). op(A) is read in place whatever its transpose (a
- * broadcast reads one element at any stride); op(B) in place when it is stored K × N, else its
+ * broadcast reads one element at any stride), except rows a multiple of 4 KiB apart, which a tile
+ * first copies to a padded band (gemm_small_a_aliased); op(B) in place when it is stored K × N, else its
  * K × 32 panel is first copied, transposed, onto the stack (K in chunks of GEMM_SMALL_KC = 256,
  * so the panel is at most 32 KiB and stays in L1, reused by every tile of the panel; the copy is
  * the AVX2 file's 8 × 8 transposes: every CPU with AVX-512F has AVX2). Partial panels and the
@@ -125,7 +126,7 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
     _Alignas(64) float panel[GEMM_SMALL_KC * NR]; /* op(B)[k0..k0+kc, j0..j0+32] when B is transposed */
     _Alignas(64) float band[MR * (GEMM_SMALL_KC + GEMM_SMALL_A_PAD)]; /* a tile's rows of op(A), when aliased */
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
-    const int aliased = gemm_small_a_aliased(trans_a, lda);
+    const int aliased = K > 0 && gemm_small_a_aliased(trans_a, lda); /* K = 0: nothing to copy (A may be NULL) */
     /* K in chunks of GEMM_SMALL_KC, outermost: a chunk of op(A) (M × 256) stays in L2 for every
      * panel; the first chunk applies beta, the next ones add (beta = 1) */
     for (size_t k0 = 0; k0 == 0 || k0 < K; k0 += GEMM_SMALL_KC) {

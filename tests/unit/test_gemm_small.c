@@ -211,10 +211,14 @@ static void bias_form(int best) {
 /* op(A) read in place at a stride of a multiple of 4 KiB (lda 1024, 2048: gemm_small_a_aliased),
  * where the kernels copy each tile's rows to a padded buffer first: the bits of the same product
  * at a stride that does not alias (the same values, lda + 16), with beta and with a bias, within the
- * bound of the double loop, partial tiles and panels, one to four chunks of K */
+ * bound of the double loop, partial tiles and panels (one and two vectors wide), one to eight chunks of
+ * K, beta 0 (NaN in C), 0.5 and 1 with either transposition of B. The AVX-512 kernel alone has the
+ * copy; on a CPU without it this checks that the AVX2 kernel gives the same bits at either stride. */
 static void aliased(int best) {
     const size_t lds[] = {1024, 2048};
-    const size_t shapes[][3] = {{1, 1, 1}, {12, 32, 256}, {13, 40, 300}, {25, 5, 1000}, {128, 256, 1024}, {7, 33, 2048}};
+    const size_t shapes[][3] = {{1, 1, 1}, {12, 32, 256}, {13, 40, 300}, {25, 5, 1000}, {128, 256, 1024}, {7, 33, 2048},
+                                {13, 56, 300}};
+    const float betas[] = {0.0f, 0.5f, 1.0f};
     size_t cases = 0;
     for (size_t l = 0; l < 2; l++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -223,7 +227,7 @@ static void aliased(int best) {
                 if (K > lda) continue;
                 CHECK(gemm_small_a_aliased(0, lda) && !gemm_small_a_aliased(1, lda) && !gemm_small_a_aliased(0, lda + 16),
                       "gemm_small_a_aliased(lda %zu)", lda);
-                const float alpha = s % 2 ? 0.5f : 1.0f, beta = tb ? 0.0f : 1.0f;
+                const float alpha = s % 2 ? 0.5f : 1.0f, beta = betas[(s + (size_t)tb + l) % 3];
                 product p = product_make(0, tb, M, N, K, alpha, beta, 300 + s);
                 /* the same values at the aliased stride and at a plain one */
                 float *Aa = malloc(M * lda * sizeof *Aa), *Ap = malloc(M * (lda + 16) * sizeof *Ap);
@@ -258,7 +262,8 @@ static void aliased(int best) {
                 free(first), free(bias), free(Aa), free(Ap);
                 product_free(&p);
             }
-    printf("aliased strides: %zu products\n", cases);
+    printf("aliased strides: %zu products%s\n", cases,
+           best == GEMM_SMALL_AVX512 ? "" : " (no AVX-512 here: the copy itself is not exercised)");
 }
 
 /* this thread's CPU time in ns (time spent descheduled on a busy machine is not counted) */
