@@ -44,6 +44,8 @@ static float row_sum(const float *x, size_t V) {
 /* A cross-entropy pass, as its chunks see it (pool.h): rows of V logits. */
 typedef struct {
     float *losses, *dlogits;
+    float *lse_out;      /* nullable: the forward keeps each non-pad row's log-sum-exp here */
+    const float *lse_in; /* nullable: the backward reads them from here instead of computing them */
     const float *logits;
     const int32_t *targets;
     int32_t pad;
@@ -60,16 +62,18 @@ static void forward_rows(void *arg, size_t n0, size_t n1) {
             continue;
         }
         const float *x = j->logits + n * V;
-        const double lse = row_logsumexp(x, V), sum_x = row_sum(x, V);
+        const float lse_f = row_logsumexp(x, V);
+        if (j->lse_out) j->lse_out[n] = lse_f;
+        const double lse = lse_f, sum_x = row_sum(x, V);
         /* −Σ q_j (x_j − lse) = lse − (1 − eps)·x_y − eps·mean_j(x_j), since Σ q_j = 1 */
         const double e = (double)j->eps;
         j->losses[n] = (float)(lse - (1.0 - e) * (double)x[j->targets[n]] - e * sum_x / (double)V);
     }
 }
 
-double cross_entropy_forward(float *losses, size_t *n_nonpad, const float *logits,
-                             const int32_t *targets, int32_t pad, float eps, size_t N, size_t V) {
-    ce_job j = {.losses = losses, .logits = logits, .targets = targets, .pad = pad, .eps = eps, .V = V};
+double cross_entropy_forward_lse(float *losses, float *lse, size_t *n_nonpad, const float *logits,
+                                 const int32_t *targets, int32_t pad, float eps, size_t N, size_t V) {
+    ce_job j = {.losses = losses, .lse_out = lse, .logits = logits, .targets = targets, .pad = pad, .eps = eps, .V = V};
     ops_pool_for(N, (size_t)ops_rows_per_chunk(V), ops_team(N * V), forward_rows, &j);
     /* Serial sum in double: the same total whatever the thread count. */
     double total = 0.0;
@@ -96,7 +100,7 @@ static void backward_rows(void *arg, size_t n0, size_t n1) {
         }
         /* d/dx_j of lse − Σ q_j x_j = softmax_j − q_j; each x_j is read before dx_j is written,
          * so dlogits may alias logits. */
-        const float lse = row_logsumexp(x, V);
+        const float lse = j->lse_in ? j->lse_in[n] : row_logsumexp(x, V);
         const size_t y = (size_t)j->targets[n];
         const float x_y = x[y];
 #pragma omp simd
@@ -105,11 +109,21 @@ static void backward_rows(void *arg, size_t n0, size_t n1) {
     }
 }
 
-void cross_entropy_backward(float *dlogits, const float *logits, const int32_t *targets, int32_t pad,
-                            float eps, size_t n_nonpad, size_t N, size_t V) {
+void cross_entropy_backward_lse(float *dlogits, const float *logits, const float *lse, const int32_t *targets,
+                                int32_t pad, float eps, size_t n_nonpad, size_t N, size_t V) {
     const double inv_n = n_nonpad > 0 ? 1.0 / (double)n_nonpad : 0.0;
-    ce_job j = {.dlogits = dlogits, .logits = logits, .targets = targets, .pad = pad, .eps = eps,
+    ce_job j = {.dlogits = dlogits, .lse_in = lse, .logits = logits, .targets = targets, .pad = pad, .eps = eps,
                 .smooth = V > 0 ? eps / (float)V : 0.0f, /* the eps/V every class gets */
                 .fin = (float)inv_n, .n_nonpad = n_nonpad, .V = V};
     ops_pool_for(N, (size_t)ops_rows_per_chunk(V), ops_team(N * V), backward_rows, &j);
+}
+
+double cross_entropy_forward(float *losses, size_t *n_nonpad, const float *logits, const int32_t *targets, int32_t pad,
+                             float eps, size_t N, size_t V) {
+    return cross_entropy_forward_lse(losses, NULL, n_nonpad, logits, targets, pad, eps, N, V);
+}
+
+void cross_entropy_backward(float *dlogits, const float *logits, const int32_t *targets, int32_t pad, float eps,
+                            size_t n_nonpad, size_t N, size_t V) {
+    cross_entropy_backward_lse(dlogits, logits, NULL, targets, pad, eps, n_nonpad, N, V);
 }

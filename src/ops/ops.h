@@ -364,11 +364,22 @@ void residual_backward(float *da, float *db, const float *dout, size_t n);
 double cross_entropy_forward(float *losses, size_t *n_nonpad, const float *logits,
                              const int32_t *targets, int32_t pad, float eps, size_t N, size_t V);
 
+/** cross_entropy_forward that also keeps each non-pad row's log Σ_j exp(logits[n, j]) in lse[N]
+ * (pad rows: not written), for cross_entropy_backward_lse: the backward then reads it instead of
+ * computing it again (two passes over each row of V logits fewer). */
+double cross_entropy_forward_lse(float *losses, float *lse, size_t *n_nonpad, const float *logits,
+                                 const int32_t *targets, int32_t pad, float eps, size_t N, size_t V);
+
 /** Gradient of cross_entropy_forward's MEAN loss, WRITTEN (not accumulated):
  *   dlogits[n, j] = (softmax(logits[n])_j − q_j) / n_nonpad,   0 for pad rows (and when
  *   n_nonpad == 0). dlogits may equal logits (in place: saves a [N, V] buffer). */
 void cross_entropy_backward(float *dlogits, const float *logits, const int32_t *targets, int32_t pad,
                             float eps, size_t n_nonpad, size_t N, size_t V);
+
+/** cross_entropy_backward from the log-sum-exps cross_entropy_forward_lse kept for these logits
+ * (lse[N]): the same bits as computing them again. */
+void cross_entropy_backward_lse(float *dlogits, const float *logits, const float *lse, const int32_t *targets,
+                                int32_t pad, float eps, size_t n_nonpad, size_t N, size_t V);
 
 /* ---- update.c ---------------------------------------------------------------------------- */
 /* Element-wise optimizer kernels over flat arrays, called by src/train/optim.c (which keeps the

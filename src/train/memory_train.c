@@ -55,8 +55,8 @@ tfm_status tfm_memory_estimate_train(const tfm_config *cfg, tfm_optimizer optimi
     largest_batch(cfg, train, 0, &sact, &sws, &srows);
     if (sact > vact) vact = sact;
     out->activations = act;
-    /* the backward workspace, per-row losses and targets, and the scoring context */
-    out->workspace = ws + rows * (sizeof(float) + sizeof(int32_t)) + vact;
+    /* the backward workspace, per-row losses, log-sum-exps and targets, and the scoring context */
+    out->workspace = ws + rows * (2 * sizeof(float) + sizeof(int32_t)) + vact;
     /* the batchers' padded batch buffers (their per-pair indexes are in data_bytes) */
     size_t batcher = 0;
     const tfm_batcher *bs[2] = {train, valid};

@@ -21,7 +21,7 @@ struct tfm_trainer {
     float *adam_m, *adam_v;
     model_params g;     /* named views of grads */
     size_t cap_rows;    /* prediction rows B·(T − 1) that losses and targets hold */
-    float *losses;      /* [cap_rows] */
+    float *losses;      /* [2 · cap_rows]: the per-row losses, then their log-sum-exps (the backward's) */
     int32_t *targets;   /* [cap_rows] */
     tfm_arena ws_arena; /* the backward workspace, re-carved per batch shape */
     grad_workspace ws;
@@ -75,7 +75,7 @@ static tfm_status reserve_rows(tfm_trainer *t, int B, int S, int T) {
               "a batch of source %d and target %d tokens exceeds the model's max_len %d", S, T - 1, m->cfg.max_len);
     const size_t rows = (size_t)B * (size_t)(T - 1);
     if (rows > t->cap_rows) {
-        float *l = realloc(t->losses, rows * sizeof *l);
+        float *l = realloc(t->losses, 2 * rows * sizeof *l);
         if (l) t->losses = l;
         int32_t *y = l ? realloc(t->targets, rows * sizeof *y) : NULL;
         if (y) t->targets = y;
@@ -181,7 +181,8 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
         for (int b = 0; b < rows; b++)
             for (int i = 0; i < Td; i++)
                 t->targets[(size_t)b * (size_t)Td + (size_t)i] = tgt[(size_t)b * (size_t)T + (size_t)i + 1];
-        loss = cross_entropy_forward(t->losses, &n_tok, logits, t->targets, c->pad_id, t->cfg.label_smoothing, N, V);
+        loss = cross_entropy_forward_lse(t->losses, t->losses + t->cap_rows, &n_tok, logits, t->targets, c->pad_id,
+                                         t->cfg.label_smoothing, N, V);
     }
     if (ranks > 1) { /* the global mean: Σ loss sums / Σ target counts */
         double v[2] = {n_tok ? loss * (double)n_tok : (isfinite(loss) ? 0.0 : loss), (double)n_tok};
@@ -193,7 +194,9 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
         return dist_fail(d, tfm_set_error(TFM_ERR_NUMERIC, "step %lld: the loss is %g; parameters left unchanged",
                                           (long long)(t->step + 1), loss), 1);
     const double t_bwd = step_clock_s();
-    if (rows > 0) cross_entropy_backward(logits, logits, t->targets, c->pad_id, t->cfg.label_smoothing, n_tok, N, V);
+    if (rows > 0)
+        cross_entropy_backward_lse(logits, logits, t->losses + t->cap_rows, t->targets, c->pad_id,
+                                   t->cfg.label_smoothing, n_tok, N, V);
     memset(t->grads, 0, m->n_params * sizeof(float));
     if (rows > 0) model_backward(t->ctx, &t->g, &t->ws, src, tgt, (size_t)T, &drop);
     const double t_upd = step_clock_s();

@@ -203,6 +203,23 @@ static void test_golden_cross_entropy(void) {
         memcpy(inplace, logits, N * V * sizeof(float));
         cross_entropy_backward(inplace, inplace, targets, pad, epss[e], nn, N, V);
         CHECK(max_abs_diff(inplace, dl, N * V) == 0.0, "ce %s: in-place backward differs", tags[e]);
+        /* the trainer's pair: the forward keeps each row's log-sum-exp, the backward reads it — the
+         * same loss and the same gradient, bit for bit, in place too; the lse is that of the row */
+        float lse[64], losses2[64];
+        for (size_t n = 0; n < N; n++) lse[n] = NAN; /* pad rows keep theirs: not read */
+        size_t nn2 = 0;
+        const double loss2 = cross_entropy_forward_lse(losses2, lse, &nn2, logits, targets, pad, epss[e], N, V);
+        CHECK(loss2 == loss && nn2 == nn && memcmp(losses2, losses, N * sizeof *losses) == 0,
+              "ce %s: forward_lse's loss differs", tags[e]);
+        for (size_t n = 0; n < N; n++) {
+            if (targets[n] == pad) continue;
+            double s = 0.0;
+            for (size_t k = 0; k < V; k++) s += exp((double)logits[n * V + k]);
+            CHECK(fabs((double)lse[n] - log(s)) <= 1e-5, "ce %s: row %zu lse %.9g vs %.9g", tags[e], n, (double)lse[n], log(s));
+        }
+        memcpy(inplace, logits, N * V * sizeof(float));
+        cross_entropy_backward_lse(inplace, inplace, lse, targets, pad, epss[e], nn, N, V);
+        CHECK(memcmp(inplace, dl, N * V * sizeof *dl) == 0, "ce %s: backward from the kept lse differs", tags[e]);
     }
     /* An all-pad batch: loss 0 and zero gradient, never NaN (PyTorch would give NaN). */
     int32_t allpad[4] = {pad, pad, pad, pad};
