@@ -34,8 +34,8 @@ typedef struct {
     size_t optimizer;   /* training: Adam's m and v, 2 · P · 4 (SGD: 0) */
     size_t activations; /* the context's workspace for the largest batch (training: the saved forward
                            activations, dropout masks, logits); decoding: the encoder's pass */
-    size_t workspace;   /* training: the backward workspace of the largest batch, target rows and
-                           losses, and validation's context; decoding with the KV cache: the
+    size_t workspace;   /* training: the backward workspace of the largest batch, target rows,
+                           losses and their log-sum-exps, and validation's context; decoding with the KV cache: the
                            decoder's linear weights transposed for batched steps of 9–128 rows
                            (docs/KERNELS.md, "Decoding"), else 0 */
     size_t cache;       /* decoding with the KV cache: keys and values of every decoded position of

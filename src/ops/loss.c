@@ -59,6 +59,7 @@ static void forward_rows(void *arg, size_t n0, size_t n1) {
     for (size_t n = n0; n < n1; n++) {
         if (j->targets[n] == j->pad || V == 0) {
             j->losses[n] = 0.0f;
+            if (j->lse_out && j->targets[n] != j->pad) j->lse_out[n] = -INFINITY; /* V = 0: log of an empty sum */
             continue;
         }
         const float *x = j->logits + n * V;

@@ -365,8 +365,9 @@ double cross_entropy_forward(float *losses, size_t *n_nonpad, const float *logit
                              const int32_t *targets, int32_t pad, float eps, size_t N, size_t V);
 
 /** cross_entropy_forward that also keeps each non-pad row's log Σ_j exp(logits[n, j]) in lse[N]
- * (pad rows: not written), for cross_entropy_backward_lse: the backward then reads it instead of
- * computing it again (two passes over each row of V logits fewer). */
+ * (pad rows: not written; lse NULL: none kept, cross_entropy_forward), for
+ * cross_entropy_backward_lse: the backward then reads it instead of computing it again (two passes
+ * over each row of V logits fewer). lse must not overlap losses or logits. */
 double cross_entropy_forward_lse(float *losses, float *lse, size_t *n_nonpad, const float *logits,
                                  const int32_t *targets, int32_t pad, float eps, size_t N, size_t V);
 
@@ -377,7 +378,8 @@ void cross_entropy_backward(float *dlogits, const float *logits, const int32_t *
                             float eps, size_t n_nonpad, size_t N, size_t V);
 
 /** cross_entropy_backward from the log-sum-exps cross_entropy_forward_lse kept for these logits
- * (lse[N]): the same bits as computing them again. */
+ * (lse[N], read for non-pad rows only; NULL: computed again, cross_entropy_backward): the same
+ * bits either way. lse must not overlap logits or dlogits. */
 void cross_entropy_backward_lse(float *dlogits, const float *logits, const float *lse, const int32_t *targets,
                                 int32_t pad, float eps, size_t n_nonpad, size_t N, size_t V);
 
