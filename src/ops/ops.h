@@ -387,16 +387,19 @@ void cross_entropy_backward_lse(float *dlogits, const float *logits, const float
 /* Element-wise optimizer kernels over flat arrays, called by src/train/optim.c (which keeps the
  * step count and the scalar bookkeeping; the threads live here, DESIGN.md §1). */
 
-/** One Adam update with torch.optim.Adam's float operation order (1.13, _single_tensor_adam):
+/** One Adam update with torch.optim.Adam's float operation order (1.13, _single_tensor_adam), on
+ * the gradient g = grads[i] · grad_scale (one float multiply: clip_grad_norm_'s in-place scaling
+ * fused into this pass, the same bits; 1 for none; grads is not written):
  *   m = m·beta1 + (1−beta1)·g;  v = v·beta2 + (1−beta2)·g·g;
  *   p = p − step_size · m / (√v / bc2_sqrt + eps)
  * where step_size = lr/(1 − beta1^t) and bc2_sqrt = √(1 − beta2^t) are computed by the caller. */
-void adam_update(float *params, float *m, float *v, const float *grads, size_t n, float beta1,
-                 float one_minus_beta1, float beta2, float one_minus_beta2, float step_size,
-                 float bc2_sqrt, float eps);
-/** params[i] −= lr · grads[i]. */
-void sgd_update(float *params, const float *grads, size_t n, float lr);
-/** Σ x[i]² in double, over blocks fixed by n (the same for any thread count). */
+void adam_update(float *params, float *m, float *v, const float *grads, size_t n, float grad_scale, float beta1,
+                 float one_minus_beta1, float beta2, float one_minus_beta2, float step_size, float bc2_sqrt,
+                 float eps);
+/** params[i] −= lr · (grads[i] · grad_scale) (the product rounded first, as adam_update). */
+void sgd_update(float *params, const float *grads, size_t n, float lr, float grad_scale);
+/** Σ x[i]² in double, over blocks fixed by n, each summed in 16 interleaved lanes added in a fixed
+ * tree (the same bits for any thread count; within ~n·2⁻⁵³ relative of the exact sum). */
 double sum_squares(const float *x, size_t n);
 /** x[i] *= s. */
 void scale_inplace(float *x, float s, size_t n);

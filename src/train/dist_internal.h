@@ -82,7 +82,8 @@ uint64_t trainer_weights_fingerprint(const tfm_trainer *t);
  * parameter index; 0 otherwise (also for SGD). A moment can overflow while every weight stays
  * finite (v = (1 − β2)·g² with |g| > ~1e19 and no clipping), and would freeze those weights. */
 int trainer_optimizer_non_finite(const tfm_trainer *t, const char **which, size_t *index);
-/* The gradient of the last step (after the allreduce and clipping): [n_params]. */
+/* The gradient of the last step (after the allreduce, before clipping: the optimizer multiplies
+ * by the clipping coefficient as it reads them): [n_params]. */
 const float *trainer_gradients(const tfm_trainer *t);
 
 #endif

@@ -12,7 +12,7 @@ adam_hparams adam_hparams_default(void) {
     return hp;
 }
 
-void optim_adam_step(float *params, float *m, float *v, const float *grads, size_t n, double lr,
+void optim_adam_step(float *params, float *m, float *v, const float *grads, float grad_scale, size_t n, double lr,
                      const adam_hparams *hp, int64_t t) {
     if (t < 1) t = 1;
     /* torch: bias_correction1 = 1 - beta1 ** step; step_size = lr / bias_correction1;
@@ -21,22 +21,30 @@ void optim_adam_step(float *params, float *m, float *v, const float *grads, size
     const double bc1 = 1.0 - pow(hp->beta1, (double)t);
     const double bc2 = 1.0 - pow(hp->beta2, (double)t);
     const double step_size = lr / bc1;
-    adam_update(params, m, v, grads, n, (float)hp->beta1, (float)(1.0 - hp->beta1), (float)hp->beta2,
+    adam_update(params, m, v, grads, n, grad_scale, (float)hp->beta1, (float)(1.0 - hp->beta1), (float)hp->beta2,
                 (float)(1.0 - hp->beta2), (float)step_size, (float)sqrt(bc2), (float)hp->eps);
 }
 
-void optim_sgd_step(float *params, const float *grads, size_t n, double lr) {
-    sgd_update(params, grads, n, (float)lr);
+void optim_sgd_step(float *params, const float *grads, float grad_scale, size_t n, double lr) {
+    sgd_update(params, grads, n, (float)lr, grad_scale);
+}
+
+double optim_clip_coef(const float *grads, size_t n, double max_norm, float *coef) {
+    /* torch: total_norm = norm(g) (a float tensor); clip_coef = max_norm / (total_norm + 1e-6),
+     * evaluated as reciprocal(total_norm + 1e-6) · max_norm in float; clamped to 1 and multiplied
+     * in (a no-op when clamped: 1). */
+    const float total = (float)sqrt(sum_squares(grads, n));
+    *coef = 1.0f;
+    if (max_norm > 0.0) {
+        const float c = (1.0f / (total + (float)1e-6)) * (float)max_norm;
+        if (c < 1.0f) *coef = c;
+    }
+    return (double)total;
 }
 
 double optim_clip_grad_norm(float *grads, size_t n, double max_norm) {
-    /* torch: total_norm = norm(g) (a float tensor); clip_coef = max_norm / (total_norm + 1e-6),
-     * evaluated as reciprocal(total_norm + 1e-6) · max_norm in float; clamped to 1 and multiplied
-     * in (a no-op when clamped, so we skip it). */
-    const float total = (float)sqrt(sum_squares(grads, n));
-    if (max_norm > 0.0) {
-        const float coef = (1.0f / (total + (float)1e-6)) * (float)max_norm;
-        if (coef < 1.0f) scale_inplace(grads, coef, n);
-    }
-    return (double)total;
+    float coef;
+    const double total = optim_clip_coef(grads, n, max_norm, &coef);
+    if (coef < 1.0f) scale_inplace(grads, coef, n);
+    return total;
 }

@@ -201,7 +201,8 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     if (rows > 0) model_backward(t->ctx, &t->g, &t->ws, src, tgt, (size_t)T, &drop);
     const double t_upd = step_clock_s();
     if (ranks > 1) TRY(dist_sum_f32(d, t->grads, m->n_params, "the gradient allreduce"));
-    double norm = optim_clip_grad_norm(t->grads, m->n_params, t->cfg.clip_norm);
+    float clip_coef; /* applied by the optimizer as it reads the gradients */
+    double norm = optim_clip_coef(t->grads, m->n_params, t->cfg.clip_norm, &clip_coef);
     if (!isfinite(norm))
         return dist_fail(d, tfm_set_error(TFM_ERR_NUMERIC,
                                           "step %lld: the gradient norm is %g; parameters left unchanged",
@@ -212,9 +213,9 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     float *params = (float *)m->param_arena.base;
     if (t->cfg.optimizer == TFM_OPTIMIZER_ADAM) {
         adam_hparams hp = {t->cfg.beta1, t->cfg.beta2, t->cfg.adam_eps};
-        optim_adam_step(params, t->adam_m, t->adam_v, t->grads, m->n_params, lr, &hp, t->step);
+        optim_adam_step(params, t->adam_m, t->adam_v, t->grads, clip_coef, m->n_params, lr, &hp, t->step);
     } else {
-        optim_sgd_step(params, t->grads, m->n_params, lr);
+        optim_sgd_step(params, t->grads, clip_coef, m->n_params, lr);
     }
     if (stats) {
         stats->loss = loss;

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #define NG 50 /* length of the golden optimizer vectors */
 
@@ -33,7 +34,7 @@ static void test_adam_closed_form(void) {
     const float g[4] = {0.5f, -3.0f, 1e-3f, 0.0f};
     double want[4] = {1.0, -2.0, 0.5, 0.0};
     for (int t = 1; t <= 3; t++) {
-        optim_adam_step(p, m, v, g, 4, lr, &hp, t);
+        optim_adam_step(p, m, v, g, 1.0f, 4, lr, &hp, t);
         for (int i = 0; i < 4; i++) want[i] -= lr * g[i] / (fabs((double)g[i]) + 1e-9);
         for (int i = 0; i < 4; i++) {
             char name[64];
@@ -43,12 +44,12 @@ static void test_adam_closed_form(void) {
     }
     float q[1] = {0.0f}, mq[1] = {0}, vq[1] = {0};
     const float gp[1] = {1.0f}, gm[1] = {-1.0f};
-    optim_adam_step(q, mq, vq, gp, 1, lr, &hp, 1);
+    optim_adam_step(q, mq, vq, gp, 1.0f, 1, lr, &hp, 1);
     CHECK_NEAR(mq[0], 0.1, 1e-7, "adam m after step 1");
     CHECK_NEAR(vq[0], 0.02, 1e-7, "adam v after step 1");
     double w = -lr / (1.0 + 1e-9);
     CHECK_NEAR(q[0], w, 1e-7, "adam +1 step 1");
-    optim_adam_step(q, mq, vq, gm, 1, lr, &hp, 2);
+    optim_adam_step(q, mq, vq, gm, 1.0f, 1, lr, &hp, 2);
     CHECK_NEAR(mq[0], -0.01, 1e-7, "adam m after step 2");
     CHECK_NEAR(vq[0], 0.0396, 1e-7, "adam v after step 2");
     w -= lr * (-0.01 / 0.19) / (1.0 + 1e-9);
@@ -58,7 +59,7 @@ static void test_adam_closed_form(void) {
 static void test_sgd_closed_form(void) {
     float p[3] = {1.0f, -1.0f, 0.25f};
     const float g[3] = {2.0f, 0.5f, -4.0f};
-    for (int t = 1; t <= 3; t++) optim_sgd_step(p, g, 3, 0.1);
+    for (int t = 1; t <= 3; t++) optim_sgd_step(p, g, 1.0f, 3, 0.1);
     CHECK_NEAR(p[0], 1.0 - 0.6, 1e-6, "sgd elem 0 after 3 steps");
     CHECK_NEAR(p[1], -1.0 - 0.15, 1e-6, "sgd elem 1 after 3 steps");
     CHECK_NEAR(p[2], 0.25 + 1.2, 1e-6, "sgd elem 2 after 3 steps");
@@ -77,6 +78,71 @@ static void test_clip_closed_form(void) {
     float z[3] = {0.0f, 0.0f, 0.0f};
     n = optim_clip_grad_norm(z, 3, 1.0);
     CHECK(n == 0.0 && z[0] == 0.0f, "clip of zero gradients: norm %g", n);
+}
+
+/* The trainer's clipping: optim_clip_coef's factor applied by the optimizer as it reads the
+ * gradients gives the bits of optim_clip_grad_norm's in-place scaling followed by a step with 1,
+ * and leaves the gradients unscaled. Three steps of Adam and of SGD, clipping active (the norm is
+ * ~9, the bound 0.5) and not (bound 100). */
+static void test_clip_fused(void) {
+    enum { n = 203 };
+    static float g[n], gs[n], p0[n], pa[n], ma[n], va[n], pb[n], mb[n], vb[n];
+    uint32_t r = 12345u;
+    for (int i = 0; i < n; i++) {
+        r = r * 1664525u + 1013904223u;
+        g[i] = (float)((r >> 8) & 0xFFFF) / 65536.0f - 0.5f + (i % 7 == 0 ? 2.0f : 0.0f);
+        r = r * 1664525u + 1013904223u;
+        p0[i] = (float)((r >> 8) & 0xFFFF) / 65536.0f - 0.5f;
+    }
+    const double bounds[2] = {0.5, 100.0};
+    const adam_hparams hp = adam_hparams_default();
+    for (int c = 0; c < 2; c++)
+        for (int adam = 0; adam <= 1; adam++) {
+            memcpy(pa, p0, sizeof pa), memcpy(pb, p0, sizeof pb);
+            memset(ma, 0, sizeof ma), memset(va, 0, sizeof va), memset(mb, 0, sizeof mb), memset(vb, 0, sizeof vb);
+            for (int t = 1; t <= 3; t++) {
+                memcpy(gs, g, sizeof gs);
+                const double na = optim_clip_grad_norm(gs, n, bounds[c]); /* scaled in place */
+                float coef = 0.0f;
+                const double nb = optim_clip_coef(g, n, bounds[c], &coef);
+                CHECK(na == nb, "clip_coef's norm %.9g differs from clip_grad_norm's %.9g", nb, na);
+                CHECK(c == 0 ? coef < 0.1f : coef == 1.0f, "bound %g: clipping coefficient %g", bounds[c], coef);
+                if (adam) {
+                    optim_adam_step(pa, ma, va, gs, 1.0f, n, 0.01, &hp, t);
+                    optim_adam_step(pb, mb, vb, g, coef, n, 0.01, &hp, t);
+                } else {
+                    optim_sgd_step(pa, gs, 1.0f, n, 0.1);
+                    optim_sgd_step(pb, g, coef, n, 0.1);
+                }
+            }
+            const char *what = adam ? "adam" : "sgd";
+            CHECK(memcmp(pa, pb, sizeof pa) == 0, "%s, bound %g: the fused clipping changed the parameters", what,
+                  bounds[c]);
+            CHECK(memcmp(ma, mb, sizeof ma) == 0 && memcmp(va, vb, sizeof va) == 0,
+                  "%s, bound %g: the fused clipping changed the moments", what, bounds[c]);
+            CHECK(memcmp(pa, p0, sizeof pa) != 0, "%s: the steps did not move the parameters", what);
+        }
+    float h[n];
+    memcpy(h, g, sizeof h);
+    float coef;
+    optim_clip_coef(h, n, 0.5, &coef);
+    CHECK(memcmp(h, g, sizeof h) == 0, "optim_clip_coef wrote the gradients");
+    optim_clip_coef(h, n, 0.0, &coef);
+    CHECK(coef == 1.0f, "max_norm 0 (only measuring) gave a coefficient %g", coef);
+}
+
+/* sum_squares' lanes and blocks: integers whose squares and sums are exact in double, so any
+ * order gives the exact total; lengths around the 16 lanes and the 65,536-element blocks. */
+static void test_sum_squares(void) {
+    static float x[3 * 65536 + 21];
+    const size_t lens[] = {0, 1, 15, 16, 17, 37, 65535, 65536, 65537, 3 * 65536 + 21};
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (float)((int)(i % 2001) - 1000);
+    for (size_t c = 0; c < sizeof lens / sizeof lens[0]; c++) {
+        double want = 0.0;
+        for (size_t i = 0; i < lens[c]; i++) want += (double)x[i] * (double)x[i];
+        const double got = sum_squares(x, lens[c]);
+        CHECK(got == want, "sum_squares over %zu elements: %.17g, want %.17g", lens[c], got, want);
+    }
 }
 
 static void test_schedules(void) {
@@ -121,9 +187,9 @@ static void test_golden_optimizer(const char *file, int adam) {
             return;
         }
         if (adam)
-            optim_adam_step(p, m, v, g, NG, 0.01, &hp, t);
+            optim_adam_step(p, m, v, g, 1.0f, NG, 0.01, &hp, t);
         else
-            optim_sgd_step(p, g, NG, 0.1);
+            optim_sgd_step(p, g, 1.0f, NG, 0.1);
         double err = max_abs_diff(p, want, NG);
         printf("%s step %d: max |ours - torch| = %.3g\n", adam ? "adam" : "sgd", t, err);
         CHECK(err <= 1e-6, "%s step %d vs torch: max abs error %.3g > 1e-6", adam ? "adam" : "sgd", t, err);
@@ -244,6 +310,8 @@ int main(void) {
     test_adam_closed_form();
     test_sgd_closed_form();
     test_clip_closed_form();
+    test_clip_fused();
+    test_sum_squares();
     test_schedules();
     test_golden_optimizer("tests/golden/optim/adam.txt", 1);
     test_golden_optimizer("tests/golden/optim/sgd.txt", 0);
