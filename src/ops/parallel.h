@@ -170,5 +170,16 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
 #define OPS_GEMM_TILE_N 256
 #define OPS_GEMM_MIN_TILES 4 /* smaller tiles until there are this many (8 cost decoding 9-14 %), */
 #define OPS_GEMM_MIN_TILE_MACS ((size_t)1 << 18)    /* as long as a tile keeps this much work */
+/* Tall tiles for A·Bᵀ (a linear layer's forward) whose B (N × K, the weight) is larger than a
+ * core's L2 and whose K is at most OPS_GEMM_TALL_MAX_K: every tile copies its B panels transposed
+ * (gemm_small.h), so a B read and transposed once per 128 rows came from L3 eight times in a
+ * 1,024-row step; tiles of OPS_GEMM_TALL_M rows read it a quarter as often (docs/KERNELS.md "Tall
+ * tiles for large weights": the generator's forward +12-25 % in a training step, base's FFN
+ * and QKV +4-8 %). Above OPS_GEMM_TALL_MAX_K the taller tile's op(A) no longer stays in L2 across
+ * its panels (base's FFN2 forward, K 2,048: 6 % slower), so those keep the default. */
+#define OPS_GEMM_TALL_M 512
+#define OPS_GEMM_TALL_N 64
+#define OPS_GEMM_TALL_MIN_B ((size_t)1 << 19) /* floats of B (N · K): 2 MiB */
+#define OPS_GEMM_TALL_MAX_K 512
 
 #endif

@@ -14,6 +14,7 @@
  *                                     has no hardware counters: perf stat cannot count cycles) */
 #include "cpu.h"
 #include "gemm_small.h"
+#include "ops.h"
 #include "parallel.h"
 #include "test_util.h"
 
@@ -330,6 +331,43 @@ static int bench(int reps, const char *isa) {
     return 0;
 }
 
+/* ops_gemm and linear_forward on tall tiles (an A·Bᵀ whose B has ≥ OPS_GEMM_TALL_MIN_B floats and
+ * K ≤ OPS_GEMM_TALL_MAX_K: tiles of OPS_GEMM_TALL_M × OPS_GEMM_TALL_N, partial in both directions
+ * here) and on the default tiles (K one past the bound): the bits of one gemm_small call over the
+ * whole product, with 1 and 2 threads, with beta 0.5 and with a bias. */
+static void tall_tiles(int best) {
+    const size_t M = OPS_GEMM_TALL_M + 88, N = OPS_GEMM_TALL_MIN_B / OPS_GEMM_TALL_MAX_K + 2 * OPS_GEMM_TALL_N + 12;
+    const size_t Ks[2] = {OPS_GEMM_TALL_MAX_K, OPS_GEMM_TALL_MAX_K + 1};
+    for (int k = 0; k < 2; k++) {
+        const size_t K = Ks[k];
+        CHECK((N * K >= OPS_GEMM_TALL_MIN_B) && (k == 0) == (K <= OPS_GEMM_TALL_MAX_K), "tall tiles: the shapes");
+        product p = product_make(0, 1, M, N, K, 1.0f, 0.5f, 300 + k);
+        float *bias = malloc(N * sizeof *bias), *got = malloc(M * p.ldc * sizeof *got);
+        float *want = malloc(M * p.ldc * sizeof *want), *wantb = malloc(M * N * sizeof *wantb);
+        float *gotb = malloc(M * N * sizeof *gotb), *Ad = malloc(M * K * sizeof *Ad), *Bd = malloc(N * K * sizeof *Bd);
+        test_fill_uniform(bias, N, 310 + k);
+        for (size_t i = 0; i < M; i++) memcpy(Ad + i * K, p.A + i * p.lda, K * sizeof *Ad); /* dense, for linear_forward */
+        for (size_t j = 0; j < N; j++) memcpy(Bd + j * K, p.B + j * p.ldb, K * sizeof *Bd);
+        memcpy(want, p.C0, M * p.ldc * sizeof *want);
+        gemm_small((gemm_small_isa)best, 0, 1, M, N, K, 1.0f, p.A, p.lda, p.B, p.ldb, 0.5f, want, p.ldc);
+        gemm_small_bias((gemm_small_isa)best, 0, 1, M, N, K, 1.0f, Ad, K, Bd, K, bias, wantb, N);
+        for (int threads = 1; threads <= 2; threads++) {
+            ops_set_threads(threads);
+            memcpy(got, p.C0, M * p.ldc * sizeof *got);
+            ops_gemm(0, 1, M, N, K, 1.0f, p.A, p.lda, p.B, p.ldb, 0.5f, got, p.ldc);
+            CHECK(memcmp(got, want, M * p.ldc * sizeof *got) == 0, "ops_gemm %zux%zux%zu A·Bᵀ, %d threads: not the bits of one gemm_small call",
+                  M, N, K, threads);
+            linear_forward(gotb, Ad, Bd, bias, M, K, N);
+            CHECK(memcmp(gotb, wantb, M * N * sizeof *gotb) == 0,
+                  "linear_forward %zu rows, %zu → %zu, %d threads: not the bits of one gemm_small_bias call", M, K, N,
+                  threads);
+        }
+        ops_set_threads(0);
+        free(bias), free(got), free(want), free(wantb), free(gotb), free(Ad), free(Bd);
+        product_free(&p);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "--bench") == 0) return bench(argc >= 3 ? atoi(argv[2]) : 20, argc >= 4 ? argv[3] : NULL);
     unsetenv("TFM_GEMM"); /* the default dispatch is what is checked, whatever the suite runs under */
@@ -342,5 +380,6 @@ int main(int argc, char **argv) {
     dispatch(best);
     bias_form(best);
     aliased(best);
+    tall_tiles(best);
     return test_finish("test_gemm_small");
 }
