@@ -6,7 +6,8 @@
  * vector serves 12 FMAs, each broadcast A element 2 (the outer-product form of Goto & van de
  * Geijn 2008, §4, without their packing). op(A) is read in place whatever its transpose (a
  * broadcast reads one element at any stride), except rows a multiple of 4 KiB apart, which a tile
- * first copies to a padded band (gemm_small_a_aliased); op(B) in place when it is stored K × N, else its
+ * first copies to a padded band (gemm_small_a_aliased); op(B) in place when it is stored K × N
+ * (unless its rows are 4 KiB apart: then its panel is copied as it is, gemm_small_b_aliased), else its
  * K × 32 panel is first copied, transposed, onto the stack (K in chunks of GEMM_SMALL_KC = 256,
  * so the panel is at most 32 KiB and stays in L1, reused by every tile of the panel; the copy is
  * the AVX2 file's 8 × 8 transposes: every CPU with AVX-512F has AVX2). Partial panels and the
@@ -18,6 +19,8 @@
 #include "gemm_small.h"
 
 #include "cpu.h"
+
+#include <string.h>
 
 #if OPS_X86_KERNELS
 #include <immintrin.h>
@@ -127,6 +130,7 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
     _Alignas(64) float band[MR * (GEMM_SMALL_KC + GEMM_SMALL_A_PAD)]; /* a tile's rows of op(A), when aliased */
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
     const int aliased = K > 0 && gemm_small_a_aliased(trans_a, lda); /* K = 0: nothing to copy (A may be NULL) */
+    const int b_aliased = K > 0 && gemm_small_b_aliased(trans_b, ldb);
     /* K in chunks of GEMM_SMALL_KC, outermost: a chunk of op(A) (M × 256) stays in L2 for every
      * panel; the first chunk applies beta, the next ones add (beta = 1) */
     for (size_t k0 = 0; k0 == 0 || k0 < K; k0 += GEMM_SMALL_KC) {
@@ -155,6 +159,9 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
             size_t ldbp = ldb;
             if (trans_b) { /* op(B)[k, j] = B[j · ldb + k], transposed 8 × 8 blocks at a time */
                 gemm_small_pack_bt_avx2(panel, NR, B + j0 * ldb + k0, ldb, nj, kc);
+                bp = panel, ldbp = NR;
+            } else if (b_aliased) { /* rows 4 KiB apart: the panel copied contiguous first */
+                for (size_t k = 0; k < kc; k++) memcpy(panel + k * NR, bp + k * ldb, nj * sizeof *panel);
                 bp = panel, ldbp = NR;
             }
             for (size_t i0 = 0; i0 < M; i0 += MR) {

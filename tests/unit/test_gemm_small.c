@@ -267,6 +267,67 @@ static void aliased(int best) {
            best == GEMM_SMALL_AVX512 ? "" : " (no AVX-512 here: the copy itself is not exercised)");
 }
 
+/* op(B) stored K × N at a stride of a multiple of 4 KiB (ldb 1024, 2048: gemm_small_b_aliased),
+ * whose panel the AVX-512 kernel copies first: the bits of the same product at ldb + 16, with beta
+ * and with a bias, both transpositions of A (and op(A) aliased too, the path that reads B in
+ * place), partial panels and tiles, one to eight chunks of K; the AVX2 kernel's the same bits. */
+static void aliased_b(int best) {
+    const size_t lds[] = {1024, 2048};
+    const size_t shapes[][3] = {{1, 1, 1}, {12, 32, 256}, {13, 40, 300}, {25, 5, 1000}, {128, 256, 1024}, {7, 1024, 2048},
+                                {40, 17, 300}};
+    size_t cases = 0;
+    for (size_t l = 0; l < 2; l++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int ta = 0; ta < 3; ta++) { /* 2: A not transposed, at lda 1024 (aliased as well) */
+                const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], ldb = lds[l];
+                if (N > ldb || (ta == 2 && K > 1024)) continue;
+                CHECK(gemm_small_b_aliased(0, ldb) && !gemm_small_b_aliased(1, ldb) && !gemm_small_b_aliased(0, ldb + 16),
+                      "gemm_small_b_aliased(ldb %zu)", ldb);
+                const float alpha = s % 2 ? 0.5f : 1.0f, beta = (s + (size_t)ta + l) % 3 == 0 ? 0.0f : 0.5f;
+                product p = product_make(ta == 1, 0, M, N, K, alpha, beta, 500 + s);
+                const float *A = p.A;
+                size_t lda = p.lda;
+                float *Aw = NULL;
+                if (ta == 2) { /* rows of op(A) 1024 floats apart */
+                    Aw = malloc(M * 1024 * sizeof *Aw);
+                    for (size_t i = 0; i < M; i++) memcpy(Aw + i * 1024, p.A + i * p.lda, K * sizeof *Aw);
+                    A = Aw, lda = 1024;
+                }
+                float *Ba = malloc(K * ldb * sizeof *Ba), *Bp = malloc(K * (ldb + 16) * sizeof *Bp);
+                for (size_t k = 0; k < K; k++) {
+                    memcpy(Ba + k * ldb, p.B + k * p.ldb, N * sizeof *Ba);
+                    memcpy(Bp + k * (ldb + 16), p.B + k * p.ldb, N * sizeof *Bp);
+                }
+                float *bias = malloc(N * sizeof *bias);
+                test_fill_uniform(bias, N, 600 + s);
+                float *first = NULL;
+                for (int isa = best; isa >= GEMM_SMALL_AVX2; isa--) {
+                    float *got = malloc(M * p.ldc * sizeof *got), *want = malloc(M * p.ldc * sizeof *want);
+                    memcpy(got, p.C0, M * p.ldc * sizeof *got), memcpy(want, p.C0, M * p.ldc * sizeof *want);
+                    gemm_small((gemm_small_isa)isa, ta == 1, 0, M, N, K, alpha, A, lda, Ba, ldb, beta, got, p.ldc);
+                    gemm_small((gemm_small_isa)isa, ta == 1, 0, M, N, K, alpha, A, lda, Bp, ldb + 16, beta, want, p.ldc);
+                    CHECK(memcmp(want, got, M * p.ldc * sizeof *got) == 0,
+                          "%s ldb %zu %zux%zux%zu ta=%d: not the bits of ldb + 16", isa_name(isa), ldb, M, N, K, ta);
+                    const double r = worst_ratio(&p, got);
+                    CHECK(r <= 1.0, "%s ldb %zu %zux%zux%zu ta=%d: error %.3g × the bound", isa_name(isa), ldb, M, N, K, ta, r);
+                    gemm_small_bias((gemm_small_isa)isa, ta == 1, 0, M, N, K, alpha, A, lda, Ba, ldb, bias, got, p.ldc);
+                    gemm_small_bias((gemm_small_isa)isa, ta == 1, 0, M, N, K, alpha, A, lda, Bp, ldb + 16, bias, want, p.ldc);
+                    CHECK(memcmp(want, got, M * p.ldc * sizeof *got) == 0,
+                          "%s bias ldb %zu %zux%zux%zu ta=%d: not the bits of ldb + 16", isa_name(isa), ldb, M, N, K, ta);
+                    if (first)
+                        CHECK(memcmp(first, got, M * p.ldc * sizeof *got) == 0, "aliased B: avx2 and avx512 differ %zux%zux%zu ta=%d",
+                              M, N, K, ta);
+                    free(want);
+                    if (first) free(got);
+                    else first = got;
+                    cases++;
+                }
+                free(first), free(bias), free(Ba), free(Bp), free(Aw);
+                product_free(&p);
+            }
+    printf("aliased B strides: %zu products\n", cases);
+}
+
 /* this thread's CPU time in ns (time spent descheduled on a busy machine is not counted) */
 static double thread_ns(void) {
     struct timespec ts;
@@ -380,6 +441,7 @@ int main(int argc, char **argv) {
     dispatch(best);
     bias_form(best);
     aliased(best);
+    aliased_b(best);
     tall_tiles(best);
     return test_finish("test_gemm_small");
 }
