@@ -87,12 +87,15 @@ void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
  * of 1024 floats: the FFN's hidden activations at d_ff 1024, 2048, ...) all fall in one set of
  * the L1 cache: a tile's 12 rows then evict each other at every k (an 8-way cache), and a 128 ×
  * 256 × 1024 tile ran at 37–50 instead of 54–56 multiply-adds per ns (Zen 4, one core). The
- * AVX-512 kernel then copies each tile's rows of the chunk to a buffer of GEMM_SMALL_KC +
- * GEMM_SMALL_A_PAD floats per row before the tile runs (A·B: once per chunk, then every panel;
- * A·Bᵀ: at every panel, after the panel's copy): the same values in the same order, so the same
- * bits; A·B 128 × 256 × 1024 at lda 1024 then ran at 51–54, A·Bᵀ at 42–46 (36–48 before). The
- * AVX2 kernel's 6-row tiles fit the 8 ways and it reads in place: a copy per tile and panel made
- * it slower (31 against 36 multiply-adds per ns). */
+ * AVX-512 kernel then, for A·B, copies each tile's rows of the chunk to a buffer of GEMM_SMALL_KC +
+ * GEMM_SMALL_A_PAD floats per row once per chunk, the tile then running every panel: the same
+ * values in the same order, so the same bits; A·B 128 × 256 × 1024 at lda 1024 then ran at 51–54.
+ * For A·Bᵀ, whose transposed B panel is per panel, that copy was needed at every panel (42–46, from
+ * 36–48; `memmove` 1.5 % of a reference step): it now runs tiles of 8 rows instead, which fit
+ * the 8 ways and read in place — in a reference step FFN2's forward (1024 × 256 × 1024 at lda
+ * 1024) +18 % against the copy (docs/KERNELS.md). The AVX2 kernel's 6-row tiles fit the 8 ways
+ * and it reads in place: a copy per tile and panel made it slower (31 against 36 multiply-adds
+ * per ns). */
 #define GEMM_SMALL_A_PAD 16
 static inline int gemm_small_a_aliased(int trans_a, size_t lda) { return !trans_a && lda >= 1024 && lda % 1024 == 0; }
 

@@ -5,8 +5,9 @@
  * op(B) (two zmm) and broadcasts one element of op(A) per row, and does 24 FMAs — each loaded B
  * vector serves 12 FMAs, each broadcast A element 2 (the outer-product form of Goto & van de
  * Geijn 2008, §4, without their packing). op(A) is read in place whatever its transpose (a
- * broadcast reads one element at any stride), except rows a multiple of 4 KiB apart, which a tile
- * first copies to a padded band (gemm_small_a_aliased); op(B) in place when it is stored K × N
+ * broadcast reads one element at any stride), except rows a multiple of 4 KiB apart
+ * (gemm_small_a_aliased), which a tile of A·B first copies to a padded band and A·Bᵀ reads in
+ * tiles of 8 rows; op(B) in place when it is stored K × N
  * (unless its rows are 4 KiB apart: then its panel is copied as it is, gemm_small_b_aliased), else its
  * K × 32 panel is first copied, transposed, onto the stack (K in chunks of GEMM_SMALL_KC = 256,
  * so the panel is at most 32 KiB and stays in L1, reused by every tile of the panel; the copy is
@@ -28,6 +29,7 @@
 #define MR 12 /* rows of a tile: 24 accumulators + 2 B vectors + 1 broadcast of the 32 zmm (8 rows:
                  ~5 % slower on 128 × 256 tiles, `test_gemm_small --bench`) */
 #define NR 32 /* columns of a panel: two zmm */
+#define ALIASED_MR 8 /* rows of a tile of A·Bᵀ whose op(A) rows are 4 KiB apart (gemm_small.h) */
 
 #define AVX512 __attribute__((target("avx512f")))
 #define AVX512_INLINE __attribute__((target("avx512f"), always_inline)) static inline
@@ -167,15 +169,12 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
                 }
                 bp = panel, ldbp = NR;
             }
-            for (size_t i0 = 0; i0 < M; i0 += MR) {
-                const int mr = (int)(M - i0 < MR ? M - i0 : MR);
-                const float *at = a + i0 * a_rs;
-                size_t at_rs = a_rs;
-                if (aliased) { /* rows 4 KiB apart: copied to a padded stride first (gemm_small.h) */
-                    gemm_small_copy_rows(band, at, a_rs, mr, kc);
-                    at = band, at_rs = GEMM_SMALL_KC + GEMM_SMALL_A_PAD;
-                }
-                tile_rows_avx512(mr, nv, kc, at, at_rs, a_ks, bp, ldbp, m0, m1, alpha, b, q ? q + j0 : NULL,
+            /* rows of op(A) 4 KiB apart (here B is transposed: the other case took the path above):
+             * tiles of ALIASED_MR rows, whose rows fit the ways of their L1 set, read in place */
+            const size_t mr_max = aliased ? ALIASED_MR : MR;
+            for (size_t i0 = 0; i0 < M; i0 += mr_max) {
+                const int mr = (int)(M - i0 < mr_max ? M - i0 : mr_max);
+                tile_rows_avx512(mr, nv, kc, a + i0 * a_rs, a_rs, a_ks, bp, ldbp, m0, m1, alpha, b, q ? q + j0 : NULL,
                                  C + i0 * ldc + j0, ldc);
             }
         }
