@@ -59,7 +59,7 @@ gemm_small_isa gemm_small_choice(int trans_a, int trans_b, size_t M, size_t N, s
  * or, with trans_a, Aᵀ (A stored K × M); op(B) = B (K × N) or, with trans_b, Bᵀ (B stored N × K).
  * beta = 0 never reads C (NaN there does not leak). K = 0 gives beta · C. Requires a CPU that has
  * `isa` (the caller checks: gemm_small_choice()); no allocation (a 32 KiB panel and, AVX-512, a
- * 13 KiB band of op(A) on the stack: ~45 KiB),
+ * 16 KiB band of op(A) on the stack: ~48 KiB),
  * serial, on the calling thread. */
 void gemm_small(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                 const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
@@ -83,9 +83,14 @@ void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
                      size_t lda, const float *B, size_t ldb, float beta, const float *bias, float *C, size_t ldc);
 
-/** Rows of op(A) read in place (not transposed) whose stride is a multiple of 4 KiB (lda a multiple
- * of 1024 floats: the FFN's hidden activations at d_ff 1024, 2048, ...) all fall in one set of
- * the L1 cache: a tile's 12 rows then evict each other at every k (an 8-way cache), and a 128 ×
+/** op(A) read in place at a stride that is a multiple of 4 KiB (lda a multiple of 1024 floats: the
+ * FFN's hidden activations and their gradient at d_ff 1024, 2048, ...). Transposed (Aᵀ·B, A
+ * stored K × M: the FFN's first weight gradient dW1 = dHᵀ·X), each k is another row in one L1 set
+ * and on a page of its own, and a tile's 12 columns reuse their cache lines neither across the
+ * panels nor with the next tile: the AVX-512 kernel copies the tile's kc × 12 floats (k-major,
+ * rows of 16) once per chunk and runs every panel from that band — dW1 +9–10 % in a reference step
+ * relative to the other products (docs/KERNELS.md). Not transposed, a tile's rows all fall in one
+ * set of the L1 cache: a tile's 12 rows then evict each other at every k (an 8-way cache), and a 128 ×
  * 256 × 1024 tile ran at 37–50 instead of 54–56 multiply-adds per ns (Zen 4, one core). The
  * AVX-512 kernel then, for A·B, copies each tile's rows of the chunk to a buffer of GEMM_SMALL_KC +
  * GEMM_SMALL_A_PAD floats per row once per chunk, the tile then running every panel: the same
@@ -97,7 +102,10 @@ void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
  * and it reads in place: a copy per tile and panel made it slower (31 against 36 multiply-adds
  * per ns). */
 #define GEMM_SMALL_A_PAD 16
-static inline int gemm_small_a_aliased(int trans_a, size_t lda) { return !trans_a && lda >= 1024 && lda % 1024 == 0; }
+static inline int gemm_small_a_aliased(int trans_a, size_t lda) {
+    (void)trans_a; /* either transposition */
+    return lda >= 1024 && lda % 1024 == 0;
+}
 
 /** Rows of op(B) read in place (B stored K × N, not transposed) a multiple of 4 KiB apart: the
  * weight gradient of the FFN's second layer, dW2 = dYᵀ·H, reads the hidden activations H (d_ff

@@ -5,9 +5,9 @@
  * op(B) (two zmm) and broadcasts one element of op(A) per row, and does 24 FMAs — each loaded B
  * vector serves 12 FMAs, each broadcast A element 2 (the outer-product form of Goto & van de
  * Geijn 2008, §4, without their packing). op(A) is read in place whatever its transpose (a
- * broadcast reads one element at any stride), except rows a multiple of 4 KiB apart
- * (gemm_small_a_aliased), which a tile of A·B first copies to a padded band and A·Bᵀ reads in
- * tiles of 8 rows; op(B) in place when it is stored K × N
+ * broadcast reads one element at any stride), except at a stride that is a multiple of 4 KiB
+ * (gemm_small_a_aliased), where a tile of A·B or Aᵀ·B first copies its part of op(A) for the chunk
+ * to a band and A·Bᵀ reads it in tiles of 8 rows; op(B) in place when it is stored K × N
  * (unless its rows are 4 KiB apart: then its panel is copied as it is, gemm_small_b_aliased), else its
  * K × 32 panel is first copied, transposed, onto the stack (K in chunks of GEMM_SMALL_KC = 256,
  * so the panel is at most 32 KiB and stays in L1, reused by every tile of the panel; the copy is
@@ -129,7 +129,10 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
                               size_t ldc) {
     if (M == 0 || N == 0) return;
     _Alignas(64) float panel[GEMM_SMALL_KC * NR]; /* op(B)[k0..k0+kc, j0..j0+32] when B is transposed */
-    _Alignas(64) float band[MR * (GEMM_SMALL_KC + GEMM_SMALL_A_PAD)]; /* a tile's rows of op(A), when aliased */
+    /* a tile's op(A) for a chunk, when aliased: MR rows of GEMM_SMALL_KC + GEMM_SMALL_A_PAD floats,
+     * or (transposed) GEMM_SMALL_KC rows of 16 */
+    _Alignas(64) float band[GEMM_SMALL_KC * 16];
+    _Static_assert(MR * (GEMM_SMALL_KC + GEMM_SMALL_A_PAD) <= GEMM_SMALL_KC * 16, "the band holds a tile's rows");
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
     const int aliased = K > 0 && gemm_small_a_aliased(trans_a, lda); /* K = 0: nothing to copy (A may be NULL) */
     const int b_aliased = K > 0 && gemm_small_b_aliased(trans_b, ldb);
@@ -140,15 +143,22 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
         const float *a = A + k0 * a_ks;
         const float b = k0 == 0 ? beta : 1.0f;
         const float *q = k0 == 0 ? bias : NULL; /* the bias with the first chunk, as beta */
-        if (aliased && !trans_b) { /* each tile's rows copied once per chunk, then every panel */
+        if (aliased && !trans_b) { /* each tile's op(A) copied once per chunk, then every panel */
             for (size_t i0 = 0; i0 < M; i0 += MR) {
                 const int mr = (int)(M - i0 < MR ? M - i0 : MR);
-                gemm_small_copy_rows(band, a + i0 * a_rs, a_rs, mr, kc);
+                size_t band_rs = GEMM_SMALL_KC + GEMM_SMALL_A_PAD, band_ks = 1;
+                if (trans_a) { /* op(A)[r, k] = a[k · lda + r]: kc rows of 16 floats, mr used */
+                    const __mmask16 mm = first_bits((size_t)mr);
+                    for (size_t k = 0; k < kc; k++) _mm512_store_ps(band + k * 16, _mm512_maskz_loadu_ps(mm, a + i0 + k * lda));
+                    band_rs = 1, band_ks = 16;
+                } else {
+                    gemm_small_copy_rows(band, a + i0 * a_rs, a_rs, mr, kc);
+                }
                 for (size_t j0 = 0; j0 < N; j0 += NR) {
                     const size_t nj = N - j0 < NR ? N - j0 : NR;
-                    tile_rows_avx512(mr, nj > 16 ? 2 : 1, kc, band, GEMM_SMALL_KC + GEMM_SMALL_A_PAD, 1,
-                                     B + k0 * ldb + j0, ldb, first_bits(nj), first_bits(nj > 16 ? nj - 16 : 0), alpha,
-                                     b, q ? q + j0 : NULL, C + i0 * ldc + j0, ldc);
+                    tile_rows_avx512(mr, nj > 16 ? 2 : 1, kc, band, band_rs, band_ks, B + k0 * ldb + j0, ldb,
+                                     first_bits(nj), first_bits(nj > 16 ? nj - 16 : 0), alpha, b, q ? q + j0 : NULL,
+                                     C + i0 * ldc + j0, ldc);
                 }
             }
             continue;
@@ -170,8 +180,9 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
                 bp = panel, ldbp = NR;
             }
             /* rows of op(A) 4 KiB apart (here B is transposed: the other case took the path above):
-             * tiles of ALIASED_MR rows, whose rows fit the ways of their L1 set, read in place */
-            const size_t mr_max = aliased ? ALIASED_MR : MR;
+             * tiles of ALIASED_MR rows, whose rows fit the ways of their L1 set, read in place (Aᵀ·Bᵀ,
+             * used nowhere, keeps its 12 rows) */
+            const size_t mr_max = aliased && !trans_a ? ALIASED_MR : MR;
             for (size_t i0 = 0; i0 < M; i0 += mr_max) {
                 const int mr = (int)(M - i0 < mr_max ? M - i0 : mr_max);
                 tile_rows_avx512(mr, nv, kc, a + i0 * a_rs, a_rs, a_ks, bp, ldbp, m0, m1, alpha, b, q ? q + j0 : NULL,

@@ -56,7 +56,7 @@ void linear_rows_forward(float *out, const float *inp, const float *weight, cons
  * batched decoding step, where it runs at 1.5–2× the dot-product kernel's speed (docs/KERNELS.md,
  * "Decoding"). Agrees with linear_forward to rounding (test_linear_rows). Without AVX2+FMA, or with
  * the small kernels off (gemm_small_select(0), TFM_GEMM=blis), it is linear_rows_forward. No
- * allocation (gemm_small's ~45 KiB of stack per thread). */
+ * allocation (gemm_small's ~48 KiB of stack per thread). */
 void linear_panels_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                            size_t IC, size_t OC);
 

@@ -210,11 +210,12 @@ static void bias_form(int best) {
 }
 
 /* op(A) read in place at a stride of a multiple of 4 KiB (lda 1024, 2048: gemm_small_a_aliased),
- * where the kernels copy each tile's rows to a padded buffer first: the bits of the same product
- * at a stride that does not alias (the same values, lda + 16), with beta and with a bias, within the
- * bound of the double loop, partial tiles and panels (one and two vectors wide), one to eight chunks of
- * K, beta 0 (NaN in C), 0.5 and 1 with either transposition of B. The AVX-512 kernel alone has the
- * copy; on a CPU without it this checks that the AVX2 kernel gives the same bits at either stride. */
+ * where the AVX-512 kernel copies each tile's part of op(A) to a band first (A·B, Aᵀ·B) or runs
+ * tiles of 8 rows (A·Bᵀ): the bits of the same product at a stride that does not alias (the same
+ * values, lda + 16), with beta and with a bias, within the bound of the double loop, partial tiles
+ * and panels (one and two vectors wide), one to eight chunks of K, beta 0 (NaN in C), 0.5 and 1,
+ * all four transpositions. On a CPU without AVX-512 this checks that the AVX2 kernel gives the
+ * same bits at either stride. */
 static void aliased(int best) {
     const size_t lds[] = {1024, 2048};
     const size_t shapes[][3] = {{1, 1, 1}, {12, 32, 256}, {13, 40, 300}, {25, 5, 1000}, {128, 256, 1024}, {7, 33, 2048},
@@ -223,18 +224,20 @@ static void aliased(int best) {
     size_t cases = 0;
     for (size_t l = 0; l < 2; l++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-            for (int tb = 0; tb < 2; tb++) {
+            for (int t = 0; t < 4; t++) {
+                const int ta = t / 2, tb = t % 2;
                 const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], lda = lds[l];
-                if (K > lda) continue;
-                CHECK(gemm_small_a_aliased(0, lda) && !gemm_small_a_aliased(1, lda) && !gemm_small_a_aliased(0, lda + 16),
-                      "gemm_small_a_aliased(lda %zu)", lda);
-                const float alpha = s % 2 ? 0.5f : 1.0f, beta = betas[(s + (size_t)tb + l) % 3];
-                product p = product_make(0, tb, M, N, K, alpha, beta, 300 + s);
+                const size_t ra = ta ? K : M, ca = ta ? M : K; /* A stored ra × ca */
+                if (ca > lda) continue;
+                CHECK(gemm_small_a_aliased(ta, lda) && !gemm_small_a_aliased(ta, lda + 16), "gemm_small_a_aliased(%d, lda %zu)",
+                      ta, lda);
+                const float alpha = s % 2 ? 0.5f : 1.0f, beta = betas[(s + (size_t)t + l) % 3];
+                product p = product_make(ta, tb, M, N, K, alpha, beta, 300 + s);
                 /* the same values at the aliased stride and at a plain one */
-                float *Aa = malloc(M * lda * sizeof *Aa), *Ap = malloc(M * (lda + 16) * sizeof *Ap);
-                for (size_t i = 0; i < M; i++) {
-                    memcpy(Aa + i * lda, p.A + i * p.lda, K * sizeof *Aa);
-                    memcpy(Ap + i * (lda + 16), p.A + i * p.lda, K * sizeof *Ap);
+                float *Aa = malloc(ra * lda * sizeof *Aa), *Ap = malloc(ra * (lda + 16) * sizeof *Ap);
+                for (size_t i = 0; i < ra; i++) {
+                    memcpy(Aa + i * lda, p.A + i * p.lda, ca * sizeof *Aa);
+                    memcpy(Ap + i * (lda + 16), p.A + i * p.lda, ca * sizeof *Ap);
                 }
                 float *bias = malloc(N * sizeof *bias);
                 test_fill_uniform(bias, N, 400 + s);
@@ -242,19 +245,19 @@ static void aliased(int best) {
                 for (int isa = best; isa >= GEMM_SMALL_AVX2; isa--) {
                     float *got = malloc(M * p.ldc * sizeof *got), *want = malloc(M * p.ldc * sizeof *want);
                     memcpy(got, p.C0, M * p.ldc * sizeof *got), memcpy(want, p.C0, M * p.ldc * sizeof *want);
-                    gemm_small((gemm_small_isa)isa, 0, tb, M, N, K, alpha, Aa, lda, p.B, p.ldb, beta, got, p.ldc);
-                    gemm_small((gemm_small_isa)isa, 0, tb, M, N, K, alpha, Ap, lda + 16, p.B, p.ldb, beta, want, p.ldc);
-                    CHECK(memcmp(want, got, M * p.ldc * sizeof *got) == 0, "%s lda %zu %zux%zux%zu tb=%d: not the bits of lda + 16",
-                          isa_name(isa), lda, M, N, K, tb);
+                    gemm_small((gemm_small_isa)isa, ta, tb, M, N, K, alpha, Aa, lda, p.B, p.ldb, beta, got, p.ldc);
+                    gemm_small((gemm_small_isa)isa, ta, tb, M, N, K, alpha, Ap, lda + 16, p.B, p.ldb, beta, want, p.ldc);
+                    CHECK(memcmp(want, got, M * p.ldc * sizeof *got) == 0, "%s lda %zu %zux%zux%zu ta=%d tb=%d: not the bits of lda + 16",
+                          isa_name(isa), lda, M, N, K, ta, tb);
                     const double r = worst_ratio(&p, got);
-                    CHECK(r <= 1.0, "%s lda %zu %zux%zux%zu tb=%d: error %.3g × the bound", isa_name(isa), lda, M, N, K, tb, r);
-                    gemm_small_bias((gemm_small_isa)isa, 0, tb, M, N, K, alpha, Aa, lda, p.B, p.ldb, bias, got, p.ldc);
-                    gemm_small_bias((gemm_small_isa)isa, 0, tb, M, N, K, alpha, Ap, lda + 16, p.B, p.ldb, bias, want, p.ldc);
-                    CHECK(memcmp(want, got, M * p.ldc * sizeof *got) == 0, "%s bias lda %zu %zux%zux%zu tb=%d: not the bits of lda + 16",
-                          isa_name(isa), lda, M, N, K, tb);
+                    CHECK(r <= 1.0, "%s lda %zu %zux%zux%zu ta=%d tb=%d: error %.3g × the bound", isa_name(isa), lda, M, N, K, ta, tb, r);
+                    gemm_small_bias((gemm_small_isa)isa, ta, tb, M, N, K, alpha, Aa, lda, p.B, p.ldb, bias, got, p.ldc);
+                    gemm_small_bias((gemm_small_isa)isa, ta, tb, M, N, K, alpha, Ap, lda + 16, p.B, p.ldb, bias, want, p.ldc);
+                    CHECK(memcmp(want, got, M * p.ldc * sizeof *got) == 0, "%s bias lda %zu %zux%zux%zu ta=%d tb=%d: not the bits of lda + 16",
+                          isa_name(isa), lda, M, N, K, ta, tb);
                     if (first)
-                        CHECK(memcmp(first, got, M * p.ldc * sizeof *got) == 0, "aliased: avx2 and avx512 differ %zux%zux%zu tb=%d",
-                              M, N, K, tb);
+                        CHECK(memcmp(first, got, M * p.ldc * sizeof *got) == 0, "aliased: avx2 and avx512 differ %zux%zux%zu ta=%d tb=%d",
+                              M, N, K, ta, tb);
                     free(want);
                     if (first) free(got);
                     else first = got;
