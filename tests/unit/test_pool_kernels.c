@@ -37,7 +37,8 @@ typedef struct {
         ar_dq[AB * AT * AH * DK], ar_dk[AB * AS * AH * DK], ar_dv[AB * AS * AH * DK], ar_dprobs[AB * AH * AT * AS];
     /* log-softmax and loss */
     float ls_out[NV * V], ls_lse[NV], ls_din[NV * V], ce_losses[NV], ce_dlogits[NV * V];
-    double ce_mean;
+    float cl_losses[NV], cl_lse[NV], cl_dlogits[NV * V]; /* the trainer's pair: the kept log-sum-exps */
+    double ce_mean, cl_mean;
     /* element-wise */
     float dr_out[N * C], dr_din[N * C], ac_gelu[N * C], ac_dgelu[N * C], ac_relu[N * C], ac_drelu[N * C],
         rs_out[N * C], rs_da[N * C], rs_db[N * C];
@@ -113,6 +114,10 @@ static void run_all(outputs *o) {
     size_t n_nonpad = 0;
     o->ce_mean = cross_entropy_forward(o->ce_losses, &n_nonpad, in_logits, in_targets, 0, 0.1f, NV, V);
     cross_entropy_backward(o->ce_dlogits, in_logits, in_targets, 0, 0.1f, n_nonpad, NV, V);
+    size_t n_kept = 0;
+    for (size_t i = 0; i < NV; i++) o->cl_lse[i] = -1.0f; /* pad rows' values stay as they were */
+    o->cl_mean = cross_entropy_forward_lse(o->cl_losses, o->cl_lse, &n_kept, in_logits, in_targets, 0, 0.1f, NV, V);
+    cross_entropy_backward_lse(o->cl_dlogits, in_logits, o->cl_lse, in_targets, 0, 0.1f, n_kept, NV, V);
     /* element-wise */
     dropout_forward(o->dr_out, o->dr_mask, in_x, p, 7, (size_t)N * C);
     dropout_backward(o->dr_din, in_dy, o->dr_mask, p, (size_t)N * C);
@@ -173,6 +178,8 @@ int main(void) {
         SAME(ar_dprobs, t);
         SAME(ls_out, t); SAME(ls_lse, t); SAME(ls_din, t); SAME(ce_losses, t); SAME(ce_dlogits, t);
         CHECK(ref->ce_mean == run->ce_mean, "cross_entropy_forward's mean differs between 1 and %d threads", t);
+        SAME(cl_losses, t); SAME(cl_lse, t); SAME(cl_dlogits, t);
+        CHECK(ref->cl_mean == run->cl_mean, "cross_entropy_forward_lse's mean differs between 1 and %d threads", t);
         SAME(dr_out, t); SAME(dr_din, t); SAME(dr_mask, t); SAME(ac_gelu, t); SAME(ac_dgelu, t); SAME(ac_relu, t);
         SAME(ac_drelu, t); SAME(rs_out, t); SAME(rs_da, t); SAME(rs_db, t);
         SAME(em_out, t); SAME(em_dtable, t); SAME(pe_x, t); SAME(pt_x, t); SAME(pt_dtable, t);
@@ -185,6 +192,10 @@ int main(void) {
     CHECK(ran, "layernorm_forward wrote nothing");
     CHECK(ref->af_out[AH * DK] != 0.0f && ref->ar_out[AH * DK] != 0.0f, "the attentions wrote nothing");
     CHECK(ref->op_ss > 0.0, "sum_squares is 0");
+    /* the kept pair gives the recomputing pair's bits */
+    CHECK(ref->cl_mean == ref->ce_mean && memcmp(ref->cl_losses, ref->ce_losses, sizeof ref->ce_losses) == 0 &&
+              memcmp(ref->cl_dlogits, ref->ce_dlogits, sizeof ref->ce_dlogits) == 0,
+          "cross_entropy_forward_lse / backward_lse differ from the recomputing pair");
     tfm_set_threads(0);
     return test_finish("test_pool_kernels");
 }
