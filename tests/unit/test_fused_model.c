@@ -1,6 +1,7 @@
 /* The whole model on the fused element-wise kernels (the default) against the same model on the
  * unfused reference kernels (tfm_context.reference_kernels = 1): model_forward + label-smoothed
- * cross-entropy + model_backward as tfm_trainer_step chains them, post-LN and pre-LN, ReLU and
+ * cross-entropy + model_backward as tfm_trainer_step chains them (with the recomputing loss pair,
+ * the same bits as the trainer's _lse pair: test_optim, test_pool_kernels), post-LN and pre-LN, ReLU and
  * GELU, dropout 0 and 0.1, padded source and target rows. The fused kernels compute the same floats
  * in the same order, so the logits and every parameter gradient must be bit-identical; and the
  * fused path must give the same bits with 1 thread as with 2. */

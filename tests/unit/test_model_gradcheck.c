@@ -1,5 +1,6 @@
 /* Gradient check of the WHOLE encoder–decoder: model_forward + label-smoothed cross-entropy +
- * model_backward, exactly as tfm_trainer_step chains them (trainer.c), against central
+ * model_backward, chained as tfm_trainer_step chains them (trainer.c; it uses the _lse pair of
+ * the loss, which gives the same bits as the recomputing pair used here), against central
  * differences of the loss, for every parameter tensor (in_proj_bias, LayerNorms, embeddings and the
  * generator included), post-LN and pre-LN, ReLU and GELU, tied and untied embeddings, with
  * padding in the source and the target and with dropout on (the masks are a pure function of
