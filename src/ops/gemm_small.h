@@ -111,11 +111,12 @@ static inline int gemm_small_a_aliased(int trans_a, size_t lda) {
  * weight gradient of the FFN's second layer, dW2 = dYᵀ·H, reads the hidden activations H (d_ff
  * 1024, 2048) so, as Aᵀ·B. Every row of the panel then falls in one L1 set and the 32 KiB panel
  * cannot stay in L1 across the tiles that reuse it; each row is also on a page of its own (no
- * prefetch across pages). The AVX-512 kernel then copies the panel (kc rows of ≤ 32 floats) onto its stack panel
- * once per panel and chunk, as it does for a transposed B (not on its A·B path with op(A)
- * aliased, which runs each tile over every panel and reads B in place): the same values, the same
- * bits. Aᵀ·B 256 × 1024 × 1024 at ldb 1024 (ops_gemm, two threads): 132–166 → 159–182 GFLOP/s;
- * A·B 1024 × 1024 × 256 at ldb 1024 unchanged (176–180); in a reference step +5 % on dW2. */
+ * prefetch across pages). For Aᵀ·B the AVX-512 kernel then copies the panel (kc rows of ≤ 32
+ * floats, two vector loads and stores each) onto its stack panel once per panel and chunk, as it
+ * does for a transposed B: the same values, the same bits. Aᵀ·B 256 × 1024 × 1024 at ldb 1024
+ * (ops_gemm, two threads): 132–166 → 159–182 GFLOP/s; in a reference step +5 % on dW2. A·B reads
+ * B in place whatever its stride: there the copy did not pay (1024 × 1024 × 256, FFN2's input
+ * gradient: even; 32 × 1024 × 256, a decoding step's FFN1: 200 → 170 GFLOP/s). */
 static inline int gemm_small_b_aliased(int trans_b, size_t ldb) { return !trans_b && ldb >= 1024 && ldb % 1024 == 0; }
 
 /** band[r · (GEMM_SMALL_KC + GEMM_SMALL_A_PAD) + k] = a[r · lda + k] for r < mr, k < kc (≤ GEMM_SMALL_KC):

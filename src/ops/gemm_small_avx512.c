@@ -8,7 +8,8 @@
  * broadcast reads one element at any stride), except at a stride that is a multiple of 4 KiB
  * (gemm_small_a_aliased), where a tile of A·B or Aᵀ·B first copies its part of op(A) for the chunk
  * to a band and A·Bᵀ reads it in tiles of 8 rows; op(B) in place when it is stored K × N
- * (unless its rows are 4 KiB apart: then its panel is copied as it is, gemm_small_b_aliased), else its
+ * (unless, in Aᵀ·B, its rows are 4 KiB apart: then its panel is copied as it is,
+ * gemm_small_b_aliased), else its
  * K × 32 panel is first copied, transposed, onto the stack (K in chunks of GEMM_SMALL_KC = 256,
  * so the panel is at most 32 KiB and stays in L1, reused by every tile of the panel; the copy is
  * the AVX2 file's 8 × 8 transposes: every CPU with AVX-512F has AVX2). Partial panels and the
@@ -135,7 +136,8 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
     _Static_assert(MR * (GEMM_SMALL_KC + GEMM_SMALL_A_PAD) <= GEMM_SMALL_KC * 16, "the band holds a tile's rows");
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
     const int aliased = K > 0 && gemm_small_a_aliased(trans_a, lda); /* K = 0: nothing to copy (A may be NULL) */
-    const int b_aliased = K > 0 && gemm_small_b_aliased(trans_b, ldb);
+    /* Aᵀ·B only: for A·B the copy did not pay (1,024 rows: even; 32 rows, a decoding step's: −15 %) */
+    const int b_aliased = K > 0 && trans_a && gemm_small_b_aliased(trans_b, ldb);
     /* K in chunks of GEMM_SMALL_KC, outermost: a chunk of op(A) (M × 256) stays in L2 for every
      * panel; the first chunk applies beta, the next ones add (beta = 1) */
     for (size_t k0 = 0; k0 == 0 || k0 < K; k0 += GEMM_SMALL_KC) {

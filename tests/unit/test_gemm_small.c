@@ -271,9 +271,9 @@ static void aliased(int best) {
 }
 
 /* op(B) stored K × N at a stride of a multiple of 4 KiB (ldb 1024, 2048: gemm_small_b_aliased),
- * whose panel the AVX-512 kernel copies first: the bits of the same product at ldb + 16, with beta
- * and with a bias, both transpositions of A (and op(A) aliased too, the path that reads B in
- * place), partial panels and tiles, one to eight chunks of K; the AVX2 kernel's the same bits. */
+ * whose panel the AVX-512 kernel copies first in Aᵀ·B: the bits of the same product at ldb + 16,
+ * with beta and with a bias, both transpositions of A (A·B reads B in place, with op(A) aliased
+ * too or not), partial panels and tiles, one to eight chunks of K; the AVX2 kernel's the same bits. */
 static void aliased_b(int best) {
     const size_t lds[] = {1024, 2048};
     const size_t shapes[][3] = {{1, 1, 1}, {12, 32, 256}, {13, 40, 300}, {25, 5, 1000}, {128, 256, 1024}, {7, 1024, 2048},
