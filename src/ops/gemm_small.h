@@ -1,6 +1,7 @@
 /* Register-blocked products without packing (docs/KERNELS.md, "Small products"): the per-tile
  * and per-head products of attention (32 × 32 × 64, 128 × 256 × 64, ...) without BLIS's packing
- * of both operands and its fixed cost per call, and the linear layers' 128 × 256 × K tiles.
+ * of both operands and its fixed cost per call, and the linear layers' 128 × 256 × K tiles (512 ×
+ * 64 × K for an A·Bᵀ with a large weight, parallel.h).
  * ops_gemm_serial (matmul.c) sends a product here when gemm_small_choice() names a kernel; BLIS stays the reference path (gemm_small_select(0), or
  * TFM_GEMM=blis in the environment). Internal to src/ops.
  *
@@ -98,14 +99,11 @@ void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
  * For A·Bᵀ, whose transposed B panel is per panel, that copy was needed at every panel (42–46, from
  * 36–48; `memmove` 1.5 % of a reference step): it now runs tiles of 8 rows instead, which fit
  * the 8 ways and read in place — in a reference step FFN2's forward (1024 × 256 × 1024 at lda
- * 1024) +18 % against the copy (docs/KERNELS.md). The AVX2 kernel's 6-row tiles fit the 8 ways
+ * 1024) +20 % against the copy, relative to the other products (docs/KERNELS.md). The AVX2 kernel's 6-row tiles fit the 8 ways
  * and it reads in place: a copy per tile and panel made it slower (31 against 36 multiply-adds
  * per ns). */
 #define GEMM_SMALL_A_PAD 16
-static inline int gemm_small_a_aliased(int trans_a, size_t lda) {
-    (void)trans_a; /* either transposition */
-    return lda >= 1024 && lda % 1024 == 0;
-}
+static inline int gemm_small_a_aliased(size_t lda) { return lda >= 1024 && lda % 1024 == 0; } /* either transposition */
 
 /** Rows of op(B) read in place (B stored K × N, not transposed) a multiple of 4 KiB apart: the
  * weight gradient of the FFN's second layer, dW2 = dYᵀ·H, reads the hidden activations H (d_ff
@@ -113,7 +111,8 @@ static inline int gemm_small_a_aliased(int trans_a, size_t lda) {
  * cannot stay in L1 across the tiles that reuse it; each row is also on a page of its own (no
  * prefetch across pages). For Aᵀ·B the AVX-512 kernel then copies the panel (kc rows of ≤ 32
  * floats, two vector loads and stores each) onto its stack panel once per panel and chunk, as it
- * does for a transposed B: the same values, the same bits. Aᵀ·B 256 × 1024 × 1024 at ldb 1024
+ * does for a transposed B (unless op(A) is aliased too: that path runs each tile over every panel
+ * and reads B in place): the same values, the same bits. Aᵀ·B 256 × 1024 × 1024 at ldb 1024
  * (ops_gemm, two threads): 132–166 → 159–182 GFLOP/s; in a reference step +5 % on dW2. A·B reads
  * B in place whatever its stride: there the copy did not pay (1024 × 1024 × 256, FFN2's input
  * gradient: even; 32 × 1024 × 256, a decoding step's FFN1: 200 → 170 GFLOP/s). */

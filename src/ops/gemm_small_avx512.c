@@ -22,8 +22,6 @@
 
 #include "cpu.h"
 
-#include <string.h>
-
 #if OPS_X86_KERNELS
 #include <immintrin.h>
 
@@ -134,8 +132,9 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
      * or (transposed) GEMM_SMALL_KC rows of 16 */
     _Alignas(64) float band[GEMM_SMALL_KC * 16];
     _Static_assert(MR * (GEMM_SMALL_KC + GEMM_SMALL_A_PAD) <= GEMM_SMALL_KC * 16, "the band holds a tile's rows");
+    _Static_assert(MR <= 16, "a transposed band row (16 floats) holds a tile's columns");
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
-    const int aliased = K > 0 && gemm_small_a_aliased(trans_a, lda); /* K = 0: nothing to copy (A may be NULL) */
+    const int aliased = K > 0 && gemm_small_a_aliased(lda); /* K = 0: nothing to copy (A may be NULL) */
     /* Aᵀ·B only: for A·B the copy did not pay (1,024 rows: even; 32 rows, a decoding step's: −15 %) */
     const int b_aliased = K > 0 && trans_a && gemm_small_b_aliased(trans_b, ldb);
     /* K in chunks of GEMM_SMALL_KC, outermost: a chunk of op(A) (M × 256) stays in L2 for every
@@ -151,7 +150,8 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
                 size_t band_rs = GEMM_SMALL_KC + GEMM_SMALL_A_PAD, band_ks = 1;
                 if (trans_a) { /* op(A)[r, k] = a[k · lda + r]: kc rows of 16 floats, mr used */
                     const __mmask16 mm = first_bits((size_t)mr);
-                    for (size_t k = 0; k < kc; k++) _mm512_store_ps(band + k * 16, _mm512_maskz_loadu_ps(mm, a + i0 + k * lda));
+                    for (size_t k = 0; k < kc; k++)
+                        _mm512_store_ps(band + k * 16, _mm512_maskz_loadu_ps(mm, a + i0 + k * lda));
                     band_rs = 1, band_ks = 16;
                 } else {
                     gemm_small_copy_rows(band, a + i0 * a_rs, a_rs, mr, kc);

@@ -57,13 +57,15 @@ static void fill_bias(float *C, size_t ldc, const float *bias, size_t mi, size_t
     for (size_t i = 0; i < mi; i++) memcpy(C + i * ldc, bias, nj * sizeof *C);
 }
 
-/* gemm_tiled's tile sizes, from the sizes and B's transposition alone: start at OPS_GEMM_TILE_M ×
+/* gemm_tiled's tile sizes, from the sizes and the transpositions alone: start at OPS_GEMM_TILE_M ×
  * OPS_GEMM_TILE_N (OPS_GEMM_TALL_M × OPS_GEMM_TALL_N for an A·Bᵀ with a large B, parallel.h) and
  * halve (N first, down to 64 columns, then M, down to 32 rows) while there are fewer than
  * OPS_GEMM_MIN_TILES tiles and a tile would keep at least OPS_GEMM_MIN_TILE_MACS. */
-static void gemm_tile_sizes(int trans_b, size_t M, size_t N, size_t K, size_t *bm_out, size_t *bn_out) {
+static void gemm_tile_sizes(int trans_a, int trans_b, size_t M, size_t N, size_t K, size_t *bm_out, size_t *bn_out) {
     size_t bm = OPS_GEMM_TILE_M, bn = OPS_GEMM_TILE_N;
-    if (trans_b && N * K >= OPS_GEMM_TALL_MIN_B && K <= OPS_GEMM_TALL_MAX_K) bm = OPS_GEMM_TALL_M, bn = OPS_GEMM_TALL_N;
+    /* A·Bᵀ only: Aᵀ·Bᵀ (used nowhere) keeps its tiles, and so the kernel chosen for them */
+    if (!trans_a && trans_b && N * K >= OPS_GEMM_TALL_MIN_B && K <= OPS_GEMM_TALL_MAX_K)
+        bm = OPS_GEMM_TALL_M, bn = OPS_GEMM_TALL_N;
     for (;;) {
         const size_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
         const size_t tile_macs = (bm < M ? bm : M) * (bn < N ? bn : N) * (K > 0 ? K : 1);
@@ -81,7 +83,7 @@ static void gemm_tile_sizes(int trans_b, size_t M, size_t N, size_t K, size_t *b
  * kernel of the full ones and a row's bits do not depend on where it sits. */
 static gemm_small_isa gemm_tiled_choice(int trans_a, int trans_b, size_t choice_M, size_t N, size_t K) {
     size_t bm, bn;
-    gemm_tile_sizes(trans_b, choice_M, N, K, &bm, &bn);
+    gemm_tile_sizes(trans_a, trans_b, choice_M, N, K, &bm, &bn);
     return gemm_small_choice(trans_a, trans_b, bm < choice_M ? bm : choice_M, bn < N ? bn : N, K);
 }
 
@@ -137,7 +139,7 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
     if (row_bias) beta = 1.0f;
     const size_t macs = M * N * (K > 0 ? K : 1);
     size_t bm, bn;
-    gemm_tile_sizes(trans_b, M, N, K, &bm, &bn);
+    gemm_tile_sizes(trans_a, trans_b, M, N, K, &bm, &bn);
     const gemm_small_isa isa = gemm_tiled_choice(trans_a, trans_b, choice_M > M ? choice_M : M, N, K);
     const size_t tm = (M + bm - 1) / bm, tn = (N + bn - 1) / bn, tiles = tm * tn;
     if (tiles == 1 || macs < 32 * OPS_PAR_MIN_WORK) {

@@ -393,13 +393,15 @@ void cross_entropy_backward_lse(float *dlogits, const float *logits, const float
  *   m = m·beta1 + (1−beta1)·g;  v = v·beta2 + (1−beta2)·g·g;
  *   p = p − step_size · m / (√v / bc2_sqrt + eps)
  * where step_size = lr/(1 − beta1^t) and bc2_sqrt = √(1 − beta2^t) are computed by the caller. */
-void adam_update(float *params, float *m, float *v, const float *grads, size_t n, float grad_scale, float beta1,
+void adam_update(float *params, float *m, float *v, const float *grads, float grad_scale, size_t n, float beta1,
                  float one_minus_beta1, float beta2, float one_minus_beta2, float step_size, float bc2_sqrt,
                  float eps);
 /** params[i] −= lr · (grads[i] · grad_scale) (the product rounded first, as adam_update). */
-void sgd_update(float *params, const float *grads, size_t n, float lr, float grad_scale);
+void sgd_update(float *params, const float *grads, float grad_scale, size_t n, float lr);
 /** Σ x[i]² in double, over blocks fixed by n, each summed in 16 interleaved lanes added in a fixed
- * tree (the same bits for any thread count; within ~n·2⁻⁵³ relative of the exact sum). */
+ * tree (the same bits for any thread count; within ~n·2⁻⁵³ relative of the exact sum). Since
+ * 2026-12-02 (session 10; before: one chain per block) the order differs from earlier builds, so a
+ * gradient norm, and with clipping the step, can differ from theirs in the last bits. */
 double sum_squares(const float *x, size_t n);
 /** x[i] *= s. */
 void scale_inplace(float *x, float s, size_t n);

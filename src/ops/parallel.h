@@ -161,7 +161,8 @@ void ops_gemv_serial(int trans, size_t M, size_t N, float alpha, const float *A,
                      float beta, float *y);
 
 /** ops_gemm_serial's product over tfm_get_threads() threads: C is cut into tiles of at most
- * OPS_GEMM_TILE_M × OPS_GEMM_TILE_N, smaller for small products (fixed by M, N, K alone, so every
+ * OPS_GEMM_TILE_M × OPS_GEMM_TILE_N (OPS_GEMM_TALL_M × OPS_GEMM_TALL_N for an A·Bᵀ with a large B),
+ * smaller for small products (fixed by the sizes and transpositions alone, so every
  * element is summed the same way whatever the thread count), handed out dynamically, each tile one
  * single-threaded BLAS call. Below OPS_PAR_MIN_WORK · 32 multiply-adds it runs on the caller. */
 void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,

@@ -30,7 +30,7 @@ static void adam_range(void *arg, size_t i0, size_t i1) {
     }
 }
 
-void adam_update(float *params, float *m, float *v, const float *grads, size_t n, float grad_scale, float beta1,
+void adam_update(float *params, float *m, float *v, const float *grads, float grad_scale, size_t n, float beta1,
                  float one_minus_beta1, float beta2, float one_minus_beta2, float step_size, float bc2_sqrt,
                  float eps) {
     /* torch.optim.Adam (1.13, _single_tensor_adam), operation by operation:
@@ -39,7 +39,8 @@ void adam_update(float *params, float *m, float *v, const float *grads, size_t n
      *   exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1-beta2)
      *   denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
      *   param.addcdiv_(exp_avg, denom, value=-step_size)     (param + (value·m)/denom) */
-    adam_job j = {params, m, v, grads, grad_scale, beta1, one_minus_beta1, beta2, one_minus_beta2, -step_size, bc2_sqrt, eps};
+    adam_job j = {params, m, v, grads, grad_scale, beta1, one_minus_beta1, beta2, one_minus_beta2, -step_size,
+                  bc2_sqrt, eps};
     ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), adam_range, &j);
 }
 
@@ -56,7 +57,7 @@ static void sgd_range(void *arg, size_t i0, size_t i1) {
     for (size_t i = i0; i < i1; i++) params[i] = fmaf(grads[i] * grad_scale, neg_lr, params[i]);
 }
 
-void sgd_update(float *params, const float *grads, size_t n, float lr, float grad_scale) {
+void sgd_update(float *params, const float *grads, float grad_scale, size_t n, float lr) {
     /* clip_grad_norm_'s grad.mul_(clip_coef), then torch.optim.SGD without momentum:
      * param.add_(grad, alpha=-lr) */
     axpy_job j = {params, grads, -lr, grad_scale};

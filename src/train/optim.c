@@ -21,12 +21,12 @@ void optim_adam_step(float *params, float *m, float *v, const float *grads, floa
     const double bc1 = 1.0 - pow(hp->beta1, (double)t);
     const double bc2 = 1.0 - pow(hp->beta2, (double)t);
     const double step_size = lr / bc1;
-    adam_update(params, m, v, grads, n, grad_scale, (float)hp->beta1, (float)(1.0 - hp->beta1), (float)hp->beta2,
+    adam_update(params, m, v, grads, grad_scale, n, (float)hp->beta1, (float)(1.0 - hp->beta1), (float)hp->beta2,
                 (float)(1.0 - hp->beta2), (float)step_size, (float)sqrt(bc2), (float)hp->eps);
 }
 
 void optim_sgd_step(float *params, const float *grads, float grad_scale, size_t n, double lr) {
-    sgd_update(params, grads, n, (float)lr, grad_scale);
+    sgd_update(params, grads, grad_scale, n, (float)lr);
 }
 
 double optim_clip_coef(const float *grads, size_t n, double max_norm, float *coef) {

@@ -229,8 +229,7 @@ static void aliased(int best) {
                 const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], lda = lds[l];
                 const size_t ra = ta ? K : M, ca = ta ? M : K; /* A stored ra × ca */
                 if (ca > lda) continue;
-                CHECK(gemm_small_a_aliased(ta, lda) && !gemm_small_a_aliased(ta, lda + 16), "gemm_small_a_aliased(%d, lda %zu)",
-                      ta, lda);
+                CHECK(gemm_small_a_aliased(lda) && !gemm_small_a_aliased(lda + 16), "gemm_small_a_aliased(lda %zu)", lda);
                 const float alpha = s % 2 ? 0.5f : 1.0f, beta = betas[(s + (size_t)t + l) % 3];
                 product p = product_make(ta, tb, M, N, K, alpha, beta, 300 + s);
                 /* the same values at the aliased stride and at a plain one */
@@ -272,8 +271,9 @@ static void aliased(int best) {
 
 /* op(B) stored K × N at a stride of a multiple of 4 KiB (ldb 1024, 2048: gemm_small_b_aliased),
  * whose panel the AVX-512 kernel copies first in Aᵀ·B: the bits of the same product at ldb + 16,
- * with beta and with a bias, both transpositions of A (A·B reads B in place, with op(A) aliased
- * too or not), partial panels and tiles, one to eight chunks of K; the AVX2 kernel's the same bits. */
+ * with beta and with a bias, both transpositions of A, each also at an aliased lda (that path reads
+ * B in place; so does A·B), partial panels and tiles, one to eight chunks of K; the AVX2 kernel's
+ * the same bits. */
 static void aliased_b(int best) {
     const size_t lds[] = {1024, 2048};
     const size_t shapes[][3] = {{1, 1, 1}, {12, 32, 256}, {13, 40, 300}, {25, 5, 1000}, {128, 256, 1024}, {7, 1024, 2048},
@@ -281,19 +281,21 @@ static void aliased_b(int best) {
     size_t cases = 0;
     for (size_t l = 0; l < 2; l++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-            for (int ta = 0; ta < 3; ta++) { /* 2: A not transposed, at lda 1024 (aliased as well) */
+            for (int tc = 0; tc < 4; tc++) { /* 2, 3: A not transposed / transposed at lda 1024 (aliased as well) */
+                const int ta = tc == 1 || tc == 3;
                 const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], ldb = lds[l];
-                if (N > ldb || (ta == 2 && K > 1024)) continue;
+                if (N > ldb || (tc == 2 && K > 1024) || (tc == 3 && M > 1024)) continue;
                 CHECK(gemm_small_b_aliased(0, ldb) && !gemm_small_b_aliased(1, ldb) && !gemm_small_b_aliased(0, ldb + 16),
                       "gemm_small_b_aliased(ldb %zu)", ldb);
-                const float alpha = s % 2 ? 0.5f : 1.0f, beta = (s + (size_t)ta + l) % 3 == 0 ? 0.0f : 0.5f;
-                product p = product_make(ta == 1, 0, M, N, K, alpha, beta, 500 + s);
+                const float alpha = s % 2 ? 0.5f : 1.0f, beta = (s + (size_t)tc + l) % 3 == 0 ? 0.0f : 0.5f;
+                product p = product_make(ta, 0, M, N, K, alpha, beta, 500 + s);
                 const float *A = p.A;
                 size_t lda = p.lda;
                 float *Aw = NULL;
-                if (ta == 2) { /* rows of op(A) 1024 floats apart */
-                    Aw = malloc(M * 1024 * sizeof *Aw);
-                    for (size_t i = 0; i < M; i++) memcpy(Aw + i * 1024, p.A + i * p.lda, K * sizeof *Aw);
+                if (tc >= 2) { /* A stored ra × ca at lda 1024 */
+                    const size_t ra = ta ? K : M, ca = ta ? M : K;
+                    Aw = malloc(ra * 1024 * sizeof *Aw);
+                    for (size_t i = 0; i < ra; i++) memcpy(Aw + i * 1024, p.A + i * p.lda, ca * sizeof *Aw);
                     A = Aw, lda = 1024;
                 }
                 float *Ba = malloc(K * ldb * sizeof *Ba), *Bp = malloc(K * (ldb + 16) * sizeof *Bp);
@@ -307,19 +309,19 @@ static void aliased_b(int best) {
                 for (int isa = best; isa >= GEMM_SMALL_AVX2; isa--) {
                     float *got = malloc(M * p.ldc * sizeof *got), *want = malloc(M * p.ldc * sizeof *want);
                     memcpy(got, p.C0, M * p.ldc * sizeof *got), memcpy(want, p.C0, M * p.ldc * sizeof *want);
-                    gemm_small((gemm_small_isa)isa, ta == 1, 0, M, N, K, alpha, A, lda, Ba, ldb, beta, got, p.ldc);
-                    gemm_small((gemm_small_isa)isa, ta == 1, 0, M, N, K, alpha, A, lda, Bp, ldb + 16, beta, want, p.ldc);
+                    gemm_small((gemm_small_isa)isa, ta, 0, M, N, K, alpha, A, lda, Ba, ldb, beta, got, p.ldc);
+                    gemm_small((gemm_small_isa)isa, ta, 0, M, N, K, alpha, A, lda, Bp, ldb + 16, beta, want, p.ldc);
                     CHECK(memcmp(want, got, M * p.ldc * sizeof *got) == 0,
-                          "%s ldb %zu %zux%zux%zu ta=%d: not the bits of ldb + 16", isa_name(isa), ldb, M, N, K, ta);
+                          "%s ldb %zu %zux%zux%zu case %d: not the bits of ldb + 16", isa_name(isa), ldb, M, N, K, tc);
                     const double r = worst_ratio(&p, got);
-                    CHECK(r <= 1.0, "%s ldb %zu %zux%zux%zu ta=%d: error %.3g × the bound", isa_name(isa), ldb, M, N, K, ta, r);
-                    gemm_small_bias((gemm_small_isa)isa, ta == 1, 0, M, N, K, alpha, A, lda, Ba, ldb, bias, got, p.ldc);
-                    gemm_small_bias((gemm_small_isa)isa, ta == 1, 0, M, N, K, alpha, A, lda, Bp, ldb + 16, bias, want, p.ldc);
+                    CHECK(r <= 1.0, "%s ldb %zu %zux%zux%zu case %d: error %.3g × the bound", isa_name(isa), ldb, M, N, K, tc, r);
+                    gemm_small_bias((gemm_small_isa)isa, ta, 0, M, N, K, alpha, A, lda, Ba, ldb, bias, got, p.ldc);
+                    gemm_small_bias((gemm_small_isa)isa, ta, 0, M, N, K, alpha, A, lda, Bp, ldb + 16, bias, want, p.ldc);
                     CHECK(memcmp(want, got, M * p.ldc * sizeof *got) == 0,
-                          "%s bias ldb %zu %zux%zux%zu ta=%d: not the bits of ldb + 16", isa_name(isa), ldb, M, N, K, ta);
+                          "%s bias ldb %zu %zux%zux%zu case %d: not the bits of ldb + 16", isa_name(isa), ldb, M, N, K, tc);
                     if (first)
-                        CHECK(memcmp(first, got, M * p.ldc * sizeof *got) == 0, "aliased B: avx2 and avx512 differ %zux%zux%zu ta=%d",
-                              M, N, K, ta);
+                        CHECK(memcmp(first, got, M * p.ldc * sizeof *got) == 0, "aliased B: avx2 and avx512 differ %zux%zux%zu case %d",
+                              M, N, K, tc);
                     free(want);
                     if (first) free(got);
                     else first = got;

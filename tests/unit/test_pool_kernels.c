@@ -140,9 +140,9 @@ static void run_all(outputs *o) {
     memcpy(o->op_p, in_x, sizeof o->op_p);
     memcpy(o->op_m, in_sub, sizeof o->op_m);
     for (size_t i = 0; i < (size_t)N * C; i++) o->op_v[i] = in_sub[i] * in_sub[i];
-    adam_update(o->op_p, o->op_m, o->op_v, in_dy, (size_t)N * C, 0.75f, 0.9f, 0.1f, 0.98f, 0.02f, 1e-3f, 0.5f, 1e-9f);
+    adam_update(o->op_p, o->op_m, o->op_v, in_dy, 0.75f, (size_t)N * C, 0.9f, 0.1f, 0.98f, 0.02f, 1e-3f, 0.5f, 1e-9f);
     memcpy(o->op_sgd, in_x, sizeof o->op_sgd);
-    sgd_update(o->op_sgd, in_dy, (size_t)N * C, 0.01f, 0.75f);
+    sgd_update(o->op_sgd, in_dy, 0.75f, (size_t)N * C, 0.01f);
     memcpy(o->op_scale, in_x, sizeof o->op_scale);
     scale_inplace(o->op_scale, 0.5f, (size_t)N * C);
     o->op_ss = sum_squares(in_dy, (size_t)N * C);
