@@ -8,6 +8,7 @@
  * the step said once, and leaves both files byte for byte as the last finite save left them. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "test_tiny_model.h"
 #include "test_util.h"
 
 #include "model_internal.h"
@@ -78,13 +79,7 @@ typedef struct {
 
 static int rig_make(rig *r, tfm_optimizer opt, double lr) {
     memset(r, 0, sizeof *r);
-    tfm_config c = tfm_config_default();
-    c.d_model = 16;
-    c.n_heads = 2;
-    c.d_ff = 32;
-    c.n_enc_layers = c.n_dec_layers = 1;
-    c.src_vocab = c.tgt_vocab = 20;
-    c.max_len = 16;
+    tfm_config c = test_tiny_config();
     tfm_train_config tc = tfm_train_config_default();
     tc.optimizer = opt;
     tc.lr = lr;

@@ -13,23 +13,12 @@
 
 #include "dist_internal.h"
 #include "model_internal.h"
+#include "test_tiny_model.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
 #include <stdint.h>
 #include <sys/wait.h>
-
-static tfm_config tiny_config(void) {
-    tfm_config c = tfm_config_default();
-    c.d_model = 16;
-    c.n_heads = 2;
-    c.d_ff = 32;
-    c.n_enc_layers = 1;
-    c.n_dec_layers = 1;
-    c.src_vocab = c.tgt_vocab = 20;
-    c.max_len = 16;
-    return c;
-}
 
 enum { MAX_B = 5, S = 9, T = 10 };
 
@@ -78,7 +67,7 @@ static double max_abs_diff(const float *a, const float *b, size_t n) {
 
 /* One case: B rows, `clip` (0: off), checked against one process on every rank. */
 static void check_case(tfm_dist *d, int B, float clip, const char *name) {
-    const tfm_config cfg = tiny_config();
+    const tfm_config cfg = test_tiny_config();
     tfm_train_config tc = tfm_train_config_default();
     tc.label_smoothing = 0.1f;
     tc.clip_norm = clip;

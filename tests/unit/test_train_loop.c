@@ -6,6 +6,7 @@
  * any step; the time limit; a resume with other batches is refused. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 
+#include "test_tiny_model.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
@@ -45,18 +46,6 @@ static void write_ids(const char *src_path, const char *tgt_path, int n, uint32_
     fclose(ft);
 }
 
-static tfm_config tiny_config(void) {
-    tfm_config c = tfm_config_default();
-    c.d_model = 16;
-    c.n_heads = 2;
-    c.d_ff = 32;
-    c.n_enc_layers = 1;
-    c.n_dec_layers = 1;
-    c.src_vocab = c.tgt_vocab = 20;
-    c.max_len = 16;
-    return c;
-}
-
 static tfm_train_config train_config(void) {
     tfm_train_config tc = tfm_train_config_default();
     tc.lr = 3e-3;
@@ -79,7 +68,7 @@ typedef struct {
 static int rig_make(rig *r, const char *resume, int batch_lines) {
     memset(r, 0, sizeof *r);
     tfm_train_config tc = train_config();
-    tfm_config c = tiny_config();
+    tfm_config c = test_tiny_config();
     tfm_status s = resume ? tfm_model_load(resume, &r->m) : tfm_model_create(&c, 1, &r->m);
     if (s == TFM_OK) s = tfm_trainer_create(r->m, &tc, 1, 1, 2, &r->tr);
     if (s == TFM_OK && resume) s = tfm_trainer_load_state(r->tr, resume);

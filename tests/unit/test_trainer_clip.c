@@ -6,6 +6,7 @@
 #include "dist_internal.h"
 #include "model_internal.h"
 #include "optim.h"
+#include "test_tiny_model.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
@@ -19,13 +20,7 @@ static const int32_t SRC[B * S] = {3, 7, 10, 4, 5, 8, 9, /**/ 6, 9, 3, 12, 0, 0,
 static const int32_t TGT[B * T] = {1, 4, 8, 12, 5, 6, 7, 2, /**/ 1, 9, 3, 2, 0, 0, 0, 0, /**/ 1, 3, 4, 5, 6, 2, 0, 0};
 
 static tfm_model *make_model(void) {
-    tfm_config c = tfm_config_default();
-    c.d_model = 16;
-    c.n_heads = 2;
-    c.d_ff = 32;
-    c.n_enc_layers = c.n_dec_layers = 1;
-    c.src_vocab = c.tgt_vocab = 20;
-    c.max_len = 16;
+    tfm_config c = test_tiny_config();
     tfm_model *m = NULL;
     CHECK(tfm_model_create(&c, 5, &m) == TFM_OK, "model: %s", tfm_last_error());
     return m;
