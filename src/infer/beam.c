@@ -24,13 +24,20 @@ static int cand_cmp(const void *a, const void *b) {
     return x->token < y->token ? -1 : x->token > y->token;
 }
 
-/* The n best log-probabilities x[j] − lse of a row of logits x (V), their ids written to idx in
- * descending order (ties: lower id first; the float x[j] − lse is compared, as if the row had been
- * through log_softmax_forward, so two logits that round to one log-probability tie). */
-static void top_n(const float *x, float lse, size_t V, int n, int *idx) {
+void beam_top_n(const float *x, float lse, size_t V, int n, int *idx) {
     int k = 0;
     float last = -INFINITY; /* the n-th best so far, once there are n */
     for (size_t j = 0; j < V; j++) {
+        if (k == n && j % 16 == 0 && V - j >= 16) {
+            /* once full, most of a vocabulary is below the n-th best: 16 entries at a time are
+             * tested (the test below, vectorised) and skipped together when none passes it */
+            int any = 0;
+            for (size_t q = 0; q < 16; q++) any |= x[j + q] - lse > last;
+            if (!any) {
+                j += 15;
+                continue;
+            }
+        }
         const float v = x[j] - lse;
         if (k == n && !(v > last)) continue;
         int p = k < n ? k++ : n - 1; /* insertion: drop the last if full */
@@ -149,7 +156,7 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                     }
                     continue;
                 }
-                top_n(lg, lse[r], V, C < (int)V ? C : (int)V, topi);
+                beam_top_n(lg, lse[r], V, C < (int)V ? C : (int)V, topi);
                 for (int j = 0; j < C && j < (int)V && topi[j] >= 0; j++)
                     cands[nc++] = (cand){score[r] + (lg[topi[j]] - lse[r]), k, topi[j]};
             }

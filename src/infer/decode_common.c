@@ -25,12 +25,6 @@ void forbid_specials(const tfm_config *cfg, float *row) {
     row[cfg->bos_id] = -INFINITY;
 }
 
-int argmax_row(const float *x, size_t n) {
-    size_t best = 0;
-    for (size_t j = 1; j < n; j++)
-        if (x[j] > x[best]) best = j;
-    return (int)best;
-}
 
 tfm_status decode_begin(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src, int cap) {
     return decode_begin_beams(ctx, dc, B, 1, S, src, cap);

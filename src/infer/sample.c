@@ -62,13 +62,13 @@ int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *mc, flo
     const size_t V = (size_t)Vi;
     forbid_specials(mc, z);
     if (cfg->temperature == 0.0f) { /* greedy */
-        const int32_t y = (int32_t)argmax_row(z, V);
+        const int32_t y = (int32_t)row_argmax(z, V);
         for (size_t i = 0; i < V; i++) z[i] = (int32_t)i == y ? 1.0f : 0.0f;
         return y;
     }
     /* p ∝ exp(z / T), computed stably from the largest logit; divided, not multiplied by 1/T: a
      * subnormal T makes 1/T infinite and (zmax − zmax)·∞ NaN, while 0 / T stays 0 */
-    const float zmax = z[argmax_row(z, V)], T = cfg->temperature;
+    const float zmax = z[row_argmax(z, V)], T = cfg->temperature;
     double total = 0.0;
     for (size_t i = 0; i < V; i++) {
         z[i] = expf((z[i] - zmax) / T);

@@ -9,24 +9,11 @@
 
 #include <math.h>
 
-/* The largest of x[0..V): a vectorised max that still sees NaN (a NaN logit makes the loss NaN,
- * which the trainer's divergence check needs). */
-static float row_max(const float *x, size_t V) {
-    float mx = -INFINITY;
-    int nan = 0;
-#pragma omp simd reduction(max : mx) reduction(| : nan)
-    for (size_t j = 0; j < V; j++) {
-        mx = x[j] > mx ? x[j] : mx;
-        nan |= x[j] != x[j];
-    }
-    return nan ? NAN : mx;
-}
-
 /* log Σ_j exp(x_j) of one row, max-subtracted: float exp (vmath.h) summed in float over the
  * vector lanes (relative error of the sum ~1e-6 for V = 32000; the loss's own tolerance against
  * PyTorch is 1e-4). A row holding +∞ gives NaN, one holding NaN gives NaN. */
 static float row_logsumexp(const float *x, size_t V) {
-    const float mx = row_max(x, V);
+    const float mx = ops_max_f(x, V);
     if (!(mx > -INFINITY && mx < INFINITY)) return mx == -INFINITY ? -INFINITY : NAN;
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)

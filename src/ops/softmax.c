@@ -37,6 +37,19 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit) {
     return 1;
 }
 
+size_t row_argmax(const float *x, size_t n) {
+    if (n == 0 || x[0] != x[0]) return 0;
+    float mx = -INFINITY; /* the largest non-NaN value: x[0] is one, so mx is a value of the row */
+#pragma omp simd reduction(max : mx)
+    for (size_t j = 0; j < n; j++) {
+        const float v = x[j] != x[j] ? -INFINITY : x[j];
+        mx = v > mx ? v : mx;
+    }
+    size_t j = 0;
+    while (!(x[j] == mx)) j++; /* the first index that holds it */
+    return j;
+}
+
 /* log Σ_j exp(x[j]) of one row, max-subtracted. Not inlined: log_softmax_forward and
  * log_softmax_lse must get the same bits (a vectorised sum's order may differ per inlined copy). */
 /* one compiled copy whatever the optimiser does: noipa (GCC) also forbids clones */
@@ -46,9 +59,7 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit) {
 #define ROW_LSE_ONE_COPY __attribute__((noipa))
 #endif
 ROW_LSE_ONE_COPY static float row_lse(const float *x, size_t V) {
-    float mx = -INFINITY;
-    for (size_t j = 0; j < V; j++)
-        if (x[j] > mx) mx = x[j];
+    const float mx = ops_max_f(x, V); /* NaN if a logit is NaN: the lse is NaN either way */
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (size_t j = 0; j < V; j++) sum += ops_expf(x[j] - mx);

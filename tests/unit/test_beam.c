@@ -290,7 +290,46 @@ static void reorder_is_gather(tfm_context *ctx) {
     }
 }
 
+/* beam_top_n against a plain selection: for each of the n places, the largest x[j] − lse not taken
+ * yet, ties to the lower id; rows of V = 1 … 8,000 (whole and partial blocks of 16), many ties,
+ * −∞ entries (the forbidden specials), n above V. */
+static void top_n_is_selection(void) {
+    enum { VMAX = 8000, NMAX = 8 };
+    static float x[VMAX];
+    static unsigned char taken[VMAX];
+    static const size_t vs[] = {1, 3, 15, 16, 17, 31, 32, 33, 47, 100, 257, 8000};
+    uint64_t st = 11;
+    int bad = 0, rows = 0;
+    for (size_t vi = 0; vi < sizeof vs / sizeof *vs; vi++)
+        for (int rep = 0; rep < 12; rep++) {
+            const size_t V = vs[vi];
+            const int n = rep % 3 == 0 ? 1 : rep % 3 == 1 ? 4 : NMAX;
+            for (size_t j = 0; j < V; j++) {
+                const float u = test_frand(&st);
+                x[j] = rep % 2 ? 8.0f * u : (float)(int)(4.0f * u); /* odd reps: few ties; even: many */
+            }
+            if (V > 2) x[1] = x[2] = -INFINITY;
+            if (rep == 5) x[V - 1] = 50.0f; /* the best in the last, partial block */
+            const float lse = 3.0f * test_frand(&st);
+            int got[NMAX], want[NMAX];
+            beam_top_n(x, lse, V, n, got);
+            memset(taken, 0, V);
+            for (int i = 0; i < n; i++) {
+                want[i] = -1;
+                for (size_t j = 0; j < V; j++)
+                    if (!taken[j] && (want[i] < 0 || x[j] - lse > x[want[i]] - lse)) want[i] = (int)j;
+                if (want[i] >= 0) taken[want[i]] = 1;
+            }
+            rows++;
+            if (memcmp(got, want, (size_t)n * sizeof *got) != 0 && bad++ < 3)
+                CHECK(0, "beam_top_n: V %zu n %d rep %d: first ids %d %d, want %d %d", V, n, rep, got[0],
+                      n > 1 ? got[1] : -1, want[0], n > 1 ? want[1] : -1);
+        }
+    CHECK(bad == 0, "beam_top_n differs from a plain selection on %d of %d rows", bad, rows);
+}
+
 int main(void) {
+    top_n_is_selection();
     tfm_model *m = copy_task_model(PIN_STEPS);
     tfm_context *ctx = NULL;
     CHECK(m != NULL && tfm_context_create(m, &ctx) == TFM_OK, "training the copy model failed: %s", tfm_last_error());

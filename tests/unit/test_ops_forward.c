@@ -125,11 +125,61 @@ static void small_ops(void) {
     CHECK(e[0] == 10.0f && e[1] == 12.0f && e[2] == 2.0f && e[3] == 4.0f, "embedding × scale");
 }
 
+/* The scalar definition row_argmax must reproduce (ops.h): first index of the largest, NaN never
+ * chosen, 0 when x[0] is NaN. */
+static size_t argmax_scalar(const float *x, size_t n) {
+    size_t best = 0;
+    for (size_t j = 1; j < n; j++)
+        if (x[j] > x[best]) best = j;
+    return best;
+}
+
+/* row_argmax against the scalar scan on rows of every length 1..80 (vector bodies and tails), with
+ * ties, NaN (first entry included), ±0, ±∞; the lse of a row with NaN or +∞ is NaN. */
+static void argmax_cases(void) {
+    uint64_t st = 7;
+    float x[80];
+    int bad = 0, rows = 0;
+    for (size_t n = 1; n <= 80; n++)
+        for (int rep = 0; rep < 40; rep++) {
+            for (size_t j = 0; j < n; j++) {
+                const float u = test_frand(&st);
+                x[j] = rep % 4 == 0 ? (float)(int)(3.0f * u) : u; /* every 4th row: many ties */
+            }
+            const size_t at = (size_t)((test_frand(&st) + 1.0f) * 0.5f * (float)n) % n;
+            switch (rep % 8) {
+            case 1: x[at] = NAN; break;
+            case 2: x[0] = NAN; break;
+            case 3: x[at] = -INFINITY; break;
+            case 5: x[at] = INFINITY; break;
+            case 6: /* only zeros of both signs, and -inf */
+                for (size_t j = 0; j < n; j++) x[j] = j % 3 == 0 ? -0.0f : j % 3 == 1 ? 0.0f : -INFINITY;
+                break;
+            case 7: for (size_t j = 0; j < n; j++) x[j] = NAN; break;
+            default: break;
+            }
+            rows++;
+            if (row_argmax(x, n) != argmax_scalar(x, n)) {
+                if (bad++ < 3) CHECK(0, "row_argmax: n %zu rep %d: %zu, the scalar scan %zu", n, rep, row_argmax(x, n),
+                                     argmax_scalar(x, n));
+            }
+        }
+    CHECK(bad == 0, "row_argmax differs from the scalar scan on %d of %d rows", bad, rows);
+    CHECK(row_argmax(x, 0) == 0, "row_argmax of an empty row");
+    float lse[2];
+    float r[2 * 40];
+    for (int j = 0; j < 80; j++) r[j] = (float)j * 0.1f;
+    r[17] = NAN, r[40 + 33] = INFINITY;
+    log_softmax_lse(lse, r, NULL, 2, 40);
+    CHECK(isnan(lse[0]) && isnan(lse[1]), "lse of a row with NaN %g, with +inf %g: want NaN", lse[0], lse[1]);
+}
+
 int main(void) {
     softmax_cases();
     layernorm_case();
     attention_case();
     pe_case();
     small_ops();
+    argmax_cases();
     return test_finish("ops_forward");
 }

@@ -45,5 +45,25 @@ int main(void) {
         if (!(one == out[i] || (isnan(one) && isnan(out[i])))) same = 0;
     }
     CHECK(same, "a vectorised loop gives other values than single calls");
+
+    /* ops_max_f: the scalar max on finite rows of every length 0..70 (vector bodies and tails),
+     * NaN anywhere gives NaN, -inf rows give -inf */
+    uint64_t st = 3;
+    float row[70];
+    int max_bad = 0;
+    for (size_t len = 0; len <= 70; len++)
+        for (int rep = 0; rep < 30; rep++) {
+            float want = -INFINITY;
+            for (size_t j = 0; j < len; j++) {
+                row[j] = rep % 3 == 0 ? -INFINITY : 100.0f * test_frand(&st);
+                if (row[j] > want) want = row[j];
+            }
+            if (ops_max_f(row, len) != want) max_bad++;
+            if (len > 0) {
+                row[(size_t)rep % len] = NAN;
+                if (!isnan(ops_max_f(row, len))) max_bad++;
+            }
+        }
+    CHECK(max_bad == 0, "ops_max_f: %d rows differ from the scalar max (or lost a NaN)", max_bad);
     return test_finish("test_vmath");
 }
