@@ -2,6 +2,7 @@
  * per block, plus the cross-attention keys and values of the memory (the encoder output), and one
  * step's activations, in one arena of the context. */
 #include "model_internal.h"
+#include "ops.h"
 #include "tfm/names.h"
 
 #include <string.h>
@@ -23,6 +24,8 @@ static void layout(const tfm_config *cfg, int Bmi, int beams, int Si, int cap, t
     c->mem_pad = arena_take_bytes(a, Bm * S);
     c->mem_row = arena_take_bytes(a, B * sizeof(int32_t)); /* also for greedy: kv_cache_compact */
     c->slot = arena_take_bytes(a, B * sizeof(int32_t));
+    c->cp_dst = arena_take_bytes(a, B * sizeof *c->cp_dst);
+    c->cp_src = arena_take_bytes(a, B * sizeof *c->cp_src);
     c->x0 = arena_take_f32(a, B * d);
     layer_acts_layout(cfg, &sd->block, B, 1, T, S, 0, 0, a, &c->step);
     c->out = arena_take_f32(a, B * d);
@@ -160,14 +163,20 @@ void kv_cache_reorder(tfm_context *ctx, const int *rows) {
     for (int l = 0; l < md.stack[md.out_stack].n_layers; l++) {
         float *kv[2] = {c->self_k[l], c->self_v[l]};
         for (int k = 0; k < 2; k++) {
+            /* two phases of independent copies, each across the pool: the staging, then every
+             * moved row (whose source is a kept row, never written, or its staged copy) */
+            size_t nc = 0;
             for (size_t s = 0; s < B; s++)
-                if (slot[s] >= 0) memcpy(c->tmp + (size_t)slot[s] * n, kv[k] + s * T * d, n * sizeof(float));
+                if (slot[s] >= 0) c->cp_dst[nc] = c->tmp + (size_t)slot[s] * n, c->cp_src[nc++] = kv[k] + s * T * d;
+            ops_copy_rows(c->cp_dst, c->cp_src, nc, n);
+            nc = 0;
             for (size_t b = 0; b < B; b++) {
                 const size_t s = (size_t)rows[b];
                 if (s == b) continue;
-                const float *from = slot[s] >= 0 ? c->tmp + (size_t)slot[s] * n : kv[k] + s * T * d;
-                memcpy(kv[k] + b * T * d, from, n * sizeof(float));
+                c->cp_dst[nc] = kv[k] + b * T * d;
+                c->cp_src[nc++] = slot[s] >= 0 ? c->tmp + (size_t)slot[s] * n : kv[k] + s * T * d;
             }
+            ops_copy_rows(c->cp_dst, c->cp_src, nc, n);
         }
     }
 }

@@ -169,6 +169,8 @@ typedef struct {
     uint8_t *mem_pad;                                       /* (B_mem, S) key padding of the memory */
     int32_t *mem_row; /* (B) memory row of each row: b / beams, until kv_cache_compact moves rows */
     int32_t *slot;    /* (B) kv_cache_reorder's scratch: staging slot of each source row */
+    float **cp_dst;   /* (B) kv_cache_reorder's scratch: the copies of one phase (ops_copy_rows) */
+    const float **cp_src;
     float *x0;      /* (B, d) embedding + PE of the newest tokens */
     layer_acts step; /* one block's activations for (B, 1) queries over cap_T / S keys */
     float *out, *out_mean, *out_rstd; /* (B, d) final LayerNorm */

@@ -350,6 +350,11 @@ void dropout_backward(float *dinp, const float *dout, const uint8_t *mask, float
 
 /* ---- residual.c -------------------------------------------------------------------------- */
 
+/** dst[i][0..n) = src[i][0..n) for i < count, across the thread pool (rows of ~64 KB a chunk;
+ * one thread below OPS_PAR_MIN_WORK floats in all). No destination may overlap a source or another
+ * destination: the copies run in any order. */
+void ops_copy_rows(float *const *dst, const float *const *src, size_t count, size_t n);
+
 /** out[n] = a[n] + b[n]. out may equal a or b. */
 void residual_forward(float *out, const float *a, const float *b, size_t n);
 /** Backward of residual_forward: da[n] += dout[n] and db[n] += dout[n], ACCUMULATED; either may

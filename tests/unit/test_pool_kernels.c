@@ -2,7 +2,7 @@
  * gives bit-identical results for 1, 2, 3 and 4 threads (parallel.h rule 3: chunk boundaries fixed
  * by the sizes, sums in a fixed order): LayerNorm, the fused residual/dropout/LayerNorm exit, the
  * fused FFN activation, fused and reference attention, log-softmax, the loss, dropout, activations,
- * residuals, embeddings, position encodings and the optimiser, each forward and backward, on sizes
+ * residuals, embeddings, position encodings, the optimiser and row copies, each forward and backward, on sizes
  * large enough for several chunks and a team. Each kernel's outputs of a run with t threads are
  * compared with those of the run with one thread, and the case names the kernel. */
 #include "ops.h"
@@ -48,6 +48,8 @@ typedef struct {
     /* optimiser */
     float op_p[N * C], op_m[N * C], op_v[N * C], op_sgd[N * C], op_scale[N * C];
     double op_ss;
+    /* row copies: row i of in_x reversed into row N − 1 − i */
+    float cp_out[N * C];
 } outputs;
 
 /* Inputs, shared by every run. */
@@ -146,6 +148,10 @@ static void run_all(outputs *o) {
     memcpy(o->op_scale, in_x, sizeof o->op_scale);
     scale_inplace(o->op_scale, 0.5f, (size_t)N * C);
     o->op_ss = sum_squares(in_dy, (size_t)N * C);
+    static float *dst[N];
+    static const float *src[N];
+    for (size_t i = 0; i < N; i++) dst[i] = o->cp_out + (N - 1 - i) * C, src[i] = in_x + i * C;
+    ops_copy_rows(dst, src, N, C);
 }
 
 /* Compares field `f` of two runs. */
@@ -185,6 +191,7 @@ int main(void) {
         SAME(em_out, t); SAME(em_dtable, t); SAME(pe_x, t); SAME(pt_x, t); SAME(pt_dtable, t);
         SAME(op_p, t); SAME(op_m, t); SAME(op_v, t); SAME(op_sgd, t); SAME(op_scale, t);
         CHECK(ref->op_ss == run->op_ss, "sum_squares differs between 1 and %d threads", t);
+        SAME(cp_out, t);
     }
     /* the outputs are not trivially equal: a few spot checks that the kernels ran */
     int ran = 0;
@@ -192,6 +199,9 @@ int main(void) {
     CHECK(ran, "layernorm_forward wrote nothing");
     CHECK(ref->af_out[AH * DK] != 0.0f && ref->ar_out[AH * DK] != 0.0f, "the attentions wrote nothing");
     CHECK(ref->op_ss > 0.0, "sum_squares is 0");
+    int copied = 1;
+    for (size_t i = 0; i < N; i++) copied &= memcmp(ref->cp_out + (N - 1 - i) * C, in_x + i * C, C * sizeof(float)) == 0;
+    CHECK(copied, "ops_copy_rows: a row is not its source");
     /* the kept pair gives the recomputing pair's bits */
     CHECK(ref->cl_mean == ref->ce_mean && memcmp(ref->cl_losses, ref->ce_losses, sizeof ref->ce_losses) == 0 &&
               memcmp(ref->cl_dlogits, ref->ce_dlogits, sizeof ref->ce_dlogits) == 0,
