@@ -25,7 +25,6 @@ void forbid_specials(const tfm_config *cfg, float *row) {
     row[cfg->bos_id] = -INFINITY;
 }
 
-
 tfm_status decode_begin(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src, int cap) {
     return decode_begin_beams(ctx, dc, B, 1, S, src, cap);
 }

@@ -15,7 +15,7 @@ int decode_limit(const tfm_model *m, const tfm_decode_config *dc, const int32_t 
 void forbid_specials(const tfm_config *cfg, float *row);
 
 /** The n best log-probabilities x[j] − lse of a row of logits x (V), their ids written to idx
- * (n entries) in descending order, ties to the lower id, idx[V..n) = −1 when n > V; the
+ * (n ≥ 1 entries) in descending order, ties to the lower id, idx[V..n) = −1 when n > V; the
  * float x[j] − lse is compared, as if the row had been through log_softmax_forward, so two logits
  * that round to one log-probability tie. Once n are held, blocks of 16 logits of which none beats
  * the n-th are skipped by one vector test (beam search's candidates: a scalar scan of 8,000 logits

@@ -133,7 +133,7 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit);
 /** The index of the largest of x[0..n) (greedy decoding's token, a row of logits): the first one
  * where several are equal (−0 and +0 are equal), NaN never chosen — the result of the scalar scan
  * `best = 0; for j: if (x[j] > x[best]) best = j`, so 0 when x[0] is NaN (nothing is larger than
- * a NaN) and 0 for n = 0. Vectorised: the max over the row, then its first index (a scalar scan
+ * a NaN), 0 for n = 0 and for a row of −∞. Vectorised: the max over the row, then its first index (a scalar scan
  * of 8,000 logits was 1.9 % of greedy decoding at batch 32). */
 size_t row_argmax(const float *x, size_t n);
 
@@ -348,13 +348,14 @@ void dropout_forward(float *out, uint8_t *mask, const float *inp, float p, uint6
 /** dinp[i] += dout[i] · mask[i] / (1 − p), ACCUMULATED (p ≥ 1: adds nothing). */
 void dropout_backward(float *dinp, const float *dout, const uint8_t *mask, float p, size_t n);
 
-/* ---- residual.c -------------------------------------------------------------------------- */
+/* ---- copy_rows.c ------------------------------------------------------------------------- */
 
 /** dst[i][0..n) = src[i][0..n) for i < count, across the thread pool (rows of ~64 KB a chunk;
  * one thread below OPS_PAR_MIN_WORK floats in all). No destination may overlap a source or another
  * destination: the copies run in any order. */
 void ops_copy_rows(float *const *dst, const float *const *src, size_t count, size_t n);
 
+/* ---- residual.c -------------------------------------------------------------------------- */
 /** out[n] = a[n] + b[n]. out may equal a or b. */
 void residual_forward(float *out, const float *a, const float *b, size_t n);
 /** Backward of residual_forward: da[n] += dout[n] and db[n] += dout[n], ACCUMULATED; either may

@@ -46,8 +46,10 @@ size_t row_argmax(const float *x, size_t n) {
         mx = v > mx ? v : mx;
     }
     size_t j = 0;
-    while (!(x[j] == mx)) j++; /* the first index that holds it */
-    return j;
+    while (j < n && !(x[j] == mx)) j++; /* the first index that holds it */
+    /* not found: every non-NaN value is −∞ (clang starts the reduction's lanes at −FLT_MAX), and
+     * x[0] is one of them: the scan's answer is 0 */
+    return j < n ? j : 0;
 }
 
 /* log Σ_j exp(x[j]) of one row, max-subtracted. Not inlined: log_softmax_forward and

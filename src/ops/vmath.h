@@ -5,6 +5,7 @@
 #ifndef TFM_OPS_VMATH_H
 #define TFM_OPS_VMATH_H
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,7 +61,13 @@ static inline float ops_max_f(const float *x, size_t n) {
         mx = x[j] > mx ? x[j] : mx;
         nan |= x[j] != x[j];
     }
-    return nan ? NAN : mx;
+    if (nan) return NAN;
+    if (mx == -FLT_MAX) { /* clang starts each lane of the reduction at −FLT_MAX, not −∞: a row */
+        int seen = 0;     /* of −∞ then gives −FLT_MAX, which is the max only if it is in the row */
+        for (size_t j = 0; j < n; j++) seen |= x[j] == -FLT_MAX;
+        if (!seen) mx = -INFINITY;
+    }
+    return mx;
 }
 
 #endif

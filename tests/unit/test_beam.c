@@ -292,7 +292,7 @@ static void reorder_is_gather(tfm_context *ctx) {
 
 /* beam_top_n against a plain selection: for each of the n places, the largest x[j] − lse not taken
  * yet, ties to the lower id; rows of V = 1 … 8,000 (whole and partial blocks of 16), many ties,
- * −∞ entries (the forbidden specials), n above V. */
+ * −∞ entries (the forbidden specials), a first block of −∞, a row of −∞, n above V. */
 static void top_n_is_selection(void) {
     enum { VMAX = 8000, NMAX = 8 };
     static float x[VMAX];
@@ -310,6 +310,10 @@ static void top_n_is_selection(void) {
             }
             if (V > 2) x[1] = x[2] = -INFINITY;
             if (rep == 5) x[V - 1] = 50.0f; /* the best in the last, partial block */
+            if (rep == 7) /* a whole block of -inf before the n best are held: no skip yet */
+                for (size_t j = 0; j < V && j < 16; j++) x[j] = -INFINITY;
+            if (rep == 9) /* a row of -inf: every id ties */
+                for (size_t j = 0; j < V; j++) x[j] = -INFINITY;
             const float lse = 3.0f * test_frand(&st);
             int got[NMAX], want[NMAX];
             beam_top_n(x, lse, V, n, got);

@@ -135,7 +135,7 @@ static size_t argmax_scalar(const float *x, size_t n) {
 }
 
 /* row_argmax against the scalar scan on rows of every length 1..80 (vector bodies and tails), with
- * ties, NaN (first entry included), ±0, ±∞; the lse of a row with NaN or +∞ is NaN. */
+ * ties, NaN (first entry included), ±0, ±∞, rows of −∞; the lse of a row with NaN or +∞ is NaN. */
 static void argmax_cases(void) {
     uint64_t st = 7;
     float x[80];
@@ -151,6 +151,7 @@ static void argmax_cases(void) {
             case 1: x[at] = NAN; break;
             case 2: x[0] = NAN; break;
             case 3: x[at] = -INFINITY; break;
+            case 4: for (size_t j = 0; j < n; j++) x[j] = -INFINITY; break; /* clang: lanes start at -FLT_MAX */
             case 5: x[at] = INFINITY; break;
             case 6: /* only zeros of both signs, and -inf */
                 for (size_t j = 0; j < n; j++) x[j] = j % 3 == 0 ? -0.0f : j % 3 == 1 ? 0.0f : -INFINITY;
