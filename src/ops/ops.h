@@ -133,8 +133,8 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit);
 /** The index of the largest of x[0..n) (greedy decoding's token, a row of logits): the first one
  * where several are equal (−0 and +0 are equal), NaN never chosen — the result of the scalar scan
  * `best = 0; for j: if (x[j] > x[best]) best = j`, so 0 when x[0] is NaN (nothing is larger than
- * a NaN), 0 for n = 0 and for a row of −∞. Vectorised: the max over the row, then its first index (a scalar scan
- * of 8,000 logits was 1.9 % of greedy decoding at batch 32). */
+ * a NaN), 0 for n = 0 and for a row of −∞. Vectorised: the max over the row, then its first
+ * index (a scalar scan of 8,000 logits was 1.9 % of greedy decoding at batch 32). */
 size_t row_argmax(const float *x, size_t n);
 
 /** out[N, V] = log_softmax(inp[N, V]) per row, max-subtracted. out may equal inp. */

@@ -39,7 +39,7 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit) {
 
 size_t row_argmax(const float *x, size_t n) {
     if (n == 0 || x[0] != x[0]) return 0;
-    float mx = -INFINITY; /* the largest non-NaN value: x[0] is one, so mx is a value of the row */
+    float mx = -INFINITY; /* the largest non-NaN value (x[0] is one), or −FLT_MAX: see below */
 #pragma omp simd reduction(max : mx)
     for (size_t j = 0; j < n; j++) {
         const float v = x[j] != x[j] ? -INFINITY : x[j];
