@@ -7,11 +7,12 @@
 #   make portable     build-portable/tfm for any x86-64 CPU (no AVX), checked with objdump
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 60) each, ASan + UBSan (clang)
 #   make bench        tfm against PyTorch and CTranslate2 side by side, one table (docs/BENCH.md)
+#   make install      libtfm.so/.a, headers, tfm.pc, the CMake package and tfm under PREFIX (docs/API.md)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CORPUS := data/bible-en-es
 CORPUS_PKGS := diatheke sword-text-web sword-text-sparv python3
 
-.PHONY: all deps corpus demo test test-fast test-asan portable fuzz bench clean
+.PHONY: all deps corpus demo test test-fast test-asan portable fuzz bench install clean
 
 all: build/tfm
 
@@ -67,6 +68,16 @@ fuzz: deps
 # The benchmark table (docs/BENCH.md); BENCH_FLAGS go to bench/bench.sh (e.g. --model M --reps 10).
 bench: build/tfm
 	@bench/bench.sh $(BENCH_FLAGS)
+
+# Install the library, its headers, tfm.pc, the CMake package and the tool (docs/API.md). The
+# build is tuned for this CPU unless TFM_NATIVE=OFF (make install TFM_NATIVE=OFF for other machines).
+PREFIX ?= /usr/local
+TFM_NATIVE ?= ON
+install: deps
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTFM_NATIVE=$(TFM_NATIVE)
+	cmake --build build -j $(JOBS)
+	cmake --install build --prefix $(PREFIX)
+	@[ "$$(id -u)" -ne 0 ] || ldconfig # the dynamic linker's cache, so programs find the new libtfm.so
 
 clean:
 	rm -rf build build-asan build-portable build-fuzz out

@@ -20,6 +20,8 @@
 #ifndef TFM_BLEU_H
 #define TFM_BLEU_H
 
+#include "tfm/export.h"
+
 #include "tfm/status.h"
 
 #include <stddef.h>
@@ -58,22 +60,22 @@ typedef struct {
  * their lengths and clipped n-gram counts of orders 1..4 into `stats`.
  * Errors: TFM_ERR_INVALID_ARG (a NULL pointer), TFM_ERR_FORMAT (a string that is not valid
  * UTF-8, naming which and the byte offset; `stats` is then unchanged), TFM_ERR_NOMEM. */
-tfm_status tfm_bleu_add(tfm_bleu_stats *stats, const char *hyp, const char *ref);
+TFM_API tfm_status tfm_bleu_add(tfm_bleu_stats *stats, const char *hyp, const char *ref);
 
 /** Corpus BLEU from accumulated statistics (sacreBLEU's compute_bleu with smooth_method "exp",
  * effective_order off). An empty corpus, or one without a single matching unigram, scores 0;
  * an order with no hypothesis n-grams at all (every hypothesis shorter than n) also gives 0. */
-tfm_bleu_score tfm_bleu_compute(const tfm_bleu_stats *stats);
+TFM_API tfm_bleu_score tfm_bleu_compute(const tfm_bleu_stats *stats);
 
 /** Writes sacreBLEU's score line, e.g.
  * "BLEU = 12.34 45.6/23.4/12.3/6.7 (BP = 0.950 ratio = 0.951 hyp_len = 1234 ref_len = 1297)",
  * without a newline, into buf (truncated to cap-1 bytes). Returns the length the whole line
  * needs, like snprintf. */
-int tfm_bleu_format(const tfm_bleu_score *score, char *buf, size_t cap);
+TFM_API int tfm_bleu_format(const tfm_bleu_score *score, char *buf, size_t cap);
 
 /** sacreBLEU's signature of the BLEU computed here:
  * "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0". Static storage. */
-const char *tfm_bleu_signature(void);
+TFM_API const char *tfm_bleu_signature(void);
 
 /** Sufficient statistics of corpus chrF: for each character order n (index n-1), the number of
  * hypothesis n-grams (counted only for segments whose reference has n-grams of that order, as
@@ -90,14 +92,14 @@ typedef struct {
  * points, whitespace (Python's str.split() set, e.g. U+00A0 and U+3000 too) removed first.
  * Errors: TFM_ERR_INVALID_ARG (a NULL pointer), TFM_ERR_FORMAT (invalid UTF-8; `stats` is then
  * unchanged), TFM_ERR_NOMEM. */
-tfm_status tfm_chrf_add(tfm_chrf_stats *stats, const char *hyp, const char *ref);
+TFM_API tfm_status tfm_chrf_add(tfm_chrf_stats *stats, const char *hyp, const char *ref);
 
 /** Corpus chrF2 in [0, 100] from accumulated statistics (0 for an empty corpus). */
-double tfm_chrf_compute(const tfm_chrf_stats *stats);
+TFM_API double tfm_chrf_compute(const tfm_chrf_stats *stats);
 
 /** sacreBLEU's signature of the chrF computed here:
  * "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0". Static storage. */
-const char *tfm_chrf_signature(void);
+TFM_API const char *tfm_chrf_signature(void);
 
 /** The one validation of hypotheses and references that `tfm bleu` (through tfm_bleu_chrf_files)
  * and `tfm eval` share (docs/HARDENING.md), in this order: every hypothesis line, then every
@@ -111,8 +113,8 @@ const char *tfm_chrf_signature(void);
  *   "line counts differ: ROLE file 'H' has N lines, reference file 'R' has M lines",
  *   "'H' and 'R' have no lines: nothing to score (sacreBLEU refuses empty input too)";
  * TFM_ERR_INVALID_ARG for a NULL argument. */
-tfm_status tfm_bleu_check_segments(const char *hyp_role, const char *hyp_path, const char *const *hyp, size_t n_hyp,
-                                   const char *ref_path, const char *const *ref, size_t n_ref);
+TFM_API tfm_status tfm_bleu_check_segments(const char *hyp_role, const char *hyp_path, const char *const *hyp, size_t n_hyp,
+                                           const char *ref_path, const char *const *ref, size_t n_ref);
 
 /** Reads a hypothesis file and a reference file (UTF-8, one segment per line, "\n" or "\r\n"
  * line ends, a last line without a line end still counts) and adds every line pair to `bleu`
@@ -122,8 +124,8 @@ tfm_status tfm_bleu_check_segments(const char *hyp_role, const char *hyp_path, c
  * byte, naming the file, line and byte column; and every refusal of tfm_bleu_check_segments:
  * invalid UTF-8, line counts that differ, two empty files), TFM_ERR_NOMEM. On error the statistics
  * are unchanged. */
-tfm_status tfm_bleu_chrf_files(const char *hyp_path, const char *ref_path, tfm_bleu_stats *bleu,
-                               tfm_chrf_stats *chrf, size_t *n_lines);
+TFM_API tfm_status tfm_bleu_chrf_files(const char *hyp_path, const char *ref_path, tfm_bleu_stats *bleu,
+                                       tfm_chrf_stats *chrf, size_t *n_lines);
 
 #ifdef __cplusplus
 }

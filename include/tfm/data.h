@@ -10,6 +10,8 @@
 #ifndef TFM_DATA_H
 #define TFM_DATA_H
 
+#include "tfm/export.h"
+
 #include "tfm/ids.h"
 #include "tfm/status.h"
 #include "tfm/tokenizer.h"
@@ -55,8 +57,8 @@ typedef struct {
  * named), invalid UTF-8 or a NUL byte (file:line and the byte offset in the line), a line over
  * TFM_DATA_MAX_LINE_BYTES (file:line), an empty file, or no usable pair (the skip counts named);
  * TFM_ERR_NOMEM. On error *out is NULL. */
-tfm_status tfm_dataset_from_text(const tfm_tokenizer *tok, const char *src_path, const char *tgt_path, int max_len,
-                                 int bos_id, int eos_id, tfm_dataset **out, tfm_dataset_stats *stats);
+TFM_API tfm_status tfm_dataset_from_text(const tfm_tokenizer *tok, const char *src_path, const char *tgt_path, int max_len,
+                                         int bos_id, int eos_id, tfm_dataset **out, tfm_dataset_stats *stats);
 
 /** What tfm_dataset_from_lm_text read. */
 typedef struct {
@@ -78,8 +80,8 @@ typedef struct {
  * the line within its own file. Errors, naming file:line: TFM_ERR_IO, TFM_ERR_FORMAT (invalid UTF-8,
  * a NUL byte, a line over TFM_DATA_MAX_LINE_BYTES, an empty file, no non-blank line at all),
  * TFM_ERR_INVALID_ARG, TFM_ERR_NOMEM. `stats` may be NULL. On error *out is NULL. */
-tfm_status tfm_dataset_from_lm_text(const tfm_tokenizer *tok, const char *const *paths, size_t n_paths, int max_len,
-                                    int bos_id, int eos_id, tfm_dataset **out, tfm_lm_text_stats *stats);
+TFM_API tfm_status tfm_dataset_from_lm_text(const tfm_tokenizer *tok, const char *const *paths, size_t n_paths, int max_len,
+                                            int bos_id, int eos_id, tfm_dataset **out, tfm_lm_text_stats *stats);
 
 /** Loads two aligned token-id files (DESIGN.md §4, read by tfm_id_lines_read()): source lines as
  * written (may be empty), target lines whole rows (BOS first, EOS last). Nothing is skipped: every
@@ -88,34 +90,34 @@ tfm_status tfm_dataset_from_lm_text(const tfm_tokenizer *tok, const char *const 
  * max_len ids or a target row with fewer than 2 or more than max_len + 1 ids; TFM_ERR_INVALID_ARG
  * for max_len < 1; TFM_ERR_NOMEM. Ids are not checked against a vocabulary here: use
  * tfm_dataset_check_vocab(). `stats` may be NULL. On error *out is NULL. */
-tfm_status tfm_dataset_from_ids(const char *src_path, const char *tgt_path, int max_len, tfm_dataset **out,
-                                tfm_dataset_stats *stats);
+TFM_API tfm_status tfm_dataset_from_ids(const char *src_path, const char *tgt_path, int max_len, tfm_dataset **out,
+                                        tfm_dataset_stats *stats);
 
 /** As tfm_dataset_from_ids() on id files already read: the same checks (src_path and tgt_path name
  * the files in messages). Once the checks pass the dataset takes over the arrays of *src and *tgt
  * and both are left empty ({0}); after a failed check they are left as they were. Either way
  * tfm_id_lines_free() on both afterwards is right. */
-tfm_status tfm_dataset_from_id_lines(tfm_id_lines *src, const char *src_path, tfm_id_lines *tgt, const char *tgt_path,
-                                     int max_len, tfm_dataset **out, tfm_dataset_stats *stats);
+TFM_API tfm_status tfm_dataset_from_id_lines(tfm_id_lines *src, const char *src_path, tfm_id_lines *tgt, const char *tgt_path,
+                                             int max_len, tfm_dataset **out, tfm_dataset_stats *stats);
 
 /** Checks every source id is in [0, src_vocab) and every target id in [0, tgt_vocab).
  * Errors: TFM_ERR_RANGE naming the file, its 1-based line and the id. */
-tfm_status tfm_dataset_check_vocab(const tfm_dataset *ds, int src_vocab, int tgt_vocab);
+TFM_API tfm_status tfm_dataset_check_vocab(const tfm_dataset *ds, int src_vocab, int tgt_vocab);
 
 /** Number of pairs (>= 1 for any dataset these functions return). */
-size_t tfm_dataset_size(const tfm_dataset *ds);
+TFM_API size_t tfm_dataset_size(const tfm_dataset *ds);
 
 /** Pair i, 0 <= i < size: *src [*src_len] source ids, *tgt [*tgt_len] the whole target row (BOS
  * first, EOS last). The arrays belong to the dataset and stay valid while it lives. Any of the four
  * outputs may be NULL. */
-void tfm_dataset_pair(const tfm_dataset *ds, size_t i, const int32_t **src, size_t *src_len, const int32_t **tgt,
-                      size_t *tgt_len);
+TFM_API void tfm_dataset_pair(const tfm_dataset *ds, size_t i, const int32_t **src, size_t *src_len, const int32_t **tgt,
+                              size_t *tgt_len);
 
 /** The 1-based line of the files pair i came from (pairs skipped while loading leave gaps). */
-size_t tfm_dataset_line(const tfm_dataset *ds, size_t i);
+TFM_API size_t tfm_dataset_line(const tfm_dataset *ds, size_t i);
 
 /** Releases a dataset (NULL is fine). A batcher made from it must be freed first. */
-void tfm_dataset_free(tfm_dataset *ds);
+TFM_API void tfm_dataset_free(tfm_dataset *ds);
 
 /** Cuts a dataset into padded batches; see tfm_batcher_create(). */
 typedef struct tfm_batcher tfm_batcher;
@@ -149,8 +151,8 @@ typedef struct {
  *
  * Errors: TFM_ERR_INVALID_ARG for batch_tokens < 1 or shuffle not 0/1; TFM_ERR_NOMEM. On error
  * *out is NULL. */
-tfm_status tfm_batcher_create(const tfm_dataset *ds, int batch_tokens, int pad_id, int shuffle, uint64_t seed,
-                              tfm_batcher **out);
+TFM_API tfm_status tfm_batcher_create(const tfm_dataset *ds, int batch_tokens, int pad_id, int shuffle, uint64_t seed,
+                                      tfm_batcher **out);
 
 /** Makes a batcher of line-count batches over `ds` (which must outlive it), as the id-file mode of
  * `tfm train` uses (--batch-size): B = min(batch_lines, pairs); every epoch has pairs / B batches of
@@ -161,43 +163,43 @@ tfm_status tfm_batcher_create(const tfm_dataset *ds, int batch_tokens, int pad_i
  * order. Every other function treats both kinds alike; tfm_batcher_max_dims() is then a bound
  * (B, the longest source, the longest target row), not every epoch's maximum.
  * Errors: TFM_ERR_INVALID_ARG for batch_lines < 1 or shuffle not 0/1; TFM_ERR_NOMEM. */
-tfm_status tfm_batcher_create_lines(const tfm_dataset *ds, int batch_lines, int pad_id, int shuffle, uint64_t seed,
-                                    tfm_batcher **out);
+TFM_API tfm_status tfm_batcher_create_lines(const tfm_dataset *ds, int batch_lines, int pad_id, int shuffle, uint64_t seed,
+                                            tfm_batcher **out);
 
 /** What the batches are cut by, as the resumable checkpoint stores it (train_state.position[2]):
  * batch_tokens (> 0) for token batches, −B (< 0) for line batches of B rows. Two batchers over the
  * same dataset with the same value, pad_id, shuffle and seed make the same batches. */
-int64_t tfm_batcher_batching(const tfm_batcher *b);
+TFM_API int64_t tfm_batcher_batching(const tfm_batcher *b);
 
 /** The largest B, S and T of any batch of any epoch (each maximum taken on its own; any may be
  * NULL): what tfm_trainer_create() needs. Note max_B · max_T can far exceed batch_tokens (many short
  * rows or few long ones); tfm_batcher_max_tokens() gives the real bound on B · S and B · T. */
-void tfm_batcher_max_dims(const tfm_batcher *b, int *max_B, int *max_S, int *max_T);
+TFM_API void tfm_batcher_max_dims(const tfm_batcher *b, int *max_B, int *max_S, int *max_T);
 
 /** The largest B · S and B · T of any batch (tokens, padding included; either may be NULL): with
  * a pair longer than batch_tokens alone this can exceed batch_tokens. */
-void tfm_batcher_max_tokens(const tfm_batcher *b, size_t *max_src_tokens, size_t *max_tgt_tokens);
+TFM_API void tfm_batcher_max_tokens(const tfm_batcher *b, size_t *max_src_tokens, size_t *max_tgt_tokens);
 
 /** Batches in every epoch (>= 1). */
-size_t tfm_batcher_batches_per_epoch(const tfm_batcher *b);
+TFM_API size_t tfm_batcher_batches_per_epoch(const tfm_batcher *b);
 
 /** The next batch. After the last batch of epoch e comes the first of epoch e + 1 (reshuffled).
  * Never allocates; never fails (returns TFM_OK; the status is there for future sources). */
-tfm_status tfm_batcher_next(tfm_batcher *b, tfm_batch *out);
+TFM_API tfm_status tfm_batcher_next(tfm_batcher *b, tfm_batch *out);
 
 /** The position of the batch the next tfm_batcher_next() returns: epoch (from 0) and index within
  * that epoch, in [0, batches_per_epoch). A fresh batcher is at (0, 0). Store both for resume. */
-void tfm_batcher_position(const tfm_batcher *b, uint64_t *epoch, uint64_t *index);
+TFM_API void tfm_batcher_position(const tfm_batcher *b, uint64_t *epoch, uint64_t *index);
 
 /** Moves to (epoch, index), as returned by tfm_batcher_position(): the following batches are
  * exactly, bit for bit, those a batcher that got there by calling next() would return (same
  * dataset, batch_tokens, pad_id, shuffle and seed). index == batches_per_epoch means (epoch + 1, 0).
  * Costs O(pairs + batches), no allocation. Errors: TFM_ERR_RANGE for index > batches_per_epoch
  * (position unchanged). */
-tfm_status tfm_batcher_seek(tfm_batcher *b, uint64_t epoch, uint64_t index);
+TFM_API tfm_status tfm_batcher_seek(tfm_batcher *b, uint64_t epoch, uint64_t index);
 
 /** Releases a batcher (NULL is fine). */
-void tfm_batcher_free(tfm_batcher *b);
+TFM_API void tfm_batcher_free(tfm_batcher *b);
 
 #ifdef __cplusplus
 }

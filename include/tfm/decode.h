@@ -3,6 +3,8 @@
 #ifndef TFM_DECODE_H
 #define TFM_DECODE_H
 
+#include "tfm/export.h"
+
 #include "tfm/model.h"
 #include "tfm/tokenizer.h"
 
@@ -40,7 +42,7 @@ typedef struct {
 } tfm_decode_config;
 
 /** beam 1 (greedy), lenpen 1.0, max length 1.5 · source + 10, KV cache on, beam stop FINISHED. */
-tfm_decode_config tfm_decode_config_default(void);
+TFM_API tfm_decode_config tfm_decode_config_default(void);
 
 /** Translates B source rows src (B, S) with the context's model (its KV cache and workspace are
  * the context's, grown as needed), each padded at the end with pad_id, decoding from BOS
@@ -49,8 +51,8 @@ tfm_decode_config tfm_decode_config_default(void);
  * Ties between equally likely tokens go to the lowest id.
  * Errors: TFM_ERR_INVALID_ARG (bad sizes or config), TFM_ERR_RANGE (an id outside the source
  * vocabulary, or S > max_len), TFM_ERR_NOMEM. */
-tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S,
-                               const int32_t *src, int32_t *out, int max_out, int *out_len);
+TFM_API tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S,
+                                       const int32_t *src, int32_t *out, int max_out, int *out_len);
 
 /** Reserves the context's memory for tfm_model_translate calls of up to B sentences of up to S
  * source tokens with `cfg` (its beam, use_cache and length limit): the KV cache, the decoder's
@@ -63,7 +65,7 @@ tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *cfg, i
  * Errors: those of tfm_model_translate's checks (a model that is not encoder-decoder, B < 1, S < 0,
  * beam outside [1, 256], a bad length limit, length penalty or stop rule: TFM_ERR_INVALID_ARG;
  * S > max_len: TFM_ERR_RANGE), TFM_ERR_NOMEM. */
-tfm_status tfm_context_reserve_decode(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S);
+TFM_API tfm_status tfm_context_reserve_decode(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S);
 
 /** What tfm_translate_text did. */
 typedef struct {
@@ -84,10 +86,11 @@ typedef struct {
  * batch_sentences (divided by the beam size), so little is padding.
  * Errors: TFM_ERR_INVALID_ARG for a tokenizer that does not fit the model; TFM_ERR_FORMAT for
  * invalid UTF-8 ("line N: ...", N = i + 1, with the byte offset),
- * those of tfm_model_translate, TFM_ERR_NOMEM. On error every out[i] is NULL. */
-tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const tfm_decode_config *cfg,
-                              const char *const *src, size_t n, int batch_sentences, char **out,
-                              tfm_translate_stats *stats);
+ * those of tfm_model_translate, TFM_ERR_NOMEM; TFM_ERR_INVALID_ARG for a NULL ctx, tok, cfg, or src/out
+ * with n > 0. `stats` may be NULL. On error every out[i] is NULL. */
+TFM_API tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const tfm_decode_config *cfg,
+                                      const char *const *src, size_t n, int batch_sentences, char **out,
+                                      tfm_translate_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,8 @@
 #ifndef TFM_DIST_H
 #define TFM_DIST_H
 
+#include "tfm/export.h"
+
 #include "tfm/train.h"
 
 #include <stddef.h>
@@ -33,11 +35,11 @@ extern "C" {
 typedef struct tfm_dist tfm_dist;
 
 /** 1 when this build has MPI (CMake found an MPI library), 0 otherwise. */
-int tfm_dist_compiled(void);
+TFM_API int tfm_dist_compiled(void);
 
 /** Writes the MPI library's one-line description (e.g. "Open MPI v4.1.4, ...") into buf, or
  * "none (built without MPI)", and returns buf. Callable before tfm_dist_init. */
-const char *tfm_dist_library(char *buf, size_t size);
+TFM_API const char *tfm_dist_library(char *buf, size_t size);
 
 /** Joins the job. Started by an MPI launcher (the environment holds OMPI_COMM_WORLD_SIZE,
  * PMIX_RANK or PMI_SIZE) in an MPI build: MPI_Init_thread (MPI_THREAD_FUNNELED: only the calling
@@ -48,19 +50,19 @@ const char *tfm_dist_library(char *buf, size_t size);
  * Errors: TFM_ERR_INVALID_ARG (timeout), TFM_ERR_UNSUPPORTED (started by a launcher as one of N > 1
  * ranks but built without MPI: every copy would train alone and overwrite the others' files),
  * TFM_ERR_IO (MPI_Init failed), TFM_ERR_NOMEM. */
-tfm_status tfm_dist_init(double timeout_s, tfm_dist **out);
+TFM_API tfm_status tfm_dist_init(double timeout_s, tfm_dist **out);
 
 /** Changes the longest wait for the other ranks (seconds, > 0; other values are ignored), e.g.
  * longer while rank 0 alone does a long task the others wait for. NULL is fine. */
-void tfm_dist_set_timeout(tfm_dist *d, double timeout_s);
+TFM_API void tfm_dist_set_timeout(tfm_dist *d, double timeout_s);
 
 /** The longest wait for the other ranks, seconds (0 for NULL). */
-double tfm_dist_timeout(const tfm_dist *d);
+TFM_API double tfm_dist_timeout(const tfm_dist *d);
 
 /** This process's rank in [0, size): 0 for NULL. */
-int tfm_dist_rank(const tfm_dist *d);
+TFM_API int tfm_dist_rank(const tfm_dist *d);
 /** The number of ranks N: 1 for NULL. */
-int tfm_dist_size(const tfm_dist *d);
+TFM_API int tfm_dist_size(const tfm_dist *d);
 
 /** Makes every step of `t` a data-parallel step over the ranks of `d` (NULL: back to one
  * process): tfm_trainer_step then takes the GLOBAL batch (B, S, T) — the same on every rank — and
@@ -69,11 +71,11 @@ int tfm_dist_size(const tfm_dist *d);
  * one-process seed), so N ranks with dropout draw other masks than 1 process; without dropout
  * they compute the same step up to rounding. Call before the first step. Errors:
  * TFM_ERR_INVALID_ARG (t NULL), TFM_ERR_NOMEM (the buckets' request table). */
-tfm_status tfm_trainer_set_dist(tfm_trainer *t, tfm_dist *d);
+TFM_API tfm_status tfm_trainer_set_dist(tfm_trainer *t, tfm_dist *d);
 
 /** Sends `bytes` bytes at buf from rank 0 to every rank (in pieces under 2 GiB), e.g. a tokenizer
  * that rank 0 alone trained; a no-op with one rank. Errors: TFM_ERR_IO (timeout, MPI failure). */
-tfm_status tfm_dist_bcast(tfm_dist *d, void *buf, size_t bytes);
+TFM_API tfm_status tfm_dist_bcast(tfm_dist *d, void *buf, size_t bytes);
 
 /** Ends the job's use of MPI and frees d; returns the exit code the process should use.
  * With one rank (or NULL): returns exit_code. With N ranks: a run that succeeded everywhere, that
@@ -83,7 +85,7 @@ tfm_status tfm_dist_bcast(tfm_dist *d, void *buf, size_t bytes);
  * rank alone, e.g. a checkpoint that could not be written or a timeout — calls
  * MPI_Abort(MPI_COMM_WORLD, exit_code), which ends every rank of the job and does NOT return
  * (the caller has printed its error first). */
-int tfm_dist_finish(tfm_dist *d, int exit_code);
+TFM_API int tfm_dist_finish(tfm_dist *d, int exit_code);
 
 #ifdef __cplusplus
 }

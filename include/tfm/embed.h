@@ -10,6 +10,8 @@
 #ifndef TFM_EMBED_H
 #define TFM_EMBED_H
 
+#include "tfm/export.h"
+
 #include "tfm/model.h"
 #include "tfm/status.h"
 
@@ -32,7 +34,7 @@ extern "C" {
  * (anything but "bert"), hidden_act (anything but "gelu") or position_embedding_type (anything
  * but "absolute"); TFM_ERR_FORMAT naming the file and tensor (missing, not F32, misshaped, or a
  * tensor that belongs to no BERT encoder of that config); TFM_ERR_IO; TFM_ERR_NOMEM. */
-tfm_status tfm_model_load_hf(const char *path, tfm_model **out);
+TFM_API tfm_status tfm_model_load_hf(const char *path, tfm_model **out);
 
 /** An encoder-only model, its WordPiece tokenizer and its pooling: what turns a sentence into a
  * vector. */
@@ -47,16 +49,16 @@ typedef struct tfm_embedder tfm_embedder;
  * TFM_ERR_UNSUPPORTED for a model that is not encoder-only or a pooling mode not run here;
  * TFM_ERR_FORMAT when the tokenizer's vocabulary is larger than the model's; TFM_ERR_IO when no
  * tokenizer file is found (both names given). */
-tfm_status tfm_embedder_open(const char *path, tfm_embedder **out);
+TFM_API tfm_status tfm_embedder_open(const char *path, tfm_embedder **out);
 
 /** The width of a vector (d_model: 384 for all-MiniLM-L6-v2). */
-int tfm_embedder_dim(const tfm_embedder *e);
+TFM_API int tfm_embedder_dim(const tfm_embedder *e);
 
 /** The truncation length in tokens, [CLS] and [SEP] included. */
-int tfm_embedder_max_tokens(const tfm_embedder *e);
+TFM_API int tfm_embedder_max_tokens(const tfm_embedder *e);
 
 /** The model (owned by the embedder), e.g. to create contexts. */
-const tfm_model *tfm_embedder_model(const tfm_embedder *e);
+TFM_API const tfm_model *tfm_embedder_model(const tfm_embedder *e);
 
 /** Embeds n texts (texts[i] of lens[i] bytes of UTF-8; an empty text gives the vector of
  * "[CLS] [SEP]", as sentence-transformers does) into out (n, dim), row i for text i: WordPiece
@@ -70,11 +72,11 @@ const tfm_model *tfm_embedder_model(const tfm_embedder *e);
  * byte offset N (byte 0xXX)"; TFM_ERR_RANGE for an id outside the model's vocabulary or the
  * padding id (a literal [PAD] in the text); TFM_ERR_INVALID_ARG (NULL arguments, a context of another model);
  * TFM_ERR_NOMEM. */
-tfm_status tfm_embedder_encode(const tfm_embedder *e, tfm_context *ctx, const char *const *texts, const size_t *lens,
-                               size_t n, const char *name, float *out);
+TFM_API tfm_status tfm_embedder_encode(const tfm_embedder *e, tfm_context *ctx, const char *const *texts, const size_t *lens,
+                                       size_t n, const char *name, float *out);
 
 /** Releases an embedder and its model and tokenizer (NULL is fine). */
-void tfm_embedder_free(tfm_embedder *e);
+TFM_API void tfm_embedder_free(tfm_embedder *e);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@
 #ifndef TFM_FILEIO_H
 #define TFM_FILEIO_H
 
+#include "tfm/export.h"
+
 #include "tfm/status.h"
 
 #include <stddef.h>
@@ -32,11 +34,11 @@ typedef struct tfm_line_reader tfm_line_reader;
 /** Opens the file `path` for reading line by line. max_line_bytes is the longest line accepted,
  * in bytes without its line end (0: no limit). Errors: TFM_ERR_IO ("cannot open PATH: reason"),
  * TFM_ERR_NOMEM. */
-tfm_status tfm_line_reader_open(const char *path, size_t max_line_bytes, tfm_line_reader **out);
+TFM_API tfm_status tfm_line_reader_open(const char *path, size_t max_line_bytes, tfm_line_reader **out);
 
 /** The same over a stream the caller opened (stdin, a pipe); tfm_line_reader_free() does not
  * close it. `name` (copied) stands for the stream in messages, e.g. "<stdin>". */
-tfm_status tfm_line_reader_from_stream(FILE *f, const char *name, size_t max_line_bytes, tfm_line_reader **out);
+TFM_API tfm_status tfm_line_reader_from_stream(FILE *f, const char *name, size_t max_line_bytes, tfm_line_reader **out);
 
 /** The next line: *line points to its bytes without "\n" or "\r\n" (a lone "\r" at the end of the
  * last line is dropped too), NUL-terminated, *len bytes long, valid until the next call or
@@ -46,20 +48,20 @@ tfm_status tfm_line_reader_from_stream(FILE *f, const char *name, size_t max_lin
  *   TFM_ERR_FORMAT "NAME:LINE: NUL byte at byte column C (not a text file?)",
  *   TFM_ERR_FORMAT "NAME:LINE: line longer than the limit of N bytes",
  *   TFM_ERR_IO "error reading NAME: reason", TFM_ERR_NOMEM. */
-tfm_status tfm_line_reader_next(tfm_line_reader *r, const char **line, size_t *len);
+TFM_API tfm_status tfm_line_reader_next(tfm_line_reader *r, const char **line, size_t *len);
 
 /** The 1-based number of the line the last tfm_line_reader_next() returned (0 before the first). */
-size_t tfm_line_reader_line_number(const tfm_line_reader *r);
+TFM_API size_t tfm_line_reader_line_number(const tfm_line_reader *r);
 
 /** The path or stream name given when the reader was made. */
-const char *tfm_line_reader_name(const tfm_line_reader *r);
+TFM_API const char *tfm_line_reader_name(const tfm_line_reader *r);
 
 /** Counts the lines not read yet (no length limit, NUL bytes not checked), consuming them; for
  * messages such as "a has 5 lines but b has 7". Errors: TFM_ERR_IO. */
-tfm_status tfm_line_reader_count_rest(tfm_line_reader *r, size_t *n_lines);
+TFM_API tfm_status tfm_line_reader_count_rest(tfm_line_reader *r, size_t *n_lines);
 
 /** Frees the reader and closes its file (not a stream given to from_stream). NULL is allowed. */
-void tfm_line_reader_free(tfm_line_reader *r);
+TFM_API void tfm_line_reader_free(tfm_line_reader *r);
 
 /* ---- atomic file writer ------------------------------------------------------------------ */
 
@@ -71,31 +73,31 @@ typedef struct tfm_atomic_file tfm_atomic_file;
  * characters, not locked by a live writer), so repeated crashes do not fill the folder. Write through tfm_atomic_file_stream(), then tfm_atomic_file_commit() (or
  * tfm_atomic_file_abort() to give up). Errors: TFM_ERR_IO naming the path ("cannot save to PATH:
  * DIR is not an existing folder", or the system's reason), TFM_ERR_NOMEM. */
-tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out);
+TFM_API tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out);
 
 /** The stdio stream of the temporary file. Do not fclose() it. */
-FILE *tfm_atomic_file_stream(tfm_atomic_file *af);
+TFM_API FILE *tfm_atomic_file_stream(tfm_atomic_file *af);
 
 /** Finishes: flush, fsync, close, rename over the target path, fsync of the folder (best effort:
  * some file systems refuse it, and the file is in place by then). Frees `af` whatever happens.
  * Errors: TFM_ERR_IO naming the file (a write error seen by the stream, a full disk, a rename
  * refused, e.g. because the target is a folder); the previous target file is then untouched and
  * the temporary file removed. */
-tfm_status tfm_atomic_file_commit(tfm_atomic_file *af);
+TFM_API tfm_status tfm_atomic_file_commit(tfm_atomic_file *af);
 
 /** Gives up: closes and removes the temporary file, leaves the target untouched, frees `af`.
  * NULL is allowed. */
-void tfm_atomic_file_abort(tfm_atomic_file *af);
+TFM_API void tfm_atomic_file_abort(tfm_atomic_file *af);
 
 /** Checks, before any work, that a file could be saved at `path`: its folder exists and is a
  * folder (nothing is created). For commands and training runs that must fail before hours of work,
  * not at the end. Errors: TFM_ERR_IO with the message tfm_atomic_file_open() would give ("cannot
  * save to PATH: DIR is not an existing folder", "... the folder name is too long"). */
-tfm_status tfm_atomic_file_check_folder(const char *path);
+TFM_API tfm_status tfm_atomic_file_check_folder(const char *path);
 
 /** Writes `len` bytes of `data` to `path` atomically (open, one write, commit). Errors: those of
  * tfm_atomic_file_open() and tfm_atomic_file_commit(). */
-tfm_status tfm_atomic_file_write(const char *path, const void *data, size_t len);
+TFM_API tfm_status tfm_atomic_file_write(const char *path, const void *data, size_t len);
 
 #ifdef __cplusplus
 }

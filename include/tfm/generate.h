@@ -4,6 +4,8 @@
 #ifndef TFM_GENERATE_H
 #define TFM_GENERATE_H
 
+#include "tfm/export.h"
+
 #include "tfm/model.h"
 #include "tfm/tokenizer.h"
 
@@ -35,18 +37,18 @@ typedef struct {
 
 /** Starts a stream for `n_prompt` prompt ids plus at most `max_new` pushed ids. Errors:
  * TFM_ERR_INVALID_ARG (NULL argument), TFM_ERR_NOMEM. On error *s is empty (free is safe). */
-tfm_status tfm_text_stream_init(tfm_text_stream *s, const tfm_tokenizer *tok, const int32_t *prompt,
-                                size_t n_prompt, size_t max_new);
+TFM_API tfm_status tfm_text_stream_init(tfm_text_stream *s, const tfm_tokenizer *tok, const int32_t *prompt,
+                                        size_t n_prompt, size_t max_new);
 
 /** Appends `n` ids (n may be 0: then only re-decodes, e.g. to show the prompt) and hands out in
  * *out (*out_len bytes, pointing into s->text, valid until the next call) the newly settled bytes;
  * `final` = 1 settles everything (call it once after the last id). Errors: TFM_ERR_RANGE (more
  * than max_new ids pushed, or an id outside the vocabulary), TFM_ERR_NOMEM; then *out_len is 0. */
-tfm_status tfm_text_stream_push(tfm_text_stream *s, const int32_t *ids, size_t n, int final, const char **out,
-                                size_t *out_len);
+TFM_API tfm_status tfm_text_stream_push(tfm_text_stream *s, const int32_t *ids, size_t n, int final, const char **out,
+                                        size_t *out_len);
 
 /** Frees the stream's buffers (s itself is the caller's); s may be NULL. */
-void tfm_text_stream_free(tfm_text_stream *s);
+TFM_API void tfm_text_stream_free(tfm_text_stream *s);
 
 /** How each token is chosen from the logits z (V) of the newest position. Pad and BOS are never
  * chosen. T = temperature:
@@ -66,10 +68,10 @@ typedef struct {
 } tfm_sample_config;
 
 /** temperature 1, top_k 0, top_p 1, seed 1. */
-tfm_sample_config tfm_sample_config_default(void);
+TFM_API tfm_sample_config tfm_sample_config_default(void);
 
 /** Checks a sampling configuration. Errors: TFM_ERR_INVALID_ARG naming the field. */
-tfm_status tfm_sample_config_validate(const tfm_sample_config *cfg);
+TFM_API tfm_status tfm_sample_config_validate(const tfm_sample_config *cfg);
 
 /** Called with each generated token as soon as it is chosen (EOS is not passed); return nonzero
  * to stop generating. */
@@ -84,16 +86,16 @@ typedef int (*tfm_token_fn)(int32_t id, void *user);
  * out[max_out] receives the tokens (those past max_out are dropped), *out_len their count.
  * Errors: TFM_ERR_INVALID_ARG (not decoder-only, bad config, max_tokens < 0); TFM_ERR_RANGE
  * (a prompt id outside the vocabulary, or a prompt of max_len positions or more); TFM_ERR_NOMEM. */
-tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *cfg, const int32_t *prompt, int n_prompt,
-                        int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len,
-                        tfm_token_fn on_token, void *user);
+TFM_API tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *cfg, const int32_t *prompt, int n_prompt,
+                                int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len,
+                                tfm_token_fn on_token, void *user);
 
 /** Chooses one token from logits (V) as tfm_sample_config says, for draw number `step` (the
  * counter of the seed's stream). Overwrites logits with the truncated, renormalised distribution
  * (probabilities; 0 outside the kept set) — useful to tests. scratch needs V ints. Returns the id.
  * No allocation; never fails for a validated config. */
-int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *model_cfg, float *logits, int V,
-                         uint64_t step, int32_t *scratch);
+TFM_API int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *model_cfg, float *logits, int V,
+                                 uint64_t step, int32_t *scratch);
 
 /** What tfm_perplexity_text measured: perplexity = exp(nll / tokens). */
 typedef struct {
@@ -111,8 +113,8 @@ typedef struct {
  * max_len tokens and its EOS is not scored. Lines are scored in batches of about batch_tokens
  * tokens. Errors: TFM_ERR_INVALID_ARG (not decoder-only, or a tokenizer that does not fit the
  * model); TFM_ERR_FORMAT for invalid UTF-8 ("line N: ...", N = i + 1); TFM_ERR_NOMEM. */
-tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const char *const *lines, size_t n,
-                               int batch_tokens, tfm_perplexity_stats *stats);
+TFM_API tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const char *const *lines, size_t n,
+                                       int batch_tokens, tfm_perplexity_stats *stats);
 
 #ifdef __cplusplus
 }

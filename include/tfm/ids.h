@@ -6,6 +6,8 @@
 #ifndef TFM_IDS_H
 #define TFM_IDS_H
 
+#include "tfm/export.h"
+
 #include "tfm/status.h"
 
 #include <stddef.h>
@@ -31,10 +33,10 @@ typedef struct {
  * non-negative decimal integer (a negative number, a letter, ...), a line over
  * TFM_IDS_MAX_LINE_BYTES, a NUL byte, or a file with no lines at all; TFM_ERR_RANGE for an id
  * above 2^31−1; TFM_ERR_NOMEM. On error *out is left empty. */
-tfm_status tfm_id_lines_read(const char *path, tfm_id_lines *out);
+TFM_API tfm_status tfm_id_lines_read(const char *path, tfm_id_lines *out);
 
 /** Checks every id is < vocab. Errors: TFM_ERR_RANGE naming `path`, the line and the id. */
-tfm_status tfm_id_lines_check_vocab(const tfm_id_lines *lines, const char *path, int vocab);
+TFM_API tfm_status tfm_id_lines_check_vocab(const tfm_id_lines *lines, const char *path, int vocab);
 
 /** Length of line i in ids. */
 static inline size_t tfm_id_lines_len(const tfm_id_lines *lines, size_t i) {
@@ -42,7 +44,7 @@ static inline size_t tfm_id_lines_len(const tfm_id_lines *lines, size_t i) {
 }
 
 /** Releases the lines' memory and empties *lines (an emptied or zeroed struct is fine). */
-void tfm_id_lines_free(tfm_id_lines *lines);
+TFM_API void tfm_id_lines_free(tfm_id_lines *lines);
 
 #ifdef __cplusplus
 }

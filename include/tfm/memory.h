@@ -10,6 +10,8 @@
 #ifndef TFM_MEMORY_H
 #define TFM_MEMORY_H
 
+#include "tfm/export.h"
+
 #include "tfm/data.h"
 #include "tfm/decode.h"
 #include "tfm/model.h"
@@ -51,20 +53,20 @@ typedef struct {
  * dataset ids (data_bytes: what the datasets hold, e.g. from tfm_memory_dataset_bytes) and base.
  * Formula, with P parameters: 4P (params) + 4P (grads) + 8P (Adam) + max over shapes of the arena
  * layouts + data + base. Errors: TFM_ERR_INVALID_ARG (NULL), TFM_ERR_NOMEM (sizes overflow). */
-tfm_status tfm_memory_estimate_train(const tfm_config *cfg, tfm_optimizer optimizer, const tfm_batcher *train,
-                                     const tfm_batcher *valid, size_t data_bytes, tfm_memory_estimate *out);
+TFM_API tfm_status tfm_memory_estimate_train(const tfm_config *cfg, tfm_optimizer optimizer, const tfm_batcher *train,
+                                             const tfm_batcher *valid, size_t data_bytes, tfm_memory_estimate *out);
 
 /** Bytes a dataset holds in memory: its ids (4 bytes each), offsets and line numbers, and the
  * per-pair indexes a batcher over it keeps (3 words a pair). */
-size_t tfm_memory_dataset_bytes(const tfm_dataset *ds);
+TFM_API size_t tfm_memory_dataset_bytes(const tfm_dataset *ds);
 
 /** Estimates decoding with `cfg`: `rows` rows decoded together (sentences × beam), sources of at
  * most max_src tokens, at most max_out output tokens; use_cache 1 for the KV cache (the cache of
  * (rows, max_src, max_out + 1) positions plus the encoder's activations), 0 for recomputation (the
  * activations of (rows, max_src, max_out + 1)); text_bytes for the input and output lines.
  * Errors: TFM_ERR_INVALID_ARG (bad sizes), TFM_ERR_NOMEM (sizes overflow). */
-tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_src, int max_out, int use_cache,
-                                      size_t text_bytes, tfm_memory_estimate *out);
+TFM_API tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_src, int max_out, int use_cache,
+                                              size_t text_bytes, tfm_memory_estimate *out);
 
 /** tfm_memory_estimate_decode for beam search: `sentences` sentences of `beams` rows each. On the
  * KV cache each sentence is encoded once and its memory (cross-attention keys/values, source mask)
@@ -72,8 +74,8 @@ tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_s
  * the memory of `sentences` rows, plus the encoder's activations for `sentences` rows; without the
  * cache, as tfm_memory_estimate_decode of sentences · beams rows. beams 1 is
  * tfm_memory_estimate_decode. Errors: as tfm_memory_estimate_decode. */
-tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences, int beams, int max_src, int max_out,
-                                            int use_cache, size_t text_bytes, tfm_memory_estimate *out);
+TFM_API tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences, int beams, int max_src, int max_out,
+                                                    int use_cache, size_t text_bytes, tfm_memory_estimate *out);
 
 /** Estimates tfm_translate_text's run over n sources of src_len[i] tokens each (0: a blank line,
  * which is not decoded; a count above cfg->max_len is cut to it, as decoding does), decoded with
@@ -86,26 +88,26 @@ tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences
  * blank): parameters, data and base only.
  * Errors: TFM_ERR_INVALID_ARG (NULL, batch_sentences < 1, bad dc), TFM_ERR_NOMEM (out of memory,
  * sizes overflow). */
-tfm_status tfm_memory_estimate_translate(const tfm_config *cfg, const tfm_decode_config *dc, int batch_sentences,
-                                         const size_t *src_len, size_t n, size_t text_bytes,
-                                         tfm_memory_estimate *out);
+TFM_API tfm_status tfm_memory_estimate_translate(const tfm_config *cfg, const tfm_decode_config *dc, int batch_sentences,
+                                                 const size_t *src_len, size_t n, size_t text_bytes,
+                                                 tfm_memory_estimate *out);
 
 /** The memory the machine can give a new run: MemAvailable of /proc/meminfo, in bytes.
  * Errors: TFM_ERR_IO if /proc/meminfo cannot be read or has no MemAvailable line. */
-tfm_status tfm_memory_available(size_t *bytes);
+TFM_API tfm_status tfm_memory_available(size_t *bytes);
 
 /** Parses a size such as "2G", "512M", "1.5GiB", "800k", "1000000" (bytes): a non-negative decimal
  * number, optionally with a unit K, M, G or T (binary: 2^10, 2^20, ...; "B", "iB" and lower case
  * accepted), no spaces. Errors: TFM_ERR_INVALID_ARG naming the text. */
-tfm_status tfm_memory_parse(const char *text, size_t *bytes);
+TFM_API tfm_status tfm_memory_parse(const char *text, size_t *bytes);
 
 /** Writes `bytes` for people ("1.50 GiB", "12.0 MiB", "900 B") into buf (snprintf-like). */
-int tfm_memory_format(size_t bytes, char *buf, size_t cap);
+TFM_API int tfm_memory_format(size_t bytes, char *buf, size_t cap);
 
 /** Compares an estimate with a limit: TFM_OK if e->total <= limit; otherwise TFM_ERR_NOMEM with a
  * message giving the estimate part by part, the limit and where it comes from (limit_name, e.g.
  * "--max-memory 2G" or "MemAvailable of /proc/meminfo"), and `advice` (the flags to lower). */
-tfm_status tfm_memory_check(const tfm_memory_estimate *e, size_t limit, const char *limit_name, const char *advice);
+TFM_API tfm_status tfm_memory_check(const tfm_memory_estimate *e, size_t limit, const char *limit_name, const char *advice);
 
 #ifdef __cplusplus
 }

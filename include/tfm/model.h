@@ -16,6 +16,8 @@
 #ifndef TFM_MODEL_H
 #define TFM_MODEL_H
 
+#include "tfm/export.h"
+
 #include "tfm/status.h"
 
 #include <stddef.h>
@@ -103,62 +105,62 @@ typedef struct tfm_context tfm_context;
 
 /** The defaults of `tfm init`: d_model 256, 4 heads, 3+3 layers, d_ff 1024, vocab 8000, max_len
  * 256, post-LN, ReLU, sinusoidal PE, pad 0, bos 1, eos 2, eps 1e-5, untied. */
-tfm_config tfm_config_default(void);
+TFM_API tfm_config tfm_config_default(void);
 
 /** Checks that a configuration makes sense (positive sizes, n_heads divides d_model, special ids
  * inside the vocabularies, ...). Errors: TFM_ERR_INVALID_ARG naming the key; TFM_ERR_UNSUPPORTED
  * for an architecture this build cannot run. */
-tfm_status tfm_config_validate(const tfm_config *cfg);
+TFM_API tfm_status tfm_config_validate(const tfm_config *cfg);
 
 /** Number of float parameters of a configuration (tied matrices counted once). */
-size_t tfm_config_param_count(const tfm_config *cfg);
+TFM_API size_t tfm_config_param_count(const tfm_config *cfg);
 
 /** Bytes a model and one context take: parameters plus the context's forward workspace for batches
  * of up to `max_batch` sequences of up to `max_src` source and `max_tgt` target tokens. Returns 0
  * if the sizes overflow size_t. */
-size_t tfm_model_estimate_bytes(const tfm_config *cfg, int max_batch, int max_src, int max_tgt);
+TFM_API size_t tfm_model_estimate_bytes(const tfm_config *cfg, int max_batch, int max_src, int max_tgt);
 
 /** A fresh model with the initialisation of DESIGN.md §2 (Xavier-uniform weight matrices,
  * attention biases 0, other biases as nn.Linear, LayerNorm 1/0, embeddings N(0, d_model^-0.5)),
  * deterministic in `seed`. Errors: those of tfm_config_validate, TFM_ERR_NOMEM. */
-tfm_status tfm_model_create(const tfm_config *cfg, uint64_t seed, tfm_model **out);
+TFM_API tfm_status tfm_model_create(const tfm_config *cfg, uint64_t seed, tfm_model **out);
 
 /** Loads a safetensors checkpoint (DESIGN.md §3), checking every tensor's name, dtype, shape and
  * byte range and the metadata. Errors: TFM_ERR_IO (cannot open/read), TFM_ERR_FORMAT (malformed or
  * foreign file; the message names the tensor or byte offset), TFM_ERR_INVALID_ARG (metadata that
  * makes no sense), TFM_ERR_NOMEM. */
-tfm_status tfm_model_load(const char *path, tfm_model **out);
+TFM_API tfm_status tfm_model_load(const char *path, tfm_model **out);
 
 /** Writes every model tensor, the metadata and any stored tokenizer to `path` atomically (a
  * temporary file in the same directory, fsync, rename): an interrupted save leaves the previous
  * file intact. Errors: TFM_ERR_IO naming the path. */
-tfm_status tfm_model_save(const tfm_model *model, const char *path);
+TFM_API tfm_status tfm_model_save(const tfm_model *model, const char *path);
 
 /** Releases a model and everything it owns (NULL is fine). */
-void tfm_model_free(tfm_model *model);
+TFM_API void tfm_model_free(tfm_model *model);
 
 /** The model's configuration (valid while the model lives). */
-const tfm_config *tfm_model_config(const tfm_model *model);
+TFM_API const tfm_config *tfm_model_config(const tfm_model *model);
 
 /** The serialized tokenizer stored with the model (the `tokenizer.model` U8 tensor), or NULL with
  * *len = 0 if it has none. Valid while the model lives. */
-const unsigned char *tfm_model_tokenizer(const tfm_model *model, size_t *len);
+TFM_API const unsigned char *tfm_model_tokenizer(const tfm_model *model, size_t *len);
 
 /** Stores a copy of a serialized tokenizer in the model; tfm_model_save writes it as the U8 tensor
  * `tokenizer.model`. Errors: TFM_ERR_NOMEM. */
-tfm_status tfm_model_set_tokenizer(tfm_model *model, const unsigned char *bytes, size_t len);
+TFM_API tfm_status tfm_model_set_tokenizer(tfm_model *model, const unsigned char *bytes, size_t len);
 
 /** A context for `model`: one thread's activation workspace and KV cache, empty at first and grown
  * on demand by the calls that use it (so the first call of a new, larger batch shape allocates).
  * The model must outlive the context. Many contexts may share one model (see the thread-safety
  * note above). Errors: TFM_ERR_INVALID_ARG (NULL model), TFM_ERR_NOMEM. */
-tfm_status tfm_context_create(const tfm_model *model, tfm_context **out);
+TFM_API tfm_status tfm_context_create(const tfm_model *model, tfm_context **out);
 
 /** Releases a context's workspace and KV cache, not its model (NULL is fine). */
-void tfm_context_free(tfm_context *ctx);
+TFM_API void tfm_context_free(tfm_context *ctx);
 
 /** The model a context was created for. */
-const tfm_model *tfm_context_model(const tfm_context *ctx);
+TFM_API const tfm_model *tfm_context_model(const tfm_context *ctx);
 
 #ifdef __cplusplus
 }

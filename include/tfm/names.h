@@ -17,6 +17,8 @@
 #ifndef TFM_NAMES_H
 #define TFM_NAMES_H
 
+#include "tfm/export.h"
+
 #include "tfm/decode.h"
 #include "tfm/model.h"
 #include "tfm/status.h"
@@ -26,37 +28,37 @@
 extern "C" {
 #endif
 
-const char *tfm_arch_name(tfm_arch arch);
-tfm_status tfm_arch_from_name(const char *name, tfm_arch *arch);
-const char *tfm_arch_names(void);
+TFM_API const char *tfm_arch_name(tfm_arch arch);
+TFM_API tfm_status tfm_arch_from_name(const char *name, tfm_arch *arch);
+TFM_API const char *tfm_arch_names(void);
 
-const char *tfm_activation_name(tfm_activation activation);
-tfm_status tfm_activation_from_name(const char *name, tfm_activation *activation);
-const char *tfm_activation_names(void);
+TFM_API const char *tfm_activation_name(tfm_activation activation);
+TFM_API tfm_status tfm_activation_from_name(const char *name, tfm_activation *activation);
+TFM_API const char *tfm_activation_names(void);
 
-const char *tfm_pe_name(tfm_pe pe);
-tfm_status tfm_pe_from_name(const char *name, tfm_pe *pe);
-const char *tfm_pe_names(void);
+TFM_API const char *tfm_pe_name(tfm_pe pe);
+TFM_API tfm_status tfm_pe_from_name(const char *name, tfm_pe *pe);
+TFM_API const char *tfm_pe_names(void);
 
-const char *tfm_pe_layout_name(tfm_pe_layout layout);
-tfm_status tfm_pe_layout_from_name(const char *name, tfm_pe_layout *layout);
-const char *tfm_pe_layout_names(void);
+TFM_API const char *tfm_pe_layout_name(tfm_pe_layout layout);
+TFM_API tfm_status tfm_pe_layout_from_name(const char *name, tfm_pe_layout *layout);
+TFM_API const char *tfm_pe_layout_names(void);
 
-const char *tfm_rope_pairing_name(tfm_rope_pairing pairing);
-tfm_status tfm_rope_pairing_from_name(const char *name, tfm_rope_pairing *pairing);
-const char *tfm_rope_pairing_names(void);
+TFM_API const char *tfm_rope_pairing_name(tfm_rope_pairing pairing);
+TFM_API tfm_status tfm_rope_pairing_from_name(const char *name, tfm_rope_pairing *pairing);
+TFM_API const char *tfm_rope_pairing_names(void);
 
-const char *tfm_optimizer_name(tfm_optimizer optimizer);
-tfm_status tfm_optimizer_from_name(const char *name, tfm_optimizer *optimizer);
-const char *tfm_optimizer_names(void);
+TFM_API const char *tfm_optimizer_name(tfm_optimizer optimizer);
+TFM_API tfm_status tfm_optimizer_from_name(const char *name, tfm_optimizer *optimizer);
+TFM_API const char *tfm_optimizer_names(void);
 
-const char *tfm_schedule_name(tfm_schedule schedule);
-tfm_status tfm_schedule_from_name(const char *name, tfm_schedule *schedule);
-const char *tfm_schedule_names(void);
+TFM_API const char *tfm_schedule_name(tfm_schedule schedule);
+TFM_API tfm_status tfm_schedule_from_name(const char *name, tfm_schedule *schedule);
+TFM_API const char *tfm_schedule_names(void);
 
-const char *tfm_beam_stop_name(tfm_beam_stop stop);
-tfm_status tfm_beam_stop_from_name(const char *name, tfm_beam_stop *stop);
-const char *tfm_beam_stop_names(void);
+TFM_API const char *tfm_beam_stop_name(tfm_beam_stop stop);
+TFM_API tfm_status tfm_beam_stop_from_name(const char *name, tfm_beam_stop *stop);
+TFM_API const char *tfm_beam_stop_names(void);
 
 #ifdef __cplusplus
 }

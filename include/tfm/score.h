@@ -3,6 +3,8 @@
 #ifndef TFM_SCORE_H
 #define TFM_SCORE_H
 
+#include "tfm/export.h"
+
 #include "tfm/model.h"
 
 #ifdef __cplusplus
@@ -25,8 +27,8 @@ extern "C" {
  * S and T may not exceed the model's max_len. Errors: TFM_ERR_INVALID_ARG (bad sizes),
  * TFM_ERR_RANGE (a token id outside its vocabulary, naming the row and position; a sequence longer
  * than max_len), TFM_ERR_NOMEM (the workspace could not grow). */
-tfm_status tfm_model_score(tfm_context *ctx, int B, int S, int T, const int32_t *src,
-                           const int32_t *tgt, double *out_logprob, int *out_ntok, float *out_logits);
+TFM_API tfm_status tfm_model_score(tfm_context *ctx, int B, int S, int T, const int32_t *src,
+                                   const int32_t *tgt, double *out_logprob, int *out_ntok, float *out_logits);
 
 #ifdef __cplusplus
 }

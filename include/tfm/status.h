@@ -7,6 +7,8 @@
 #ifndef TFM_STATUS_H
 #define TFM_STATUS_H
 
+#include "tfm/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,10 +26,10 @@ typedef enum {
 } tfm_status;
 
 /** The message recorded by the last failing call on this thread ("" if none). Never NULL. */
-const char *tfm_last_error(void);
+TFM_API const char *tfm_last_error(void);
 
 /** A short constant name for a status ("ok", "io error", "format error", ...). Never NULL. */
-const char *tfm_status_name(tfm_status status);
+TFM_API const char *tfm_status_name(tfm_status status);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,8 @@
 #ifndef TFM_TEXT_H
 #define TFM_TEXT_H
 
+#include "tfm/export.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -28,13 +30,13 @@ extern "C" {
 
 /** 1 if s[0..n) is blank (see above: White_Space, default-ignorable and control code points only,
  * or nothing), else 0. s may be NULL when n is 0. Never fails. */
-int tfm_text_is_blank(const char *s, size_t n);
+TFM_API int tfm_text_is_blank(const char *s, size_t n);
 
 /** Replaces, in place, every line break of s[0..n) (see above), and every NUL byte (which would
  * cut the line short in a C string and is refused by the text readers), by one space and returns the new
  * length (<= n: a multi-byte break becomes one byte); s[new length] is set to NUL when the text
  * shrank, so a NUL-terminated string stays one. Invalid UTF-8 bytes are left as they are. */
-size_t tfm_text_one_line(char *s, size_t n);
+TFM_API size_t tfm_text_one_line(char *s, size_t n);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #ifndef TFM_TFM_H
 #define TFM_TFM_H
 
+#include "tfm/export.h"
 #include "tfm/status.h"
 #include "tfm/threads.h"
 #include "tfm/model.h"
@@ -19,5 +20,8 @@
 #include "tfm/text.h"
 #include "tfm/memory.h"
 #include "tfm/names.h"
+#include "tfm/embed.h"
+#include "tfm/wordpiece.h"
+#include "tfm/dist.h"
 
 #endif

@@ -6,6 +6,8 @@
 #ifndef TFM_THREADS_H
 #define TFM_THREADS_H
 
+#include "tfm/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -15,17 +17,17 @@ extern "C" {
  * process may run on (its CPU affinity mask). Thread-safe (an atomic store); a kernel already
  * running keeps the count it started with. Results never depend on the count: every sum is split
  * into blocks fixed by the tensor sizes alone. */
-void tfm_set_threads(int n);
+TFM_API void tfm_set_threads(int n);
 
 /** The thread count kernels use now (>= 1): the last tfm_set_threads(n > 0), else the default. */
-int tfm_get_threads(void);
+TFM_API int tfm_get_threads(void);
 
 /** What runs the matrix products, for logs and benchmarks: the BLAS, its version and the kernels
  * used on this CPU, e.g. "BLIS 0.9.0, 'skx' kernels (BLIS chose 'generic' for this CPU; it has the
  * instructions of 'skx')" (docs/THREADS.md, "Which BLIS kernels"). A static string, valid for the
  * life of the process; thread-safe. The choice is made once, by the first call of this or of any
  * matrix product. */
-const char *tfm_blas_kernels(void);
+TFM_API const char *tfm_blas_kernels(void);
 
 /** For a program's main() only, before anything else: GCC's OpenMP runtime (libgomp) reads its
  * waiting policy once, when it loads, and by default an idle thread spins ~300,000 rounds
@@ -38,7 +40,7 @@ const char *tfm_blas_kernels(void);
  * Returns 0 when nothing was needed, -1 when re-executing failed (the program just goes on with
  * the default policy); on success it does not return. A library must never call it: it replaces
  * the process image. */
-int tfm_reexec_for_shared_cores(char **argv);
+TFM_API int tfm_reexec_for_shared_cores(char **argv);
 
 #ifdef __cplusplus
 }

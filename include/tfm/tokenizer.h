@@ -21,6 +21,8 @@
 #ifndef TFM_TOKENIZER_H
 #define TFM_TOKENIZER_H
 
+#include "tfm/export.h"
+
 #include "tfm/model.h"
 #include "tfm/status.h"
 
@@ -58,7 +60,7 @@ typedef struct {
 } tfm_tokenizer_train_opts;
 
 /** Fills *opts with the defaults documented on each field. */
-void tfm_tokenizer_train_opts_default(tfm_tokenizer_train_opts *opts);
+TFM_API void tfm_tokenizer_train_opts_default(tfm_tokenizer_train_opts *opts);
 
 /** Trains a joint unigram vocabulary on the lines of the UTF-8 text files `paths[0..n_paths)`
  * (each line one sentence; "\n" or "\r\n" line ends; blank lines, tfm_text_is_blank, are skipped). Training happens in
@@ -67,66 +69,66 @@ void tfm_tokenizer_train_opts_default(tfm_tokenizer_train_opts *opts);
  * cannot be read (named); TFM_ERR_FORMAT for invalid UTF-8 or a NUL byte (file, 1-based line and
  * byte offset in the line named) or text with no sentences; TFM_ERR_INVALID_ARG for a vocab_size
  * the text cannot reach (SentencePiece's message); TFM_ERR_NOMEM. On error *out is NULL. */
-tfm_status tfm_tokenizer_train(const char *const *paths, size_t n_paths,
-                               const tfm_tokenizer_train_opts *opts, tfm_tokenizer **out);
+TFM_API tfm_status tfm_tokenizer_train(const char *const *paths, size_t n_paths,
+                                       const tfm_tokenizer_train_opts *opts, tfm_tokenizer **out);
 
 /** Loads a model from the bytes of a serialized SentencePiece ModelProto (a `.model` file's
  * contents). The bytes are copied. Errors: TFM_ERR_FORMAT if they are not a valid model;
  * TFM_ERR_NOMEM. On error *out is NULL. */
-tfm_status tfm_tokenizer_load_bytes(const void *data, size_t len, tfm_tokenizer **out);
+TFM_API tfm_status tfm_tokenizer_load_bytes(const void *data, size_t len, tfm_tokenizer **out);
 
 /** Loads a model from a `.model` file. Errors: TFM_ERR_IO (file named), those of
  * tfm_tokenizer_load_bytes() (the message names the file). */
-tfm_status tfm_tokenizer_load_file(const char *path, tfm_tokenizer **out);
+TFM_API tfm_status tfm_tokenizer_load_file(const char *path, tfm_tokenizer **out);
 
 /** The model as serialized ModelProto bytes (malloc'd, *len bytes; free() them). Loading them
  * with tfm_tokenizer_load_bytes() gives a tokenizer that encodes and decodes identically.
  * Errors: TFM_ERR_NOMEM. */
-tfm_status tfm_tokenizer_serialize(const tfm_tokenizer *tok, uint8_t **bytes, size_t *len);
+TFM_API tfm_status tfm_tokenizer_serialize(const tfm_tokenizer *tok, uint8_t **bytes, size_t *len);
 
 /** Writes the serialized model to `path` atomically (a temporary file in the same folder, then
  * rename): readers see the old file or the new one, never a part. Errors: TFM_ERR_IO naming the
  * file. */
-tfm_status tfm_tokenizer_save_file(const tfm_tokenizer *tok, const char *path);
+TFM_API tfm_status tfm_tokenizer_save_file(const tfm_tokenizer *tok, const char *path);
 
 /** Number of pieces V; valid ids are [0, V). */
-int tfm_tokenizer_vocab_size(const tfm_tokenizer *tok);
+TFM_API int tfm_tokenizer_vocab_size(const tfm_tokenizer *tok);
 
 /** The padding id as the model defines it (-1 if none); 0 for models tfm trains. */
-int tfm_tokenizer_pad_id(const tfm_tokenizer *tok);
+TFM_API int tfm_tokenizer_pad_id(const tfm_tokenizer *tok);
 /** The begin-of-sequence id (-1 if none); 1 for models tfm trains. */
-int tfm_tokenizer_bos_id(const tfm_tokenizer *tok);
+TFM_API int tfm_tokenizer_bos_id(const tfm_tokenizer *tok);
 /** The end-of-sequence id (-1 if none); 2 for models tfm trains. */
-int tfm_tokenizer_eos_id(const tfm_tokenizer *tok);
+TFM_API int tfm_tokenizer_eos_id(const tfm_tokenizer *tok);
 /** The unknown-piece id (-1 if none); 3 for models tfm trains. */
-int tfm_tokenizer_unk_id(const tfm_tokenizer *tok);
+TFM_API int tfm_tokenizer_unk_id(const tfm_tokenizer *tok);
 
 /** The id of a piece (e.g. "▁the", "<0x41>"), or the unk id if the vocabulary lacks it. */
-int32_t tfm_tokenizer_piece_to_id(const tfm_tokenizer *tok, const char *piece);
+TFM_API int32_t tfm_tokenizer_piece_to_id(const tfm_tokenizer *tok, const char *piece);
 
 /** The piece of an id (NUL-terminated, owned by the tokenizer), or NULL if id is outside [0, V). */
-const char *tfm_tokenizer_id_to_piece(const tfm_tokenizer *tok, int32_t id);
+TFM_API const char *tfm_tokenizer_id_to_piece(const tfm_tokenizer *tok, int32_t id);
 
 /** Encodes `len` bytes of UTF-8 text into ids (no BOS/EOS added). *ids is malloc'd (free() it;
  * it may be NULL when *n_ids is 0, e.g. for empty text). Newlines are ordinary characters here:
  * split lines before encoding. Errors: TFM_ERR_FORMAT for invalid UTF-8 or a NUL byte (the message
  * gives the byte offset); TFM_ERR_NOMEM. On error *ids is NULL and *n_ids 0. */
-tfm_status tfm_tokenizer_encode(const tfm_tokenizer *tok, const char *text, size_t len,
-                                int32_t **ids, size_t *n_ids);
+TFM_API tfm_status tfm_tokenizer_encode(const tfm_tokenizer *tok, const char *text, size_t len,
+                                        int32_t **ids, size_t *n_ids);
 
 /** Decodes ids into UTF-8 text: *text is malloc'd, NUL-terminated, *len bytes without the NUL
  * (free() it). Pad, BOS and EOS ids are skipped; unk decodes as " ⁇ "; byte pieces that do not
  * form valid UTF-8 decode as U+FFFD, so the text is always valid UTF-8. Errors: TFM_ERR_RANGE for
  * an id outside [0, V) (its position named); TFM_ERR_NOMEM. On error *text is NULL. */
-tfm_status tfm_tokenizer_decode(const tfm_tokenizer *tok, const int32_t *ids, size_t n_ids,
-                                char **text, size_t *len);
+TFM_API tfm_status tfm_tokenizer_decode(const tfm_tokenizer *tok, const int32_t *ids, size_t n_ids,
+                                        char **text, size_t *len);
 
 /** Checks that a tokenizer fits a model: the same number of pieces as both vocabularies and the
  * same pad, BOS and EOS ids. Errors: TFM_ERR_INVALID_ARG saying what differs. */
-tfm_status tfm_tokenizer_check_model(const tfm_tokenizer *tok, const tfm_config *cfg);
+TFM_API tfm_status tfm_tokenizer_check_model(const tfm_tokenizer *tok, const tfm_config *cfg);
 
 /** Releases a tokenizer (NULL is fine). */
-void tfm_tokenizer_free(tfm_tokenizer *tok);
+TFM_API void tfm_tokenizer_free(tfm_tokenizer *tok);
 
 #ifdef __cplusplus
 }

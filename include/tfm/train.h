@@ -3,6 +3,8 @@
 #ifndef TFM_TRAIN_H
 #define TFM_TRAIN_H
 
+#include "tfm/export.h"
+
 #include "tfm/model.h"
 
 #ifdef __cplusplus
@@ -32,7 +34,7 @@ typedef struct {
 } tfm_train_config;
 
 /** Adam, constant lr 1e-3, no dropout or smoothing or clipping, warm-up 4000, β (0.9, 0.98), ε 1e-9. */
-tfm_train_config tfm_train_config_default(void);
+TFM_API tfm_train_config tfm_train_config_default(void);
 
 typedef struct tfm_trainer tfm_trainer;
 
@@ -53,15 +55,15 @@ typedef struct {
  * (max_tgt counts whole target rows, BOS and EOS included) are allocated here; other batch shapes
  * are reserved with tfm_trainer_reserve, so no step allocates.
  * Errors: TFM_ERR_INVALID_ARG (bad config or sizes), TFM_ERR_RANGE, TFM_ERR_NOMEM. */
-tfm_status tfm_trainer_create(tfm_model *model, const tfm_train_config *cfg, int max_batch, int max_src,
-                              int max_tgt, tfm_trainer **out);
+TFM_API tfm_status tfm_trainer_create(tfm_model *model, const tfm_train_config *cfg, int max_batch, int max_src,
+                                      int max_tgt, tfm_trainer **out);
 
 /** Grows the trainer's and the model's workspaces (if needed) so that a batch of B × (S, T) —
  * T whole target rows — trains without allocating. Reserving every batch shape of an epoch before
  * the first step (the shapes of tfm_batcher repeat every epoch) sizes memory by what batches really
  * need, not by the largest B, S and T seen apart. Errors: TFM_ERR_INVALID_ARG, TFM_ERR_RANGE
  * (longer than max_len), TFM_ERR_NOMEM. */
-tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T);
+TFM_API tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T);
 
 /** One training step on a batch: forward with dropout, loss, backward, clipping, one optimizer
  * update. src (B, S) and tgt (B, T) are laid out as for tfm_model_score (rows padded with pad_id;
@@ -73,8 +75,8 @@ tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T);
  * tfm_model_score; TFM_ERR_NOMEM; TFM_ERR_NUMERIC if the loss or gradient is not finite (the
  * parameters are then left unchanged); with ranks, TFM_ERR_IO when another rank does not answer
  * within the timeout. */
-tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *src, const int32_t *tgt,
-                            tfm_step_stats *stats);
+TFM_API tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *src, const int32_t *tgt,
+                                    tfm_step_stats *stats);
 
 /** Where training stands besides the weights and the optimizer: the data position and the best
  * validation loss so far. The caller keeps it up to date; tfm_trainer_save stores it. */
@@ -85,9 +87,9 @@ typedef struct {
 } tfm_train_progress;
 
 /** Records the progress that tfm_trainer_save stores (call it before saving). */
-void tfm_trainer_set_progress(tfm_trainer *t, const tfm_train_progress *p);
+TFM_API void tfm_trainer_set_progress(tfm_trainer *t, const tfm_train_progress *p);
 /** The progress last recorded or restored by tfm_trainer_load_state ({0, 0, INFINITY} at first). */
-tfm_train_progress tfm_trainer_progress(const tfm_trainer *t);
+TFM_API tfm_train_progress tfm_trainer_progress(const tfm_trainer *t);
 
 /** Writes a resumable checkpoint atomically: every model tensor and the tokenizer, as
  * tfm_model_save, plus under train_state.: the Adam moments (adam_m, adam_v, F32 as the
@@ -95,7 +97,7 @@ tfm_train_progress tfm_trainer_progress(const tfm_trainer *t);
  * [3]: epoch, index, batch_tokens; best_valid_loss F64) and the training configuration (config
  * F64 [11]). A reader that ignores train_state. sees an ordinary model.
  * Errors: TFM_ERR_IO naming the path, TFM_ERR_NOMEM. */
-tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path);
+TFM_API tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path);
 
 /** Restores the optimizer state, step count, RNG and progress saved by tfm_trainer_save (the
  * weights are the model's: load the same checkpoint with tfm_model_load first), so training goes on
@@ -103,16 +105,16 @@ tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path);
  * the same learning rate, schedule, dropout, seed, ...). Errors: TFM_ERR_IO; TFM_ERR_FORMAT naming
  * a missing or malformed train_state. tensor (e.g. a checkpoint saved without them);
  * TFM_ERR_INVALID_ARG naming the first setting that differs. */
-tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path);
+TFM_API tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path);
 
 /** The model the trainer updates (the one given to tfm_trainer_create). */
-tfm_model *tfm_trainer_model(const tfm_trainer *t);
+TFM_API tfm_model *tfm_trainer_model(const tfm_trainer *t);
 
 /** Steps taken so far (the t of Adam's bias correction and of the schedule). */
-int64_t tfm_trainer_steps(const tfm_trainer *t);
+TFM_API int64_t tfm_trainer_steps(const tfm_trainer *t);
 
 /** Releases the trainer's gradients, optimizer state and workspaces, not the model (NULL is fine). */
-void tfm_trainer_free(tfm_trainer *t);
+TFM_API void tfm_trainer_free(tfm_trainer *t);
 
 #ifdef __cplusplus
 }

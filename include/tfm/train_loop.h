@@ -19,6 +19,8 @@
 #ifndef TFM_TRAIN_LOOP_H
 #define TFM_TRAIN_LOOP_H
 
+#include "tfm/export.h"
+
 #include "tfm/data.h"
 #include "tfm/train.h"
 
@@ -75,7 +77,7 @@ typedef struct {
 
 /** max_steps 1, no time limit, eval_every 0, save_every 0, no files, save_resumable 1, no stop
  * flag, no callback. */
-tfm_loop_config tfm_loop_config_default(void);
+TFM_API tfm_loop_config tfm_loop_config_default(void);
 
 /** Why the loop ended. */
 typedef enum {
@@ -129,8 +131,8 @@ typedef struct {
  * (this run's last saves, or the files as they were before it), and the message says so, e.g.
  * "step 12: validation loss is NaN; training stopped, nothing saved; kept checkpoint m.safetensors
  * from step 10; kept best model m.best.safetensors from step 10" (docs/HARDENING.md). */
-tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *valid, const tfm_loop_config *cfg,
-                          tfm_loop_result *result);
+TFM_API tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *valid, const tfm_loop_config *cfg,
+                                  tfm_loop_result *result);
 
 #ifdef __cplusplus
 }

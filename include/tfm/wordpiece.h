@@ -26,6 +26,8 @@
 #ifndef TFM_WORDPIECE_H
 #define TFM_WORDPIECE_H
 
+#include "tfm/export.h"
+
 #include "tfm/status.h"
 
 #include <stddef.h>
@@ -66,7 +68,7 @@ typedef struct {
  * TFM_ERR_UNSUPPORTED naming what tokenizer.json asks for that is not BERT's WordPiece (another
  * model, normalizer, pre-tokenizer, post-processor, or option); TFM_ERR_NOMEM. On error *out is
  * NULL. */
-tfm_status tfm_wordpiece_load(const char *path, tfm_wordpiece **out);
+TFM_API tfm_status tfm_wordpiece_load(const char *path, tfm_wordpiece **out);
 
 /** Encodes `len` bytes of UTF-8 text (a NUL byte is a character like any other: step 2 drops it)
  * into ids. add_special = 1 puts [CLS] first and [SEP] last, as the tokenizer's post-processor
@@ -77,23 +79,23 @@ tfm_status tfm_wordpiece_load(const char *path, tfm_wordpiece **out);
  * byte offset N (byte 0xXX)", N counted from 0 (the caller adds the file and line);
  * TFM_ERR_RANGE for max_tokens below 2 with add_special; TFM_ERR_INVALID_ARG for NULL
  * arguments; TFM_ERR_NOMEM. On error *ids is NULL and *n_ids 0. */
-tfm_status tfm_wordpiece_encode(const tfm_wordpiece *wp, const char *text, size_t len, int add_special,
-                                size_t max_tokens, int32_t **ids, size_t *n_ids);
+TFM_API tfm_status tfm_wordpiece_encode(const tfm_wordpiece *wp, const char *text, size_t len, int add_special,
+                                        size_t max_tokens, int32_t **ids, size_t *n_ids);
 
 /** The tokenizer's settings (never NULL; owned by the tokenizer). */
-const tfm_wordpiece_settings *tfm_wordpiece_settings_of(const tfm_wordpiece *wp);
+TFM_API const tfm_wordpiece_settings *tfm_wordpiece_settings_of(const tfm_wordpiece *wp);
 
 /** Number of tokens V in the vocabulary; valid ids are [0, V). */
-size_t tfm_wordpiece_vocab_size(const tfm_wordpiece *wp);
+TFM_API size_t tfm_wordpiece_vocab_size(const tfm_wordpiece *wp);
 
 /** The token of an id (NUL-terminated, owned by the tokenizer), or NULL for an id outside [0, V). */
-const char *tfm_wordpiece_id_to_token(const tfm_wordpiece *wp, int32_t id);
+TFM_API const char *tfm_wordpiece_id_to_token(const tfm_wordpiece *wp, int32_t id);
 
 /** The id of a token given exactly (e.g. "##ing", "[CLS]"), or -1 if the vocabulary lacks it. */
-int32_t tfm_wordpiece_token_to_id(const tfm_wordpiece *wp, const char *token);
+TFM_API int32_t tfm_wordpiece_token_to_id(const tfm_wordpiece *wp, const char *token);
 
 /** Releases a tokenizer (NULL is fine). */
-void tfm_wordpiece_free(tfm_wordpiece *wp);
+TFM_API void tfm_wordpiece_free(tfm_wordpiece *wp);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,9 @@ tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const 
                               const char *const *src, size_t n, int batch_sentences, char **out,
                               tfm_translate_stats *stats) {
     const double t0 = now_seconds();
+    RETURN_IF(!ctx || !tok || !dc || (n > 0 && (!src || !out)), TFM_ERR_INVALID_ARG, "translate: NULL argument");
+    tfm_translate_stats unused;
+    if (!stats) stats = &unused; /* the caller does not want them */
     const tfm_config *cfg = tfm_model_config(tfm_context_model(ctx));
     memset(stats, 0, sizeof *stats);
     for (size_t i = 0; i < n; i++) out[i] = NULL;

@@ -22,7 +22,7 @@
 void ops_blas_reserve(int threads) {
     static int reserved = 1; /* a team of 1 needs nothing up front: the first product fills it */
     if (threads > RESERVE_MAX) threads = RESERVE_MAX;
-#pragma omp critical(ops_blas_reserve)
+#pragma omp critical(tfm_blas_reserve)
     if (threads > reserved) {
         array_t *held_arrays[RESERVE_MAX];
         mem_t held_a[RESERVE_MAX], held_b[RESERVE_MAX];
