@@ -70,7 +70,7 @@ check "decode(encode(text)) == text" cmp -s "$D/text.txt" "$D/back.txt"
 "$TFM" tokenize --decode --tokenizer "$M" <"$D/ids.txt" >"$D/back_pipe.txt"
 check "decode through a pipe" cmp -s "$D/text.txt" "$D/back_pipe.txt"
 
-# Pinned ids (the same as tests/unit/test_tokenizer.c).
+# Pinned ids (the same as tests/unit/text/test_tokenizer.c).
 got=$(echo "In the beginning God created the heavens and the earth." | "$TFM" tokenize --encode --tokenizer "$M")
 check "pinned English ids ($got)" test "$got" = \
     "329 264 269 310 498 323 264 325 383 371 281 267 268 293 269 305 267 337 264 262 277 269 260 263 315 400 266"
