@@ -1,7 +1,7 @@
 /* transformer.c — WordPiece tokenizer, as BERT and sentence encoders such as all-MiniLM-L6-v2 use it.
  *
  * Gives the ids Hugging Face `tokenizers` gives for the same tokenizer.json (checked on a few
- * hundred lines by tests/unit/test_wordpiece.c; docs/WORDPIECE.md). Encoding is, in order:
+ * hundred lines by tests/unit/text/test_wordpiece.c; docs/WORDPIECE.md). Encoding is, in order:
  *   1. special tokens ("[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]", or tokenizer.json's
  *      `added_tokens`) written literally in the text are found first, leftmost-longest, on the raw
  *      text, and become their ids; the text between them goes through steps 2–4;

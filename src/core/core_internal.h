@@ -42,6 +42,12 @@ tfm_status tfm_error_prefix(tfm_status status, const char *fmt, ...) TFM_PRINTF(
     } while (0)
 void tfm_assert_fail(const char *expr, const char *file, int line);
 
+/* The library's one clock: CLOCK_MONOTONIC in nanoseconds (for differences only: timing reports,
+ * time limits, timeouts, the thread pool's spin limits; no result depends on it). */
+int_least64_t tfm_now_ns(void);
+/* The same clock in seconds. */
+static inline double tfm_now_s(void) { return 1e-9 * (double)tfm_now_ns(); }
+
 /* Overflow-checked size arithmetic: returns 0 and leaves *out untouched on overflow. */
 static inline int size_mul_ok(size_t a, size_t b, size_t *out) {
     if (a != 0 && b > SIZE_MAX / a) return 0;

@@ -6,7 +6,7 @@
  *
  * Every function here is part of the numbers a run produces (dropout masks, batch order): the
  * constants and formulas must never change, or resumed runs and pinned tests stop matching
- * (tests/unit/test_core_util.c pins values). Header-only so the dropout inner loop inlines it. */
+ * (tests/unit/core/test_core_util.c pins values). Header-only so the dropout inner loop inlines it. */
 #ifndef TFM_HASH_H
 #define TFM_HASH_H
 

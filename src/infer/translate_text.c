@@ -1,12 +1,10 @@
 /* Text in, text out: tokenise, sort by length, decode in batches, detokenise. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "core_internal.h"
 #include "tfm/decode.h"
 #include "tfm/text.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct {
     int32_t *ids;
@@ -23,16 +21,10 @@ static int by_length(const void *a, const void *b) {
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const tfm_decode_config *dc,
                               const char *const *src, size_t n, int batch_sentences, char **out,
                               tfm_translate_stats *stats) {
-    const double t0 = now_seconds();
+    const double t0 = tfm_now_s();
     RETURN_IF(!ctx || !tok || !dc || (n > 0 && (!src || !out)), TFM_ERR_INVALID_ARG, "translate: NULL argument");
     tfm_translate_stats unused;
     if (!stats) stats = &unused; /* the caller does not want them */
@@ -106,6 +98,6 @@ tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const 
         return st;
     }
     stats->sentences = n;
-    stats->seconds = now_seconds() - t0;
+    stats->seconds = tfm_now_s() - t0;
     return TFM_OK;
 }

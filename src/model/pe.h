@@ -128,7 +128,7 @@ extern const pe_kind pe_kind_t5;         /* pe_t5.c */
 extern const pe_kind pe_kind_rope;       /* pe_rope.c */
 extern const pe_kind pe_kind_alibi;      /* pe_alibi.c */
 
-/* Helpers of the relative kinds, exposed for their tests (tests/unit/test_pe_rel.c). */
+/* Helpers of the relative kinds, exposed for their tests (tests/unit/model/test_pe_rel.c). */
 
 /** ALiBi's slope m_h of head h (0-based) of n heads (Press et al. 2022, §3 and the paper's code):
  * 2^(−8(h+1)/n) for n a power of two; otherwise the slopes of the largest power of two p < n, then

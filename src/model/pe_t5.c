@@ -24,7 +24,7 @@ static int t5_max_distance(const tfm_config *cfg) { return cfg->pe_max_distance 
  * of `nb` buckets, |n| < nb/2 is its own bucket and larger distances take
  *   nb/2 + ⌊ ln(|n| / (nb/2)) / ln(max_distance / (nb/2)) · (nb − nb/2) ⌋, capped at nb − 1,
  * computed in float32 as the reference does (the boundaries between log buckets are where float
- * and double could disagree; tests/unit/test_pe_rel.c pins them for the defaults). */
+ * and double could disagree; tests/unit/model/test_pe_rel.c pins them for the defaults). */
 int pe_t5_bucket(long n, int bidirectional, int n_buckets, int max_distance) {
     int nb = n_buckets, base = 0;
     unsigned long dist;

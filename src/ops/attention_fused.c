@@ -6,7 +6,7 @@
  * row's log-sum-exp is kept. The backward recomputes the probabilities tile by tile from it and the
  * dropout mask from its counter (dropout_keep), so no [B, H, T, S] tensor exists in either pass.
  * Same attn_args, masks, bias and dropout numbering as attention.c (the reference path, which
- * tests/unit/test_attn_fused.c compares against); relative key/value tables are not served here. */
+ * tests/unit/ops/test_attn_fused.c compares against); relative key/value tables are not served here. */
 #include "core_internal.h"
 #include "ops.h"
 #include "parallel.h"

@@ -11,7 +11,7 @@
  * operand carry its own packing routine (packm_blk_var1_params_t, read by bli_packm_blk_var1 for
  * every micro-panel); ops_blis_sgemm attaches ours to both operands, which covers both panel
  * widths. Packing is a copy scaled by kappa (alpha, for one operand): ours writes exactly the
- * numbers BLIS's would, so products are bit-identical (tests/unit/test_blas_pack.c). */
+ * numbers BLIS's would, so products are bit-identical (tests/unit/ops/test_blas_pack.c). */
 #include "blas.h"
 
 #include <stdint.h>

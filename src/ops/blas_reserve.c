@@ -1,6 +1,6 @@
 #define _POSIX_C_SOURCE 200809L /* BLIS headers need pthread barriers */
 /* BLIS's internal pools, filled up front for a team of threads, so that no training step
- * allocates (tests/unit/test_step_noalloc.c; docs/KERNELS.md, "Element-wise").
+ * allocates (tests/unit/train/test_step_noalloc.c; docs/KERNELS.md, "Element-wise").
  *
  * Every BLIS product checks out, for its whole duration, one array of small-block pools (the "sba":
  * its thread-info and control-tree nodes) and one packing buffer for A and one for B (the "pba"),

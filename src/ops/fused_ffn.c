@@ -5,7 +5,7 @@
  * dropout mask, the activation's derivative and linear1's bias gradient in one pass over the
  * hidden gradient, which the product with W_2 WRITES (beta = 0) instead of accumulating into a
  * zeroed buffer. The reference path is the unfused kernels (relu_forward / gelu_forward,
- * dropout_forward, their backwards, linear_backward's bias sum): tests/unit/test_fused_ffn.c
+ * dropout_forward, their backwards, linear_backward's bias sum): tests/unit/ops/test_fused_ffn.c
  * compares the two bit for bit. docs/KERNELS.md, section "Element-wise". */
 #include "ops.h"
 #include "parallel.h"

@@ -3,7 +3,7 @@
  * (pre-LN, Xiong et al. 2020), one pass per row instead of three passes over the whole tensor;
  * and the matching backward, LayerNorm backward + dropout backward, writing its results instead of
  * accumulating into zeroed buffers. The reference path is dropout_forward, residual_forward,
- * layernorm_forward and their backwards: tests/unit/test_fused_norm.c compares the two bit for
+ * layernorm_forward and their backwards: tests/unit/ops/test_fused_norm.c compares the two bit for
  * bit. docs/KERNELS.md, section "Element-wise". */
 #include "ops.h"
 #include "parallel.h"

@@ -9,7 +9,7 @@
  *   k3 = f(t_i + h/2, z3)            z4 = y_i + h·k3
  *   k4 = f(t_i + h, z4)
  *   y_{i+1} = y_i + (h/6)·(k1 + 2·k2 + 2·k3 + k4)
- * The global error is O(h⁴) (tests/unit/test_ode_rk4.c measures the order on a linear ODE).
+ * The global error is O(h⁴) (tests/unit/ops/test_ode_rk4.c measures the order on a linear ODE).
  *
  * Backward (discretise-then-differentiate: the exact gradient of the computed y's, not the adjoint
  * ODE): given ȳ_{i+1} = dL/dy_{i+1},

@@ -421,7 +421,7 @@ void scale_inplace(float *x, float s, size_t n);
 
 /* ---- fused_ffn.c, fused_norm.c: element-wise work fused around the products ------------------
  * docs/KERNELS.md, section "Element-wise". Each has the unfused kernels above as its reference
- * path (named in its comment) and gives the same bits; tests/unit/test_fused_ffn.c and
+ * path (named in its comment) and gives the same bits; tests/unit/ops/test_fused_ffn.c and
  * test_fused_norm.c hold them to it. Masks and parameter-gradient sums are those of the reference
  * kernels, so the results do not depend on the thread count. */
 

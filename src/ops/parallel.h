@@ -35,6 +35,8 @@
 #ifndef TFM_OPS_PARALLEL_H
 #define TFM_OPS_PARALLEL_H
 
+#include "core_internal.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,7 +58,7 @@
 int ops_team(size_t work);
 
 /** What one parallel product saw, for the busy-machine backoff (point 5). Times are CLOCK_MONOTONIC
- * nanoseconds (ops_now_ns). */
+ * nanoseconds (tfm_now_ns, core_internal.h). */
 typedef struct {
     int team;                    /* threads the runtime gave the region */
     size_t chunks;               /* chunks (tiles) handed out */
@@ -101,9 +103,6 @@ void ops_team_report(const ops_region_obs *o);
 int ops_team_long(size_t work);
 #define OPS_LONG_STALLS 4
 
-/** CLOCK_MONOTONIC in nanoseconds. */
-int_least64_t ops_now_ns(void);
-
 /** The probe of one parallel product that reports to the backoff (ops_team_report): filled by
  * ops_probe_begin before the region, ops_probe_chunk after each chunk inside it, and read by
  * ops_probe_end after the join. The region is a pool job (pool.h); the probe's caller is the thread
@@ -123,7 +122,7 @@ typedef struct {
 static inline void ops_probe_begin(ops_probe *p, int team) {
     p->team = team;
     p->got = 1;
-    p->t0 = p->caller_done = team > 1 ? ops_now_ns() : 0;
+    p->t0 = p->caller_done = team > 1 ? tfm_now_ns() : 0;
     atomic_init(&p->helper_chunks, 0);
 }
 

@@ -23,6 +23,7 @@
  * a CAS that succeeds proves every field it read was job g's. A worker that finds (g, i >= n)
  * claims nothing; one that finds NO_CHUNK waits for step 3. */
 #include "pool.h"
+#include "core_internal.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -80,12 +81,6 @@ static inline void cpu_pause(void) {
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
-}
-
-static int_least64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int_least64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* ---- sleeping: a futex on Linux, a condition variable elsewhere ------------------------------ */
@@ -146,7 +141,7 @@ static uint64_t wait_for_job(uint32_t last, int spin) {
         cpu_pause();
         if (spin) {
             if (spins % 64 != 0) continue;
-            const int_least64_t t = now_ns();
+            const int_least64_t t = tfm_now_ns();
             if (t0 == 0) t0 = t;
             if (t - t0 < POOL_WORKER_SPIN_NS) continue;
         }
@@ -249,11 +244,11 @@ static void run_serial(size_t n, ops_pool_fn fn, void *arg) {
  * finishes the last chunk wakes it). */
 static void join(unsigned n) {
     if (atomic_load_explicit(&g_pool.done, memory_order_acquire) == n) return;
-    const int_least64_t t0 = now_ns();
+    const int_least64_t t0 = tfm_now_ns();
     for (unsigned spins = 1;; spins++) {
         if (atomic_load_explicit(&g_pool.done, memory_order_acquire) == n) return;
         cpu_pause();
-        if (spins % 64 == 0 && now_ns() - t0 >= POOL_CALLER_SPIN_NS) break;
+        if (spins % 64 == 0 && tfm_now_ns() - t0 >= POOL_CALLER_SPIN_NS) break;
     }
     for (;;) {
         atomic_store_explicit(&g_pool.caller_waiting, 1, memory_order_seq_cst);

@@ -9,7 +9,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 static atomic_int g_threads; /* 0: the default (OMP_NUM_THREADS, else the cores we may use) */
@@ -32,16 +31,10 @@ static _Atomic int_least64_t g_serial_until, g_backoff;
 static _Atomic double g_ns_per_work;
 static _Atomic int_least64_t g_stall_ns;
 
-int_least64_t ops_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int_least64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int ops_team(size_t work) {
     if (work < OPS_PAR_MIN_WORK) return 1;
     const int n = tfm_get_threads();
-    if (n > 1 && atomic_load_explicit(&g_serial_until, memory_order_relaxed) > ops_now_ns()) return 1;
+    if (n > 1 && atomic_load_explicit(&g_serial_until, memory_order_relaxed) > tfm_now_ns()) return 1;
     return n;
 }
 
@@ -101,7 +94,7 @@ void ops_team_report(const ops_region_obs *o) {
     }
     const int_least64_t b = ops_backoff_next(atomic_load_explicit(&g_backoff, memory_order_relaxed), hurt);
     atomic_store_explicit(&g_backoff, b, memory_order_relaxed);
-    if (b > 0) atomic_store_explicit(&g_serial_until, ops_now_ns() + b, memory_order_relaxed);
+    if (b > 0) atomic_store_explicit(&g_serial_until, tfm_now_ns() + b, memory_order_relaxed);
 }
 
 int tfm_reexec_for_shared_cores(char **argv) {
@@ -119,7 +112,7 @@ int tfm_reexec_for_shared_cores(char **argv) {
 void ops_probe_chunk(ops_probe *p) {
     if (p->team <= 1) return;
     if (ops_pool_slot() == 0) { /* the thread that called ops_pool_run */
-        p->caller_done = ops_now_ns();
+        p->caller_done = tfm_now_ns();
     } else {
         atomic_fetch_add_explicit(&p->helper_chunks, 1, memory_order_relaxed);
     }
@@ -127,7 +120,7 @@ void ops_probe_chunk(ops_probe *p) {
 
 void ops_probe_end(ops_probe *p, size_t chunks, size_t work) {
     if (p->team <= 1 || p->got <= 1) return;
-    const int_least64_t t1 = ops_now_ns();
+    const int_least64_t t1 = tfm_now_ns();
     const ops_region_obs o = {.team = p->got,
                               .chunks = chunks,
                               .helper_chunks = atomic_load_explicit(&p->helper_chunks, memory_order_relaxed),

@@ -15,7 +15,7 @@
  * Cody–Waite range reduction x = n·ln 2 + r, |r| ≤ ln 2 / 2 (ln 2 split in a high part whose
  * products with n are exact and a low part), e^r by its Taylor polynomial of degree 7 (truncation
  * below r⁸/8! < 6e-9 relative), and 2^n built in the exponent bits. Relative error ≤ 1e-6
- * (tests/unit/test_vmath.c measures it against exp in double). Below x = −125·ln 2 ≈ −86.64
+ * (tests/unit/ops/test_vmath.c measures it against exp in double). Below x = −125·ln 2 ≈ −86.64
  * (e^x < 2^−125, the bottom of float's normal range) it returns 0; above 88.72 (e^x > FLT_MAX)
  * +∞; −∞ gives 0 and NaN gives NaN. Softmax and the loss only take e^(x − max) ≤ 1. */
 static inline float ops_expf(float x) {

@@ -10,7 +10,7 @@
  * notices the lost process and kills the job at once ("mpirun noticed that process rank 1 ...
  * exited on signal 9"). Polling yields the core (sched_yield) after a short spin, so ranks that
  * share cores with each other or with other programs do not steal them while they wait. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, setenv */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "core_internal.h"
 #include "dist_internal.h"
 
@@ -32,7 +32,6 @@ static int launcher_size(void) {
 
 #include <mpi.h>
 #include <sched.h>
-#include <time.h>
 
 typedef struct {
     MPI_Comm comm;       /* the training collectives */
@@ -54,12 +53,6 @@ const char *tfm_dist_library(char *buf, size_t size) {
     return buf;
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* "MPI_ERR_...: text" of an MPI error code. */
 static tfm_status mpi_error(const tfm_dist *d, int rc, const char *what) {
     char msg[MPI_MAX_ERROR_STRING];
@@ -72,7 +65,7 @@ static tfm_status mpi_error(const tfm_dist *d, int rc, const char *what) {
 
 /* Completes n requests within the timeout. */
 static tfm_status wait_all(const tfm_dist *d, int n, MPI_Request *req, const char *what) {
-    const double t0 = now_seconds();
+    const double t0 = tfm_now_s();
     for (long spins = 0;; spins++) {
         int done = 0;
         int rc = MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
@@ -80,7 +73,7 @@ static tfm_status wait_all(const tfm_dist *d, int n, MPI_Request *req, const cha
         if (done) return TFM_OK;
         if (spins < 1000) continue;
         sched_yield();
-        if (spins % 64 == 0 && now_seconds() - t0 > d->timeout_s)
+        if (spins % 64 == 0 && tfm_now_s() - t0 > d->timeout_s)
             return tfm_set_error(TFM_ERR_IO,
                                  "rank %d of %d: %s (step %lld): no answer from the other ranks for %g s (--mpi-timeout):"
                                  " a rank died, hangs, or runs another command",

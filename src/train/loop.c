@@ -20,7 +20,6 @@
  * agreed by all ranks before each step (any rank's stop flag, rank 0's clock), so every rank takes
  * the same steps; before the first step every rank must hold the same settings, weights, optimizer
  * state and data, and at every checkpoint the same weights (fingerprints, dist.c). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "core_internal.h"
 #include "data_internal.h"
 #include "dist_internal.h"
@@ -32,7 +31,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The window over which tokens per second are measured, in seconds. */
@@ -44,12 +42,6 @@ tfm_loop_config tfm_loop_config_default(void) {
     c.max_steps = 1;
     c.save_resumable = 1;
     return c;
-}
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* TFM_ERR_IO unless a file could be saved at `path` (its folder exists), naming `what`. */
@@ -143,7 +135,7 @@ static tfm_status check_params(const loop_state *s, int64_t step) {
 static void emit(const loop_state *s, tfm_loop_event *ev) {
     ev->step = tfm_trainer_steps(s->tr);
     ev->run_steps = ev->step - s->step0;
-    ev->elapsed_s = now_seconds() - s->t0;
+    ev->elapsed_s = tfm_now_s() - s->t0;
     if (s->cfg->on_event && s->root) s->cfg->on_event(ev, s->cfg->user);
 }
 
@@ -285,7 +277,7 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
     *end = TFM_LOOP_END_STEPS;
     const int agree = tfm_dist_size(s->dist) > 1;
     while (step < c->max_steps) {
-        int64_t v[2] = {c->stop ? *c->stop : 0, s->root && limit > 0 && now_seconds() - s->t0 >= limit};
+        int64_t v[2] = {c->stop ? *c->stop : 0, s->root && limit > 0 && tfm_now_s() - s->t0 >= limit};
         if (agree) { /* any rank's stop flag, rank 0's clock */
             TRY(dist_max_i64(s->dist, v, 2, "waiting for rank 0 (validation, checkpoint) and the stop decision"));
             if (v[0] && c->stop) *c->stop = (sig_atomic_t)v[0];
@@ -327,7 +319,7 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
         s->last_batch = b;
         s->last_step = step;
         TRY(check_params(s, step));
-        const double now = now_seconds();
+        const double now = tfm_now_s();
         window_tok += (double)ev.stats.n_tokens;
         if (now - window_t >= TOKENS_WINDOW_S) {
             tok_s = window_tok / (now - window_t);
@@ -339,7 +331,7 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
         emit(s, &ev);
         /* with ranks the time limit is decided (agreed) at the top of the next iteration, which
          * then validates after the loop: the same steps, one small allreduce fewer per step */
-        const int time_up = !agree && limit > 0 && now_seconds() - s->t0 >= limit;
+        const int time_up = !agree && limit > 0 && tfm_now_s() - s->t0 >= limit;
         const int last = step == c->max_steps || time_up;
         if (time_up) *end = TFM_LOOP_END_TIME;
         if (s->valid && ((c->eval_every > 0 && step % c->eval_every == 0) || last)) {
@@ -371,7 +363,7 @@ tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *vali
     s.step0 = tfm_trainer_steps(tr);
     tfm_loop_end end = TFM_LOOP_END_STEPS;
     tfm_status st = prepare(&s);
-    s.t0 = now_seconds(); /* the time limit counts training, not the reservation before it */
+    s.t0 = tfm_now_s(); /* the time limit counts training, not the reservation before it */
     if (st == TFM_OK) st = run(&s, &end);
     if (st == TFM_OK && end == TFM_LOOP_END_STOPPED) {
         tfm_loop_event ev;
@@ -387,7 +379,7 @@ tfm_status tfm_train_loop(tfm_trainer *tr, tfm_batcher *train, tfm_batcher *vali
         result->end = end;
         result->steps = tfm_trainer_steps(tr);
         result->run_steps = result->steps - s.step0;
-        result->elapsed_s = now_seconds() - s.t0;
+        result->elapsed_s = tfm_now_s() - s.t0;
         result->best_valid_loss = s.best;
         result->last_valid_loss = s.last;
     }

@@ -25,6 +25,23 @@ need_corpus() {
   done
 }
 
+# tiny_corpus DIR: a small parallel corpus from the committed fixture tests/fixtures/tok_train.txt
+# (English verses, then Spanish ones from the line starting "Y ACONTECI"), no corpus needed:
+# DIR/all.en and DIR/all.es are the two halves (the English one a line longer), and the first n
+# lines of each, n the Spanish count, pair up: DIR/train.{en,es} all pairs but the last 20,
+# DIR/valid.{en,es} the last 20. Counts a failed check (and returns 1) below 100 pairs.
+tiny_corpus() {
+  local dir=$1 fix=$ROOT/tests/fixtures/tok_train.txt split n
+  mkdir -p "$dir"
+  split=$(grep -n '^Y ACONTECI' "$fix" | head -1 | cut -d: -f1)
+  head -n $((split - 1)) "$fix" > "$dir/all.en"
+  tail -n +"$split" "$fix" > "$dir/all.es"
+  n=$(wc -l < "$dir/all.es")
+  head -n $((n - 20)) "$dir/all.en" > "$dir/train.en"; head -n $((n - 20)) "$dir/all.es" > "$dir/train.es"
+  sed -n "$((n - 19)),${n}p" "$dir/all.en" > "$dir/valid.en"; sed -n "$((n - 19)),${n}p" "$dir/all.es" > "$dir/valid.es"
+  if [ "$n" -gt 100 ]; then ok; else bad "tiny corpus from $fix: $n pairs"; return 1; fi
+}
+
 # under_vm_limit KB CMD...: runs CMD under `ulimit -v KB` (a guard against huge allocations), except
 # in a sanitizer build, whose shadow memory needs terabytes of address space: there the limit is not
 # applied (the optimized build of `make test` checks it).

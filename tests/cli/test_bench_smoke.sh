@@ -15,13 +15,8 @@ tiny=$("$BENCH" train --config tiny --flops-only)
 check "tiny count ($tiny)" grep -q 'gflop=0.0046 ' <<< "$tiny"
 
 # a tiny model with its tokenizer, 3 steps on the committed fixture (its outputs run to the limit)
-FIX=$ROOT/tests/fixtures/tok_train.txt
 SL=$WORK/corpus
-mkdir -p "$SL"
-split_at=$(grep -n '^Y ACONTECI' "$FIX" | head -1 | cut -d: -f1) # English verses, then Spanish ones
-tail -n +"$split_at" "$FIX" > "$SL/train.es"
-head -n "$(wc -l < "$SL/train.es")" "$FIX" > "$SL/train.en"
-head -n 20 "$SL/train.en" > "$SL/valid.en"; head -n 20 "$SL/train.es" > "$SL/valid.es"
+tiny_corpus "$SL"
 M=$WORK/m.safetensors
 "$TFM" train --data "$SL" --save "$M" --steps 3 --d-model 32 --n-heads 2 --d-ff 64 --n-enc-layers 1 \
   --n-dec-layers 1 --vocab-size 500 --batch-tokens 1000 --max-len 64 --seed 1 --eval-every 3 2> "$WORK/train.log" ||

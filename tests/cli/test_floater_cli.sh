@@ -6,18 +6,10 @@
 # recomputed one (--no-kv-cache); score gives the same numbers before and after a save/reload by
 # `tfm train --init`; 6 steps straight equal 3 + --resume + 3, bit for bit.
 source "$(dirname "$0")/lib.sh"
-FIX=$ROOT/tests/fixtures/tok_train.txt
 export OMP_NUM_THREADS=2
 
-split_at=$(grep -n '^Y ACONTECI' "$FIX" | head -1 | cut -d: -f1)
 SL=$WORK/small
-mkdir -p "$SL"
-head -n $((split_at - 1)) "$FIX" > "$WORK/en.txt"
-tail -n +"$split_at" "$FIX" > "$WORK/es.txt"
-n=$(wc -l < "$WORK/es.txt")
-head -n $((n - 20)) "$WORK/en.txt" > "$SL/train.en"; head -n $((n - 20)) "$WORK/es.txt" > "$SL/train.es"
-sed -n "$((n - 19)),${n}p" "$WORK/en.txt" > "$SL/valid.en"; sed -n "$((n - 19)),${n}p" "$WORK/es.txt" > "$SL/valid.es"
-[ "$n" -gt 100 ] && ok || bad "small corpus from $FIX"
+tiny_corpus "$SL"
 
 ARGS=(--data "$SL" --pe floater --d-model 32 --n-heads 2 --d-ff 64 --n-enc-layers 1 --n-dec-layers 1
       --vocab-size 500 --batch-tokens 1000 --warmup 10 --dropout 0.1 --eval-every 10 --log-every 10 --max-len 64 --seed 1)

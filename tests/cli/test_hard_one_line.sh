@@ -19,7 +19,7 @@ no_breaks() {
 
 # (a) targets whose words are joined by \v, U+0085 and U+2028: the model learns to emit them
 C=$WORK/corpus
-hard_corpus "$C"
+tiny_corpus "$C"
 for f in train valid; do
   awk '{ s = ""; for (i = 1; i <= NF; i++) s = s (i > 1 ? (i % 3 == 0 ? "\xe2\x80\xa8" : (i % 3 == 1 ? "\v" : "\xc2\x85")) : "") $i; print s }' \
     "$C/$f.es" > "$C/$f.tmp" && mv "$C/$f.tmp" "$C/$f.es"

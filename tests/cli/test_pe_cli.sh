@@ -7,7 +7,6 @@
 # the line, never read past the learned table), scores, and trains on id files; bad flag
 # combinations exit 2 with a message naming the option and the encoding.
 source "$(dirname "$0")/lib.sh"
-FIX=$ROOT/tests/fixtures/tok_train.txt
 SMALL=(--d-model 16 --n-heads 2 --d-ff 32 --n-enc-layers 1 --n-dec-layers 1 --src-vocab 20 --tgt-vocab 20)
 
 # header_has FILE TEXT: the safetensors JSON header of FILE contains TEXT
@@ -51,14 +50,8 @@ expect_fail "concat with odd d_model" 2 "pe_layout concat needs an even d_model"
 [ ! -e "$WORK/x.st" ] && ok || bad "a refused init wrote its checkpoint"
 
 # train --data --pe learned on the small corpus, with one pair longer than max_len (skipped)
-split_at=$(grep -n '^Y ACONTECI' "$FIX" | head -1 | cut -d: -f1)
 SL=$WORK/small
-mkdir -p "$SL"
-head -n $((split_at - 1)) "$FIX" > "$WORK/en.txt"
-tail -n +"$split_at" "$FIX" > "$WORK/es.txt"
-n=$(wc -l < "$WORK/es.txt")
-head -n $((n - 20)) "$WORK/en.txt" > "$SL/train.en"; head -n $((n - 20)) "$WORK/es.txt" > "$SL/train.es"
-sed -n "$((n - 19)),${n}p" "$WORK/en.txt" > "$SL/valid.en"; sed -n "$((n - 19)),${n}p" "$WORK/es.txt" > "$SL/valid.es"
+tiny_corpus "$SL"
 { for i in $(seq 120); do printf 'word%d ' "$i"; done; echo; } >> "$SL/train.en"
 echo "palabra" >> "$SL/train.es"
 expect_fail "scale with learned (train)" 2 "pe_scale (flag --pe-scale) is not an option of position encoding 'learned'" \

@@ -6,17 +6,9 @@
 # bit (its tables have Adam moments too), and options of another encoding or impossible sizes are
 # refused before anything is written.
 source "$(dirname "$0")/lib.sh"
-FIX=$ROOT/tests/fixtures/tok_train.txt
 
-split_at=$(grep -n '^Y ACONTECI' "$FIX" | head -1 | cut -d: -f1)
 SL=$WORK/small
-mkdir -p "$SL"
-head -n $((split_at - 1)) "$FIX" > "$WORK/en.txt"
-tail -n +"$split_at" "$FIX" > "$WORK/es.txt"
-n=$(wc -l < "$WORK/es.txt")
-head -n $((n - 20)) "$WORK/en.txt" > "$SL/train.en"; head -n $((n - 20)) "$WORK/es.txt" > "$SL/train.es"
-sed -n "$((n - 19)),${n}p" "$WORK/en.txt" > "$SL/valid.en"; sed -n "$((n - 19)),${n}p" "$WORK/es.txt" > "$SL/valid.es"
-[ "$n" -gt 100 ] && ok || bad "small corpus from $FIX"
+tiny_corpus "$SL"
 
 MODEL=(--d-model 32 --n-heads 2 --d-ff 64 --n-enc-layers 1 --n-dec-layers 2 --vocab-size 500 --max-len 64)
 TRAIN=(--batch-tokens 600 --warmup 4 --eval-every 4 --log-every 4 --seed 3)

@@ -6,18 +6,10 @@
 # after a reload, and resumes exactly (60 steps straight == 30 + --resume + 30, bit for bit). Options
 # of other encodings are refused.
 source "$(dirname "$0")/lib.sh"
-FIX=$ROOT/tests/fixtures/tok_train.txt
 export OMP_NUM_THREADS=2
 
-split_at=$(grep -n '^Y ACONTECI' "$FIX" | head -1 | cut -d: -f1)
 SL=$WORK/small
-mkdir -p "$SL"
-head -n $((split_at - 1)) "$FIX" > "$WORK/en.txt"
-tail -n +"$split_at" "$FIX" > "$WORK/es.txt"
-n=$(wc -l < "$WORK/es.txt")
-head -n $((n - 20)) "$WORK/en.txt" > "$SL/train.en"; head -n $((n - 20)) "$WORK/es.txt" > "$SL/train.es"
-sed -n "$((n - 19)),${n}p" "$WORK/en.txt" > "$SL/valid.en"; sed -n "$((n - 19)),${n}p" "$WORK/es.txt" > "$SL/valid.es"
-[ "$n" -gt 100 ] && ok || bad "small corpus from $FIX"
+tiny_corpus "$SL"
 
 ARGS=(--data "$SL" --pe shaw --pe-shaw-values --pe-max-distance 4 --d-model 32 --n-heads 2 --d-ff 64
       --n-enc-layers 1 --n-dec-layers 1 --vocab-size 500 --batch-tokens 1000 --warmup 10 --dropout 0.1

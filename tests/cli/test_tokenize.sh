@@ -28,10 +28,8 @@ check "no temporary file left" test "$(ls "$D" | grep -c tmp)" -eq 0
 "$TFM" tokenize --train --input "$FIX" --vocab-size 500 --save-model "$D/t2.model" 2>/dev/null
 check "training is deterministic" cmp -s "$M" "$D/t2.model"
 # Two files (English half, Spanish half) = the model of their concatenation.
-split_at=$(grep -n '^Y ACONTECI' "$FIX" | head -1 | cut -d: -f1)
-head -n $((split_at - 1)) "$FIX" >"$D/en.txt"
-tail -n +"$split_at" "$FIX" >"$D/es.txt"
-"$TFM" tokenize --train --input "$D/en.txt,$D/es.txt" --vocab-size 500 --save-model "$D/t3.model" 2>/dev/null
+tiny_corpus "$D/halves"
+"$TFM" tokenize --train --input "$D/halves/all.en,$D/halves/all.es" --vocab-size 500 --save-model "$D/t3.model" 2>/dev/null
 check "two input files train the same model" cmp -s "$M" "$D/t3.model"
 
 expect_fail_re "missing training file" 1 "nope\.txt: cannot open" \
@@ -70,7 +68,7 @@ check "decode(encode(text)) == text" cmp -s "$D/text.txt" "$D/back.txt"
 "$TFM" tokenize --decode --tokenizer "$M" <"$D/ids.txt" >"$D/back_pipe.txt"
 check "decode through a pipe" cmp -s "$D/text.txt" "$D/back_pipe.txt"
 
-# Pinned ids (the same as tests/unit/test_tokenizer.c).
+# Pinned ids (the same as tests/unit/text/test_tokenizer.c).
 got=$(echo "In the beginning God created the heavens and the earth." | "$TFM" tokenize --encode --tokenizer "$M")
 check "pinned English ids ($got)" test "$got" = \
     "329 264 269 310 498 323 264 325 383 371 281 267 268 293 269 305 267 337 264 262 277 269 260 263 315 400 266"

@@ -7,18 +7,10 @@
 # that failed runs leave existing files untouched. Whether training learns to translate is
 # test_translate_learning.sh (slow tier, real corpus).
 source "$(dirname "$0")/lib.sh"
-FIX=$ROOT/tests/fixtures/tok_train.txt
 
-# the corpus: English verses (lines before the first Spanish one) and Spanish verses, same count
-split_at=$(grep -n '^Y ACONTECI' "$FIX" | head -1 | cut -d: -f1)
+# the corpus: the fixture's English and Spanish halves (tiny_corpus, lib.sh)
 SL=$WORK/small
-mkdir -p "$SL"
-head -n $((split_at - 1)) "$FIX" > "$WORK/en.txt"
-tail -n +"$split_at" "$FIX" > "$WORK/es.txt"
-n=$(wc -l < "$WORK/es.txt")
-head -n $((n - 20)) "$WORK/en.txt" > "$SL/train.en"; head -n $((n - 20)) "$WORK/es.txt" > "$SL/train.es"
-sed -n "$((n - 19)),${n}p" "$WORK/en.txt" > "$SL/valid.en"; sed -n "$((n - 19)),${n}p" "$WORK/es.txt" > "$SL/valid.es"
-[ "$n" -gt 100 ] && [ "$(wc -l < "$SL/train.en")" -eq "$(wc -l < "$SL/train.es")" ] && ok || bad "small corpus from $FIX"
+tiny_corpus "$SL"
 
 M=$WORK/m.safetensors
 if "$TFM" train --data "$SL" --save "$M" --steps 40 --d-model 32 --n-heads 2 --d-ff 64 --n-enc-layers 1 \

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A tiny random BERT in Hugging Face's own format, and what transformers computes with it, for the
-encoder-only tests of issue 13 (tests/unit/test_bert.c, tests/cli/test_embed_cli.sh).
+encoder-only tests of issue 13 (tests/unit/model/test_bert.c, tests/cli/test_embed_cli.sh).
 
 Run with the venv that has transformers 4.40 over Debian's torch 1.13 (tests/reference/
 make_minilm_ref.py says how it is made), from the repository root:

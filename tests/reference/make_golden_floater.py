@@ -8,7 +8,7 @@ computes by hand.
 
 Run with Debian's python3 and python3-torch (1.13):  /usr/bin/python3 tests/reference/make_golden_floater.py
 Writes tests/golden/floater/{model.safetensors, src.ids, tgt.ids, logits.f32, scores.txt, loss.txt,
-grads.safetensors, table_src.f32}. The C test (tests/unit/test_floater.c) needs no Python."""
+grads.safetensors, table_src.f32}. The C test (tests/unit/model/test_floater.c) needs no Python."""
 import math
 import os
 import sys

@@ -5,7 +5,7 @@ nn.CrossEntropyLoss(label_smoothing=eps, ignore_index=pad) with its gradient.
 
 Run with Debian's python3 and python3-torch (1.13):  /usr/bin/python3 tests/reference/make_golden_optim.py
 Writes tests/golden/optim/{adam,sgd,clip}.txt and tests/golden/loss/ce.txt.
-Format (read by tests/unit/test_optim.c): lines "name count" followed by `count` float32 values
+Format (read by tests/unit/train/test_optim.c): lines "name count" followed by `count` float32 values
 printed with 9 significant digits (exact round trip); '#' lines are comments."""
 import os
 

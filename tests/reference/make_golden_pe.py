@@ -8,7 +8,7 @@ three Adam steps.
 
 Run with Debian's python3 and python3-torch (1.13):  /usr/bin/python3 tests/reference/make_golden_pe.py
 Writes tests/golden/pe_<variant>/{model.safetensors, src.ids, tgt.ids, logits.f32, scores.txt,
-loss.txt, grads.safetensors[, adam3.safetensors]}, read by tests/unit/test_golden_pe.c."""
+loss.txt, grads.safetensors[, adam3.safetensors]}, read by tests/unit/model/test_golden_pe.c."""
 import math
 import os
 import sys

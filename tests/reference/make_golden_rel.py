@@ -12,7 +12,7 @@ tests/golden/rel_<case>/{model.safetensors, src.ids, tgt.ids, logits.f32, loss.t
 
 Run with Debian's python3 and python3-torch (1.13):  /usr/bin/python3 tests/reference/make_golden_rel.py
 With --buckets it prints T5's bucket ids for offsets −200..200 (defaults 32 / 128) as runs, the
-table written into tests/unit/test_pe_rel.c."""
+table written into tests/unit/model/test_pe_rel.c."""
 import math
 import os
 import sys

@@ -7,7 +7,7 @@ reimplemented the same way; its positions start at padding_idx + 1, ours and t2t
 d >= 4, where the two agree.
 
 Run with Debian's python3:  /usr/bin/python3 tests/reference/make_golden_t2t_timing.py
-Writes tests/golden/pe_tensor2tensor/signal.txt, read by tests/unit/test_pe_tensor2tensor.c: blocks
+Writes tests/golden/pe_tensor2tensor/signal.txt, read by tests/unit/model/test_pe_tensor2tensor.c: blocks
 of a line "d pos0 T" then T lines of d values (the signal of positions pos0 .. pos0 + T - 1)."""
 import math
 import os

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference ids for the WordPiece tokenizer (tests/unit/test_wordpiece.c): what Hugging Face
+"""Reference ids for the WordPiece tokenizer (tests/unit/text/test_wordpiece.c): what Hugging Face
 `tokenizers` gives with all-MiniLM-L6-v2's tokenizer.json on a few hundred lines.
 
 Needs: `tokenizers` from PyPI (never needed by the product or the C tests), e.g.

@@ -84,17 +84,17 @@ static void team_cases(void) {
     for (int attempt = 0; attempt < 20 && !judged; attempt++) {
         /* end any backoff left by an earlier attempt: good regions halve it down to 0 */
         for (int i = 0; i < 16; i++) ops_team_report(&fine);
-        const int_least64_t t0 = ops_now_ns();
+        const int_least64_t t0 = tfm_now_ns();
         ops_team_report(&hurt); /* 2 ms */
         const int during = ops_team(big), during_small = ops_team(1000);
         sleep_ns(3 * MS);
         const int after = ops_team(big);
         ops_team_report(&short_fine); /* ignored: too short to say the helper keeps up */
         ops_team_report(&hurt);       /* the backoff was 2 ms: now 8 ms */
-        const int_least64_t t1 = ops_now_ns();
+        const int_least64_t t1 = tfm_now_ns();
         sleep_ns(3 * MS);
         const int still = ops_team(big);
-        const int_least64_t t2 = ops_now_ns();
+        const int_least64_t t2 = tfm_now_ns();
         if (t1 - t0 > 5 * MS || t2 - t1 > 7 * MS) continue; /* overslept: the windows say nothing */
         judged = 1;
         CHECK(during == 1, "a hurt region must start a backoff: team %d", during);
@@ -116,7 +116,7 @@ static void long_cases(void) {
     CHECK(ops_team_long(1000) == 1, "a small loop never opens a region: %d", ops_team_long(1000));
     int judged = 0;
     for (int attempt = 0; attempt < 20 && !judged; attempt++) {
-        const int_least64_t t0 = ops_now_ns();
+        const int_least64_t t0 = tfm_now_ns();
         /* on the first attempt nothing is measured yet: hurt (no helper) without work or wait */
         ops_team_report(&(ops_region_obs){2, 16, 0, 1600 * US, 0, 0});
         const int no_rate = ops_team_long(4000 * M);
@@ -127,7 +127,7 @@ static void long_cases(void) {
         ops_team_report(&(ops_region_obs){2, 16, 0, 1600 * US, 1000 * US, 16 * M});
         const int small = ops_team_long(16 * M), below = ops_team_long(39 * M), above = ops_team_long(41 * M);
         const int plain = ops_team(41 * M);
-        if (ops_now_ns() - t0 > 8 * MS) continue; /* the backoff (>= 8 ms) may have ended: no verdict */
+        if (tfm_now_ns() - t0 > 8 * MS) continue; /* the backoff (>= 8 ms) may have ended: no verdict */
         judged = 1;
         if (attempt == 0) { /* later attempts have the rate and stall of this one */
             CHECK(no_rate == 1, "without a measured rate a backoff keeps every region serial: %d", no_rate);

@@ -5,18 +5,12 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "batch_check.h"
+#include "core_internal.h"
 #include "test_util.h"
 #include "tfm/data.h"
 #include "tfm/tokenizer.h"
 
-#include <time.h>
 #include <unistd.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void test_real_corpus(void) {
     const char *src = test_path("data/bible-en-es/train.en"), *tgt = test_path("data/bible-en-es/train.es");
@@ -30,15 +24,15 @@ static void test_real_corpus(void) {
     o.vocab_size = 8000;
     o.input_sentence_size = 10000; /* a sample keeps this test quick; the lengths are close to a full model's */
     tfm_tokenizer *tok = NULL;
-    double t0 = now_s();
+    double t0 = tfm_now_s();
     tfm_status s = tfm_tokenizer_train(paths, 2, &o, &tok);
     CHECK(s == TFM_OK, "tokenizer on the corpus: %s", tfm_last_error());
     if (s != TFM_OK) return;
-    double t1 = now_s();
+    double t1 = tfm_now_s();
     tfm_dataset *ds = NULL;
     tfm_dataset_stats st;
     s = tfm_dataset_from_text(tok, src, tgt, 256, TFM_TOK_BOS_ID, TFM_TOK_EOS_ID, &ds, &st);
-    double t2 = now_s();
+    double t2 = tfm_now_s();
     CHECK(s == TFM_OK, "corpus dataset: %s", tfm_last_error());
     if (s == TFM_OK) {
         printf("corpus: tokenizer (8k, 10k-line sample) %.1f s; encoded %zu + %zu lines in %.2f s (%.0f lines/s); "

@@ -8,7 +8,7 @@
  *     the table before the steps scores the new parameters (the cache follows the weights);
  *  4. decoding on the KV cache (one position at a time, pos0 > 0) gives the logits of the batched
  *     forward, and the same tokens as recomputation, greedy and beam.
- * Precision of 2 (as tests/unit/test_model_gradcheck.c derives it): float model, double loss, the
+ * Precision of 2 (as tests/unit/model/test_model_gradcheck.c derives it): float model, double loss, the
  * error of a tensor relative to its largest gradient (floor 1e-3); GELU and pre-LN, so no ReLU kink
  * is crossed. The FLOATER gradients of this model are small (2e-3 .. 0.2), so the rounding noise of
  * the loss (~3e-7) divided by 2h dominates at small steps: measured worst error 1.6e-2 at h = 3e-3,

@@ -9,7 +9,8 @@
  * Under ThreadSanitizer (the pool alone; libgomp is not instrumented, so not the whole library):
  *   printf 'void tfm_set_threads(int n){(void)n;}\n' > /tmp/stub.c
  *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -g -fsanitize=thread -Isrc/ops -Isrc/core -Iinclude \
- *     -Itests/unit src/ops/pool.c tests/unit/test_pool.c /tmp/stub.c -lpthread -lm -o /tmp/test_pool_tsan */
+ *     -Itests/unit/common src/ops/pool.c src/core/clock.c tests/unit/ops/test_pool.c /tmp/stub.c -lpthread -lm \
+ *     -o /tmp/test_pool_tsan */
 #include "pool.h"
 #include "test_util.h"
 #include "tfm/threads.h"

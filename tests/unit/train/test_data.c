@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "batch_check.h"
+#include "core_internal.h"
 #include "test_util.h"
 #include "tfm/data.h"
 #include "tfm/ids.h"
@@ -14,7 +15,6 @@
 
 #include <stdint.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define FIXTURE "tests/fixtures/tok_train.txt"
@@ -39,12 +39,6 @@ static void write_file(const char *path, const void *data, size_t len) {
 }
 
 static void write_str(const char *path, const char *s) { write_file(path, s, strlen(s)); }
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* The lines of a file (without "\n"); *n set to their count. */
 static char **read_lines(const char *path, size_t *n) {
@@ -167,9 +161,9 @@ static void test_text_pairs(const tfm_tokenizer *tok) {
     text_corpus c = make_corpus(sp, tp);
     tfm_dataset *ds = NULL;
     tfm_dataset_stats st;
-    double t0 = now_s();
+    double t0 = tfm_now_s();
     tfm_status s = tfm_dataset_from_text(tok, sp, tp, 100000, TFM_TOK_BOS_ID, TFM_TOK_EOS_ID, &ds, &st);
-    double dt = now_s() - t0;
+    double dt = tfm_now_s() - t0;
     CHECK(s == TFM_OK && ds, "text dataset: %s", tfm_last_error());
     if (!ds) {
         corpus_free(&c);

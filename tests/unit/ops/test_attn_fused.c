@@ -9,12 +9,12 @@
  * e^(S − lse) instead of e^(S − max)/Σ), so each value may differ by a few float roundings of the
  * magnitudes summed: |fused − ref| ≤ 1e-5 · (1 + |ref|) per element, values O(1) (measured maximum
  * about 1e-6). */
+#include "core_internal.h"
 #include "ops.h"
 #include "test_util.h"
 #include "tfm/threads.h"
 
 #include <stdint.h>
-#include <time.h>
 
 static uint64_t st = 0x243F6A8885A308D3ULL;
 
@@ -195,20 +195,18 @@ static int bench(int argc, char **argv) {
     double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}};
     for (int r = 0; r < reps; r++)
         for (int f = 0; f < 2; f++) {
-            struct timespec t0, t1, t2;
-            clock_gettime(CLOCK_MONOTONIC, &t0);
+            const double t0 = tfm_now_s();
             if (f)
                 attn_fused_forward(out, lse, qkv, qkv + d, qkv + 2 * d, &a, ws, slots);
             else
                 attn_forward(out, P, p > 0 ? Pd : NULL, qkv, qkv + d, qkv + 2 * d, &a);
-            clock_gettime(CLOCK_MONOTONIC, &t1);
+            const double t1 = tfm_now_s();
             if (f)
                 attn_fused_backward(g, g + d, g + 2 * d, dout, out, lse, qkv, qkv + d, qkv + 2 * d, &a, ws, slots);
             else
                 attn_backward(g, g + d, g + 2 * d, dS, dout, P, p > 0 ? Pd : NULL, qkv, qkv + d, qkv + 2 * d, &a);
-            clock_gettime(CLOCK_MONOTONIC, &t2);
-            const double tf = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-            const double tb = (double)(t2.tv_sec - t1.tv_sec) + 1e-9 * (double)(t2.tv_nsec - t1.tv_nsec);
+            const double t2 = tfm_now_s();
+            const double tf = t1 - t0, tb = t2 - t1;
             if (tf < best[f][0]) best[f][0] = tf;
             if (tb < best[f][1]) best[f][1] = tb;
         }
