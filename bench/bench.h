@@ -1,5 +1,6 @@
 /* bench_tfm (make bench, docs/BENCH.md): the pieces of the benchmark program. Public API only
- * (include/tfm/, DESIGN.md §1). Each subcommand prints a human-readable report and one last line
+ * (include/tfm/, docs/ARCHITECTURE.md). Each subcommand prints a human-readable report and one
+ * last line
  *   RESULT <case> key=value ...
  * that bench/bench.sh collects into its table. */
 #ifndef TFM_BENCH_H

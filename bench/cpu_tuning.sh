@@ -1,4 +1,4 @@
-# The PyTorch twins' tuning (DESIGN.md §6), picked from the CPU this runs on. Sourced (`. FILE`)
+# The PyTorch twins' tuning (docs/BENCH.md), picked from the CPU this runs on. Sourced (`. FILE`)
 # by bench/run_train_step.sh, bench/run_twin.sh and bench/run_translation_comparison.sh; the
 # Python twins read the same choice through cpu_tuning_env (one place decides, no copies).
 #

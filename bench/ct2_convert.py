@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Converts a tfm checkpoint (safetensors, DESIGN.md §3) into a CTranslate2 model directory, so
+"""Converts a tfm checkpoint (safetensors, docs/FORMATS.md) into a CTranslate2 model directory, so
 that CTranslate2 decodes the SAME weights as tfm (make bench, docs/BENCH.md).
 
     ct2_convert.py MODEL.safetensors OUTDIR [--quantization int8]

@@ -9,7 +9,7 @@
 #
 # BENCH=path of bench_train_step (default build/bench_train_step); PYTHON=Debian's python3 with
 # python3-torch (default /usr/bin/python3); TORCH_PYPI_PYTHON=a python with PyPI's torch (e.g. a
-# virtualenv's bin/python), also measured when set. PyTorch is tuned as DESIGN.md §6 says, with
+# virtualenv's bin/python), also measured when set. PyTorch is tuned as docs/BENCH.md says, with
 # the OpenBLAS core type and ATen kernels picked from this CPU by bench/cpu_tuning.sh (AVX-512:
 # SkylakeX/avx512; AVX2: Zen or Haswell/avx2; OPENBLAS_NUM_THREADS=1; 2 threads, 1 thread when
 # pinned), and also run with OpenBLAS on 2 threads and ATen on 1 (the fastest here). tfm runs with its default threads (one per core it may use), also with
@@ -63,7 +63,8 @@ for entry in $pythons; do
     run "PyTorch ($name, $p), tuned, 2 threads" "$out/torch_$name" "$p" "$here/train_step_torch.py" \
         --steps "$steps" --threads 2
     # On 2 cores the GEMMs dominate, and ATen does not split one GEMM across its threads: giving
-    # OpenBLAS the 2 threads (and ATen 1) measured faster here than DESIGN.md §6's recipe.
+    # OpenBLAS the 2 threads (and ATen 1) measured faster here than cpu_tuning.sh's
+    # (OpenBLAS 1 thread, ATen 2).
     run "PyTorch ($name), OpenBLAS 2 threads, ATen 1 thread" "$out/torch_${name}_blas2" \
         env OPENBLAS_NUM_THREADS=2 "$p" "$here/train_step_torch.py" --steps "$steps" --threads 1
     [ -n "$pin" ] && run "PyTorch ($name), tuned, one core ($pin), 1 thread" "$out/torch_${name}_1" $pin "$p" \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The PyTorch twin of issue 5: nn.Transformer trained for MINUTES wall-clock minutes on the
 # English→Spanish corpus with tfm's tokenizer, then greedy test BLEU/chrF (see
-# bench/twin_translate.py and DESIGN.md §6).
+# bench/twin_translate.py and docs/BENCH.md).
 #
 #   bench/run_twin.sh [MINUTES] [OUTDIR] [extra twin_translate.py flags...]
 #
@@ -27,7 +27,7 @@ if ! "$py" -c 'import torch, numpy' 2>/dev/null; then
     exit 1
 fi
 mkdir -p "$out"
-# Read when OpenBLAS and ATen load, so set before Python starts (DESIGN.md §6), picked from this
+# Read when OpenBLAS and ATen load, so set before Python starts (docs/BENCH.md), picked from this
 # CPU (AVX-512, AVX2 or neither) by bench/cpu_tuning.sh, which prints its choice.
 . "$here/cpu_tuning.sh"
 load() { uptime | sed 's/.*load average://'; }

@@ -13,7 +13,7 @@ The first --warmup steps are not timed; then --steps steps are timed one by one 
 forward, loss, backward, optimizer step) and the median is reported. The last line is
 machine-readable:  RESULT torch median_s=... min_s=... max_s=... steps=N params=P version=V
 
-Tuning (DESIGN.md §6): OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS=1 and ATEN_CPU_CAPABILITY, picked
+Tuning (docs/BENCH.md): OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS=1 and ATEN_CPU_CAPABILITY, picked
 from this CPU by bench/cpu_tuning.sh (AVX-512: SkylakeX/avx512; AVX2: Zen or Haswell/avx2), must be
 set before Python starts (they are read when the libraries load; bench/run_train_step.sh sources
 the helper), and --threads (default 2) goes to torch.set_num_threads. Run with Debian's python3
@@ -81,7 +81,7 @@ def main():
     args = ap.parse_args()
     for k, v in cpu_tuning().items():
         if os.environ.get(k) != v:
-            print(f"train_step_torch: warning: {k} is not {v}: PyTorch is not tuned (DESIGN.md §6)",
+            print(f"train_step_torch: warning: {k} is not {v}: PyTorch is not tuned",
                   file=sys.stderr)
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)

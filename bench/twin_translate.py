@@ -2,7 +2,8 @@
 """PyTorch twin of `tfm train` + `tfm eval` on the English→Spanish Bible corpus (issue 5).
 
 torch.nn.Transformer trained on the same data, with the same tokenizer (trained and applied by
-`tfm tokenize`), the same model and the same recipe as DESIGN.md §6, for a fixed number of
+`tfm tokenize`), the same model and the same recipe as docs/BENCH.md's translation twin, for a
+fixed number of
 wall-clock minutes on this machine; then greedy decoding of the test set and BLEU/chrF by
 `tfm bleu`. So tfm's test BLEU after M minutes can be put beside PyTorch's after M minutes.
 
@@ -12,7 +13,7 @@ Run with Debian's python3 and python3-torch (1.13), from anywhere:
 
 (or bench/run_twin.sh [MINUTES] [OUTDIR]). Only the standard library, torch and numpy are used.
 
-Tuning (DESIGN.md §6): OpenBLAS is told the CPU (OPENBLAS_CORETYPE) and runs one thread inside
+Tuning (docs/BENCH.md): OpenBLAS is told the CPU (OPENBLAS_CORETYPE) and runs one thread inside
 ATen's two (OPENBLAS_NUM_THREADS=1, torch.set_num_threads(2)), ATen uses the widest kernels the CPU
 has (ATEN_CPU_CAPABILITY); bench/cpu_tuning.sh picks the values from /proc/cpuinfo (AVX-512:
 SkylakeX/avx512; AVX2: Zen or Haswell/avx2; neither: OpenBLAS's own detection, default). They are
@@ -21,8 +22,8 @@ missing, before torch is imported. Values already in the environment are kept.
 
 Recipe: pre-LN nn.Transformer (batch_first), d_model 256, 4 heads, d_ff 1024, 3+3 layers, ReLU,
 dropout 0.1; one joint 8k unigram SentencePiece vocabulary, the embedding shared by source, target
-and generator (tied); embeddings × √d_model + sinusoidal PE (DESIGN.md §2); key padding masks from
-pad = 0 and the causal mask; CrossEntropyLoss(label_smoothing 0.1, ignore_index 0); Adam(β 0.9,
+and generator (tied); embeddings × √d_model + sinusoidal PE (docs/NUMERICS.md); key padding masks
+from pad = 0 and the causal mask; CrossEntropyLoss(label_smoothing 0.1, ignore_index 0); Adam(β 0.9,
 0.98, ε 1e-9); lr = peak · min(step/warmup, sqrt(warmup/step)), peak 1e-3, warm-up 400 steps;
 gradient clipping at norm 1.0; batches of ≤ ~3000 padded target tokens, length-bucketed (sorted
 by length inside large shuffled chunks, then the batches shuffled), a fixed seed.
@@ -32,7 +33,7 @@ backward, clipping, the optimizer step). Tokenization, model setup, validation, 
 test decoding are timed and reported separately. Tokens/s counts non-pad prediction targets (the
 target side, EOS included, BOS excluded).
 
-Writes into --out: tok.model, *.ids, twin.safetensors (tensor names and metadata of DESIGN.md §3
+Writes into --out: tok.model, *.ids, twin.safetensors (tensor names and metadata of docs/FORMATS.md
 and the tokenizer as tokenizer.model, so `tfm eval/translate --model` decode the twin's model
 too), test.hyp.ids, test.hyp.es and summary.txt (the last line printed). With --load MODEL it
 skips training and only decodes and scores MODEL.
@@ -114,7 +115,8 @@ def parse_args():
     p.add_argument("--max-len-a", type=float, default=1.5, help="decode max length = a·src_len + b")
     p.add_argument("--max-len-b", type=int, default=10)
     p.add_argument("--load", default="",
-                   help="no training: load this model (DESIGN.md §3 safetensors, e.g. a twin.safetensors)"
+                   help="no training: load this model (a docs/FORMATS.md safetensors file, e.g."
+                        " a twin.safetensors)"
                         " and only decode and score the test set")
     return p.parse_args()
 
@@ -191,7 +193,7 @@ def pad_rows(torch, rows):
 
 
 # ---------------------------------------------------------------------------------------------
-# the model: nn.Transformer + one tied embedding/generator, names as DESIGN.md §3
+# the model: nn.Transformer + one tied embedding/generator, names as docs/FORMATS.md
 
 def build_model(torch, a, vocab):
     nn = torch.nn
@@ -250,8 +252,9 @@ def build_model(torch, a, vocab):
 
 
 def save_safetensors(path, model, a, vocab, tokenizer_bytes):
-    """The model in DESIGN.md §3's format (every tied name written) with the SentencePiece model as
-    the U8 tensor tokenizer.model, so `tfm translate/eval --model` can use it; written atomically."""
+    """The model in the format of docs/FORMATS.md (every tied name written) with the SentencePiece
+    model as the U8 tensor tokenizer.model, so `tfm translate/eval --model` can use it; written
+    atomically."""
     meta = {"arch": "encoder-decoder", "d_model": a.d_model, "n_heads": a.n_heads,
             "n_enc_layers": a.n_enc_layers, "n_dec_layers": a.n_dec_layers, "d_ff": a.d_ff,
             "src_vocab": vocab, "tgt_vocab": vocab, "max_len": 1024, "norm_first": int(not a.post_ln),

@@ -1,4 +1,4 @@
-/* tfm init: a fresh model from flags (DESIGN.md §5), saved as a safetensors checkpoint. */
+/* tfm init: a fresh model from flags (docs/FORMATS.md), saved as a safetensors checkpoint. */
 #include "model_flags.h"
 
 #include <stdio.h>

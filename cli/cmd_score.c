@@ -1,4 +1,4 @@
-/* tfm score: teacher-forced log-probabilities of (source, target) id-file pairs (DESIGN.md §4–5),
+/* tfm score: teacher-forced log-probabilities of (source, target) id-file pairs (docs/FORMATS.md),
  * optionally dumping the generator's logits. */
 #include "args.h"
 #include "text_io.h"

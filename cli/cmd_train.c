@@ -1,6 +1,6 @@
-/* tfm train: training on token-id files (DESIGN.md §5): label-smoothed cross-entropy, Adam or SGD,
- * constant or noam learning rate, dropout, clipping; prints the loss of every step. A thin command
- * line over the library's training loop (include/tfm/train_loop.h) with line-count batches
+/* tfm train: training on token-id files (docs/FORMATS.md): label-smoothed cross-entropy, Adam or
+ * SGD, constant or noam learning rate, dropout, clipping; prints the loss of every step. A thin
+ * command line over the library's training loop (include/tfm/train_loop.h) with line-count batches
  * (tfm_batcher_create_lines); `tfm train --data` is in train_text.c. */
 #include "args.h"
 #include "memory_check.h"

@@ -1,5 +1,5 @@
-/* tfm translate: one sentence a line in, one translation a line out (DESIGN.md §5); an empty line
- * gives an empty line, so files stay aligned. Speed is reported on stderr. */
+/* tfm translate: one sentence a line in, one translation a line out (docs/FORMATS.md); an empty
+ * line gives an empty line, so files stay aligned. Speed is reported on stderr. */
 #include "args.h"
 #include "decoding.h"
 #include "text_io.h"

@@ -1,5 +1,5 @@
 /* The model-shape flags shared by tfm init and tfm train --data (they mirror the checkpoint
- * metadata of DESIGN.md §3 with dashes). */
+ * metadata of docs/FORMATS.md with dashes). */
 #ifndef TFM_CLI_MODEL_FLAGS_H
 #define TFM_CLI_MODEL_FLAGS_H
 

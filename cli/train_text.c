@@ -314,7 +314,7 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
     text_flags f = {NULL, "en", "es", NULL, NULL, NULL, NULL, 1000000, 3000, 400, 1, 8000, 500, 50, 0,
                     0.32f, 0.1f, 0.1f, 1.0f, 0.0f, (float)TRAIN_MPI_TIMEOUT_S, "adam", "noam", NULL, NULL, NULL};
     model_flags mf = model_flags_default();
-    mf.c.norm_first = 1; /* pre-LN trains stably at this learning rate (DESIGN.md §6) */
+    mf.c.norm_first = 1; /* pre-LN trains stably at this learning rate (docs/BENCH.md) */
     mf.c.tie_embeddings = 1;
     cli_opt opts[] = {
         {"--data", OPT_STR, &f.data, 0, "corpus folder with train.SRC, train.TGT (and valid.*)"},

@@ -1,4 +1,4 @@
-/* libFuzzer target: the token-id file reader (src/text/ids.c, DESIGN.md §4) and the vocabulary
+/* libFuzzer target: the token-id file reader (src/text/ids.c, docs/FORMATS.md) and the vocabulary
  * check after it. Any input gives TFM_OK or an error; on success the offsets must be monotone and
  * end at the id count. Seeds: fuzz/corpus/ids/. */
 #include "fuzz_util.h"

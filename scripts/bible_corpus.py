@@ -6,7 +6,7 @@ Called by scripts/get-corpus, which runs diatheke; this file only reads its outp
     bible_corpus.py --en WEB.osis --es RV1909.osis --out DIR
 
 writes DIR/{train,valid,test}.{en,es,ref} (one verse a line, aligned) and prints the counts.
-The rules (DESIGN.md section 7):
+The rules (docs/TRAINING.md, "The English–Spanish corpus and its standard split"):
 
 - Each verse line is "<Book> <chapter>:<verse>: <body>". Text before the reference on the same
   line is a section heading that diatheke carries along (psalm titles, the letters of Psalm 119);

@@ -2,7 +2,7 @@
  * them (a batcher).
  *
  * A dataset holds every usable pair of two aligned files as token ids: the source as encoded
- * (no BOS/EOS), the target as a whole row, BOS first and EOS last (DESIGN.md §4). A batcher cuts
+ * (no BOS/EOS), the target as a whole row, BOS first and EOS last (docs/FORMATS.md). A batcher cuts
  * the dataset into padded batches for tfm_trainer_step() / tfm_model_score(), either of
  * similar-length pairs holding about `batch_tokens` tokens each (tfm_batcher_create) or of a fixed
  * number of lines (tfm_batcher_create_lines), in a seeded order that can be saved and restored
@@ -83,7 +83,7 @@ typedef struct {
 TFM_API tfm_status tfm_dataset_from_lm_text(const tfm_tokenizer *tok, const char *const *paths, size_t n_paths, int max_len,
                                             int bos_id, int eos_id, tfm_dataset **out, tfm_lm_text_stats *stats);
 
-/** Loads two aligned token-id files (DESIGN.md §4, read by tfm_id_lines_read()): source lines as
+/** Loads two aligned token-id files (docs/FORMATS.md, read by tfm_id_lines_read()): source lines as
  * written (may be empty), target lines whole rows (BOS first, EOS last). Nothing is skipped: every
  * line becomes a pair. Errors: those of tfm_id_lines_read(); TFM_ERR_FORMAT for different line
  * counts (both files and counts named); TFM_ERR_RANGE naming file:line for a source longer than

@@ -1,4 +1,4 @@
-/* transformer.c — token-id files (DESIGN.md §4).
+/* transformer.c — token-id files (docs/FORMATS.md).
  *
  * Plain text, one sequence per line, non-negative decimal token ids separated by spaces or tabs,
  * no padding. A line may be empty (an empty source sequence); a blank line (tfm_text_is_blank,

@@ -11,8 +11,8 @@
  * the parameters) or changed (tfm_model_set_tokenizer) must not be used by any other context
  * meanwhile. tfm_last_error() is per thread.
  *
- * Checkpoints are safetensors files whose tensor names are PyTorch nn.Transformer's (DESIGN.md §3),
- * so a model trained with PyTorch loads here and ours loads there. */
+ * Checkpoints are safetensors files whose tensor names are PyTorch nn.Transformer's
+ * (docs/FORMATS.md), so a model trained with PyTorch loads here and ours loads there. */
 #ifndef TFM_MODEL_H
 #define TFM_MODEL_H
 
@@ -65,7 +65,7 @@ typedef enum {
     TFM_ROPE_HALF = 1         /* pairs (i, i + d_k/2), "rotate half": GPT-NeoX, Llama */
 } tfm_rope_pairing;
 
-/** A model's hyper-parameters; the metadata keys of DESIGN.md §3. */
+/** A model's hyper-parameters; the metadata keys of docs/FORMATS.md. */
 typedef struct {
     tfm_arch arch;
     int d_model;       /* width of every residual stream vector */
@@ -120,12 +120,12 @@ TFM_API size_t tfm_config_param_count(const tfm_config *cfg);
  * if the sizes overflow size_t. */
 TFM_API size_t tfm_model_estimate_bytes(const tfm_config *cfg, int max_batch, int max_src, int max_tgt);
 
-/** A fresh model with the initialisation of DESIGN.md §2 (Xavier-uniform weight matrices,
+/** A fresh model with the initialisation of docs/NUMERICS.md (Xavier-uniform weight matrices,
  * attention biases 0, other biases as nn.Linear, LayerNorm 1/0, embeddings N(0, d_model^-0.5)),
  * deterministic in `seed`. Errors: those of tfm_config_validate, TFM_ERR_NOMEM. */
 TFM_API tfm_status tfm_model_create(const tfm_config *cfg, uint64_t seed, tfm_model **out);
 
-/** Loads a safetensors checkpoint (DESIGN.md §3), checking every tensor's name, dtype, shape and
+/** Loads a safetensors checkpoint (docs/FORMATS.md), checking every tensor's name, dtype, shape and
  * byte range and the metadata. Errors: TFM_ERR_IO (cannot open/read), TFM_ERR_FORMAT (malformed or
  * foreign file; the message names the tensor or byte offset), TFM_ERR_INVALID_ARG (metadata that
  * makes no sense), TFM_ERR_NOMEM. */

@@ -1,5 +1,5 @@
-/* transformer.c — the one table of names for each enum: what checkpoint metadata (DESIGN.md §3)
- * stores and what the `tfm` flags accept. Names are lowercase ASCII:
+/* transformer.c — the one table of names for each enum: what checkpoint metadata
+ * (docs/FORMATS.md) stores and what the `tfm` flags accept. Names are lowercase ASCII:
  *   tfm_arch        encoder-decoder, decoder-only, encoder-only
  *   tfm_activation  relu, gelu
  *   tfm_pe          sinusoidal, none, learned, floater, shaw, t5, rope, alibi

@@ -19,7 +19,7 @@ extern "C" {
  * src  [B, S]  source ids, each row padded at the end with pad_id (the key padding mask of the
  *              encoder and of cross-attention is `src == pad_id`).
  * tgt  [B, T]  whole target rows, BOS first and EOS last, padded with pad_id; the decoder input is
- *              tgt[:, 0:T-1], the prediction targets are tgt[:, 1:T] (DESIGN.md §4). T >= 2.
+ *              tgt[:, 0:T-1], the prediction targets are tgt[:, 1:T] (docs/FORMATS.md). T >= 2.
  * out_logprob [B]  (nullable) sum over the non-pad targets of ln p(target), in nats.
  * out_ntok    [B]  (nullable) the number of those targets.
  * out_logits  [B, T-1, V_tgt] (nullable) the generator's logits (before log-softmax), row-major.

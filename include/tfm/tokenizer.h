@@ -1,7 +1,7 @@
 /* transformer.c — subword tokenizer: a SentencePiece unigram model (Kudo 2018) behind a C API.
  *
  * One joint vocabulary for source and target text. Ids reserved by every model tfm trains
- * (DESIGN.md §4): pad = 0, bos = 1, eos = 2, unk = 3. The model is a serialized SentencePiece
+ * (docs/FORMATS.md): pad = 0, bos = 1, eos = 2, unk = 3. The model is a serialized SentencePiece
  * ModelProto, the same bytes `spm_train` writes to `*.model`, so either tool reads the other's
  * models; inside a checkpoint it is stored as the U8 tensor `tokenizer.model`.
  *

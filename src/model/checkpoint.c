@@ -1,4 +1,4 @@
-/* Model checkpoints: the safetensors contract of DESIGN.md §3 (PyTorch names, config in the
+/* Model checkpoints: the safetensors contract of docs/FORMATS.md (PyTorch names, config in the
  * header's __metadata__, reserved prefixes tokenizer. and train_state.). */
 #include "model_internal.h"
 #include "hf.h"

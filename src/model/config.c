@@ -1,4 +1,4 @@
-/* Model configurations: defaults and validation (DESIGN.md §3 metadata). */
+/* Model configurations: defaults and validation (the metadata of docs/FORMATS.md). */
 #include "core_internal.h"
 #include "params.h"
 #include "pe.h"

@@ -1,4 +1,4 @@
-/* Model lifetime: allocation, initialisation (DESIGN.md §2), batch checks. */
+/* Model lifetime: allocation, initialisation (docs/NUMERICS.md), batch checks. */
 #include "model_internal.h"
 #include "rng.h"
 

@@ -85,9 +85,9 @@ struct tfm_model {
 
 /** tfm_model_save plus extra tensors (names under train_state.), written in the same atomic file.
  * Errors: those of tfm_model_save. */
-/** The checkpoint metadata of a configuration (DESIGN.md §3 keys, docs/POSITION.md options): kv[2i]
- * is a key, kv[2i+1] its value (pointing into vals or to static names); returns the pair count. The
- * one list of what a configuration is: checkpoints write it, MPI ranks compare it. */
+/** The checkpoint metadata of a configuration (docs/FORMATS.md keys, docs/POSITION.md options):
+ * kv[2i] is a key, kv[2i+1] its value (pointing into vals or to static names); returns the pair
+ * count. The one list of what a configuration is: checkpoints write it, MPI ranks compare it. */
 #define MODEL_META_MAX 40
 typedef struct {
     char vals[MODEL_META_MAX][32];

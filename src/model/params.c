@@ -1,5 +1,5 @@
-/* The single list of a model's tensors, with PyTorch's nn.Transformer names (DESIGN.md §3), built
- * by walking the model's stacks (stack.h). */
+/* The single list of a model's tensors, with PyTorch's nn.Transformer names (docs/FORMATS.md),
+ * built by walking the model's stacks (stack.h). */
 #include "params.h"
 
 #include "core_internal.h"

@@ -34,7 +34,7 @@ static pe_sinusoid_opts opts_of(const tfm_config *cfg) {
  *     sequence, absolute position 0, gets no encoding), scale multiplies the looked-up table by
  *     num_units ** 0.5 = √d_model (after zero_pad; the token embedding is scaled by √d_model as
  *     always). That code's exponent 2·j/d for column j (not 2i/d for both of pair i) is the typo
- *     DESIGN.md §2 mentions and is not followed.
+ *     docs/NUMERICS.md mentions, and is not followed.
  * A fixed table computed per call (no memory, no allocation): its backward is the identity. */
 static void sinusoidal_forward(const tfm_config *cfg, const pe_params *p, float *x, size_t B, size_t T, size_t d,
                                size_t pos0) {

@@ -1,6 +1,7 @@
 /* Kernels of the Transformer, each a plain function over row-major float tensors, llm.c style:
  * outputs first, then inputs, then sizes. Forward functions save exactly what the backward needs.
- * Only this folder calls CBLAS or runs parallel loops (its thread pool, pool.h; DESIGN.md §1).
+ * Only this folder calls CBLAS or runs parallel loops (its thread pool, pool.h;
+ * docs/ARCHITECTURE.md).
  *
  * Shape letters: N rows (= B·T flattened), B batch, T query positions, S key positions,
  * C / d model width, H heads, d_k = d / H, V vocabulary. */
@@ -398,7 +399,7 @@ void cross_entropy_backward_lse(float *dlogits, const float *logits, const float
 
 /* ---- update.c ---------------------------------------------------------------------------- */
 /* Element-wise optimizer kernels over flat arrays, called by src/train/optim.c (which keeps the
- * step count and the scalar bookkeeping; the threads live here, DESIGN.md §1). */
+ * step count and the scalar bookkeeping; the threads live here, docs/ARCHITECTURE.md). */
 
 /** One Adam update with torch.optim.Adam's float operation order (1.13, _single_tensor_adam), on
  * the gradient g = grads[i] · grad_scale (one float multiply: clip_grad_norm_'s in-place scaling

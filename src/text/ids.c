@@ -1,4 +1,4 @@
-/* Token-id files (DESIGN.md §4): strict parsing with file:line:column errors. */
+/* Token-id files (docs/FORMATS.md): strict parsing with file:line:column errors. */
 #include "core_internal.h"
 #include "tfm/fileio.h"
 #include "tfm/ids.h"

@@ -1,6 +1,6 @@
 /* Adam (Kingma & Ba 2015) and SGD as PyTorch 1.13 computes them, and global-norm gradient
  * clipping as torch.nn.utils.clip_grad_norm_. The element-wise loops are kernels in src/ops
- * (update.c), where the OpenMP regions live (DESIGN.md §1). */
+ * (update.c), where the parallel loops live (docs/ARCHITECTURE.md). */
 #include "optim.h"
 
 #include "ops.h"

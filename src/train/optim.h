@@ -1,5 +1,5 @@
 /* Optimizers, gradient clipping and learning-rate schedules over flat float arrays: a model's
- * parameters, gradients and Adam moments each live in one allocation (DESIGN.md §2, STYLE.md),
+ * parameters, gradients and Adam moments each live in one allocation (docs/ARCHITECTURE.md),
  * so one call updates everything. None of these functions allocates. */
 #ifndef TFM_OPTIM_H
 #define TFM_OPTIM_H

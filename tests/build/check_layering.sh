@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The layering of DESIGN.md §1, checked on the include folders the build really gives each layer's
-# target: every internal header of a layer the layer may use must be found, every other layer's
-# internal header must not be. The allowed table below is written from DESIGN.md, apart from
-# CMakeLists.txt, so widening a layer's include folders there fails this test.
+# The layering of docs/ARCHITECTURE.md, checked on the include folders the build really gives each
+# layer's target: every internal header of a layer the layer may use must be found, every other
+# layer's internal header must not be. The allowed table below is written from docs/ARCHITECTURE.md,
+# apart from CMakeLists.txt, so widening a layer's include folders there fails this test.
 #
 #   check_layering.sh CC SRC_DIR LAYER DIRS [LAYER DIRS]...    (DIRS: include folders joined by ':')
 source "$(dirname "$0")/../cli/lib.sh"
@@ -14,7 +14,7 @@ declare -A USES=([core]="core" [ops]="ops core" [model]="model ops core" [train]
 while [ $# -ge 2 ]; do
   layer=$1 dirs=$2
   shift 2
-  [ -n "${USES[$layer]:-}" ] || { bad "$layer: not a layer of DESIGN.md §1"; continue; }
+  [ -n "${USES[$layer]:-}" ] || { bad "$layer: not a layer of docs/ARCHITECTURE.md"; continue; }
   flags=()
   IFS=: read -r -a ds <<< "$dirs"
   for d in "${ds[@]}"; do flags+=(-I "$d"); done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Bible corpus with scripts/get-corpus into a fresh temporary directory and checks it:
-# the split counts of the standard extraction (DESIGN.md section 7), alignment, known verses in
+# the split counts of the standard extraction (docs/TRAINING.md), alignment, known verses in
 # both languages, clean text (no markup, Strong's numbers, headings or broken spacing), the split
 # rule on every line, and that a second run (from the cache) gives the same files.
 # tfm-test: slow (about 20 s: diatheke reads both Bibles)

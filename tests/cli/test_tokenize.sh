@@ -78,7 +78,7 @@ printf 'a b\r\nc' | "$TFM" tokenize --encode --tokenizer "$M" >"$D/crlf_ids.txt"
 check "CRLF and unterminated last line give 2 lines" test "$(wc -l <"$D/crlf_ids.txt")" -eq 2
 check "CRLF stripped" test "$(sed -n 1p "$D/crlf_ids.txt")" = "$(echo 'a b' | "$TFM" tokenize --encode --tokenizer "$M")"
 
-# --add-bos / --add-eos (target files, DESIGN.md §4); an empty line becomes "1 2".
+# --add-bos / --add-eos (target files, docs/FORMATS.md); an empty line becomes "1 2".
 printf 'Hello\n\n' | "$TFM" tokenize --encode --add-bos --add-eos --tokenizer "$M" >"$D/framed.txt"
 check "BOS first and EOS last" grep -Eq '^1( [0-9]+)+ 2$' <(sed -n 1p "$D/framed.txt")
 check "empty line framed" test "$(sed -n 2p "$D/framed.txt")" = "1 2"

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Golden files for the forward and backward passes: small torch.nn.Transformer models with random
 weights (non-zero biases, non-trivial LayerNorm weights), saved with the tensor names and metadata
-of DESIGN.md §3, plus id files with padding in source and target, and what PyTorch computes:
+of docs/FORMATS.md, plus id files with padding in source and target, and what PyTorch computes:
 logits, scores, the label-smoothed loss and every parameter's gradient, and the parameters after
 three Adam steps and after three SGD steps on that batch (dropout 0).
 
@@ -36,7 +36,7 @@ def sinusoidal(n, d):
 
 
 class Seq2Seq(nn.Module):
-    """nn.Transformer plus embeddings and generator, named as DESIGN.md §3."""
+    """nn.Transformer plus embeddings and generator, named as docs/FORMATS.md says."""
 
     def __init__(self, c):
         super().__init__()

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Golden files for the absolute position encodings of docs/POSITION.md (sinusoidal in both layouts
 and with TF's zero_pad / scale, none, learned): the model of make_golden.py (nn.Transformer plus
-embeddings and generator, DESIGN.md §3 names) with its position encoding written here, in torch,
+embeddings and generator, docs/FORMATS.md names) with its position encoding written here, in torch,
 from the formulas (not from tfm's code), and what PyTorch computes: logits, scores, the
 label-smoothed loss, every parameter's gradient (autograd), and for `learned` the parameters after
 three Adam steps.

@@ -3,7 +3,7 @@
 PyTorch twin of src/model/pe_t5.c, pe_alibi.c and pe_rope.c.
 
 nn.Transformer cannot rotate queries and keys, so the twin runs the parameters of make_golden.py's
-Seq2Seq (the same names, DESIGN.md §3) through a functional copy of nn.Transformer's forward with
+Seq2Seq (the same names, docs/FORMATS.md) through a functional copy of nn.Transformer's forward with
 the two position hooks of src/model/pe.h: a rotation of q and k, and an additive per-head bias on
 the scores of self-attention. The copy is checked against nn.Transformer itself on the sinusoidal
 encoding before any file is written. Each case has padding in source and target; the files are

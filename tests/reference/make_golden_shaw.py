@@ -3,7 +3,7 @@
 with Relative Position Representations"): make_golden.py's Seq2Seq with every self-attention
 replaced by one with learned relative key (and value) embeddings of the clipped offset j − i,
 per layer and shared by the heads (eq. 3–5), no position term at the embeddings, cross-attention
-unchanged. Saved like make_golden.py (tensor names of DESIGN.md §3 plus
+unchanged. Saved like make_golden.py (tensor names of docs/FORMATS.md plus
 transformer.<stack>.layers.{i}.self_attn.rel_k.weight / rel_v.weight, (2k+1, d_k)): model, id files
 with padding, logits, per-pair scores, the label-smoothed loss and every parameter's gradient.
 

@@ -1,5 +1,5 @@
 /* Checkpoints: round trips, tied embeddings, the tokenizer blob, and every malformed or foreign
- * file of DESIGN.md §3 rejected with a message naming the tensor, key or byte offset. */
+ * file of docs/FORMATS.md rejected with a message naming the tensor, key or byte offset. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "test_util.h"
 #include "tfm/tfm.h"

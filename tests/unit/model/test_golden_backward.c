@@ -81,7 +81,7 @@ static void run_case(const char *name) {
 /* Three steps of `opt` from the golden model compared with PyTorch's parameters afterwards. The
  * key rows [d, 2d) of every in_proj_bias have an exactly-zero true gradient (a constant added to a
  * query's scores cancels in the softmax), so their float gradient is rounding noise that Adam
- * scales up to lr-sized steps in any implementation (DESIGN.md §2): compared under SGD only. */
+ * scales up to lr-sized steps in any implementation (docs/NUMERICS.md): compared under SGD only. */
 static void train_case(const char *name, tfm_optimizer opt, const char *golden, double lr) {
     char p[512];
     golden_case g;

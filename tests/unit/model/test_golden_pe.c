@@ -145,7 +145,7 @@ static void backward_case(const char *name, golden_case *g) {
 
 /* Three Adam steps through the trainer (every tensor has its moments, the tables included). The
  * key rows [d, 2d) of every in_proj_bias have an exactly-zero true gradient, so Adam turns their
- * rounding noise into lr-sized steps in any implementation (DESIGN.md §2): left out, as in
+ * rounding noise into lr-sized steps in any implementation (docs/NUMERICS.md): left out, as in
  * test_golden_backward. */
 static void adam_case(const char *name, golden_case *g) {
     tfm_train_config tc = tfm_train_config_default();

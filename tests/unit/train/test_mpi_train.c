@@ -1,8 +1,8 @@
 /* Data-parallel training (docs/MPI.md): 2 MPI ranks sharing a global batch of B sentences compute
  * the same gradient (<= 1e-5) and, after 3 Adam steps, the same parameters (<= 1e-5) as 1 process
- * on the same B sentences; the loss, the target count and the (clipped, global) gradient norm
- * agree (the key rows of in_proj_bias excepted under Adam, as DESIGN.md §2 explains); the weights
- * are bit-identical on both ranks; a share may be empty (B = 1 < 2 ranks).
+ * on the same B sentences; the loss, the target count and the (clipped, global) gradient norm agree
+ * (the key rows of in_proj_bias excepted under Adam, as docs/NUMERICS.md explains); the weights are
+ * bit-identical on both ranks; a share may be empty (B = 1 < 2 ranks).
  * The rows have very different lengths, so a loss normalised per rank instead of by the global
  * target count fails (tried by mutation: gradients 0.27 off).
  *
@@ -39,7 +39,7 @@ static void make_batch(int B, int32_t *src, int32_t *tgt) {
 
 /* The largest |a − b| over every parameter except the key rows [d, 2d) of each in_proj_bias: their
  * true gradient is exactly zero (a constant added to a query's scores cancels in the softmax), so
- * Adam turns their rounding noise into lr-sized steps in any implementation (DESIGN.md §2; as
+ * Adam turns their rounding noise into lr-sized steps in any implementation (docs/NUMERICS.md; as
  * test_golden_backward). */
 static double max_param_diff(const tfm_model *m, const float *a, const float *b) {
     const size_t d = (size_t)m->cfg.d_model;
