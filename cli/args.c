@@ -18,10 +18,10 @@ void cli_error(const char *cmd, const char *fmt, ...) {
     char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (msg) {
         vsnprintf(msg, (size_t)n + 1, fmt, ap2);
-        fprintf(stderr, "tfm %s: error: %s\n", cmd, msg);
+        fprintf(stderr, "tfm%s%s: error: %s\n", *cmd ? " " : "", cmd, msg);
         free(msg);
     } else {
-        fprintf(stderr, "tfm %s: error: ", cmd);
+        fprintf(stderr, "tfm%s%s: error: ", *cmd ? " " : "", cmd);
         vfprintf(stderr, fmt, ap2);
         fputc('\n', stderr);
     }

@@ -129,7 +129,9 @@ static int run(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (!memory_flag_ok("train", max_memory)) return EXIT_USAGE;
-    if (!output_dir_ok("train", save)) return EXIT_RUNTIME;
+    const cli_path ins[] = {{"--init", init}, {"--src-ids", src_path}, {"--tgt-ids", tgt_path}},
+                   outs[] = {{"--save", save}};
+    if (!cli_outputs_ok("train", ins, 3, outs, 1)) return EXIT_RUNTIME;
     tc.lr = lr;
     tc.warmup = warmup;
     tc.dropout = dropout;

@@ -404,6 +404,22 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
+/* Before any work: no output (--save, the best model) is the same file as an input (the corpus
+ * files, --text, --valid-text, --init; cli_outputs_ok). --resume R --save R is how a run goes on in
+ * place (the checkpoint is read whole first and replaced atomically), so --resume is compared with
+ * the best model only. */
+static int outputs_distinct(const text_run *r, const text_flags *f, const char *best_file) {
+    cli_path ins[4 + 2 * TRAIN_LM_MAX_FILES + 1];
+    size_t n = 0;
+    for (int i = 0; i < 4 && !r->lm; i++) ins[n++] = (cli_path){"--data", r->path[i]};
+    for (size_t i = 0; i < r->text.n; i++) ins[n++] = (cli_path){"--text", r->text.path[i]};
+    for (size_t i = 0; i < r->valid_text.n; i++) ins[n++] = (cli_path){"--valid-text", r->valid_text.path[i]};
+    ins[n++] = (cli_path){"--init", f->init};
+    const cli_path outs[] = {{"--save", f->save}, {f->save_best ? "--save-best" : "--save-best (default)", best_file}};
+    const cli_path resume = {"--resume", f->resume};
+    return cli_outputs_ok("train", ins, n, outs, 2) && cli_outputs_ok("train", &resume, 1, outs + 1, 1);
+}
+
 int train_text_run(const cli_command *cmd, int argc, char **argv) {
     text_flags f;
     model_flags mf;
@@ -430,10 +446,17 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
             cli_error("train", "no corpus: %s is missing (scripts/get-corpus makes data/bible-en-es)", r.path[i]);
             return EXIT_RUNTIME;
         }
-    if (!train_dist_start(f.mpi_timeout, &r.dist)) return EXIT_RUNTIME;
-    r.root = train_is_root(r.dist);
     r.best = f.save_best ? NULL : best_path(f.save);
     const char *best_file = f.save_best ? f.save_best : r.best;
+    if (!outputs_distinct(&r, &f, best_file)) {
+        run_free(&r);
+        return EXIT_RUNTIME;
+    }
+    if (!train_dist_start(f.mpi_timeout, &r.dist)) {
+        run_free(&r);
+        return EXIT_RUNTIME;
+    }
+    r.root = train_is_root(r.dist);
     rc = setup_model(&r, &f, &mf);
     if (rc == 0 && !(setup_corpus(&r, &f) &&
                      memory_fits_train("train", f.max_memory, tfm_model_config(r.m), tc.optimizer, r.tb, r.vb,
