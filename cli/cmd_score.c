@@ -84,8 +84,13 @@ static int run(int argc, char **argv) {
     const cli_path ins[] = {{"--model", model_path}, {"--src-ids", src_path}, {"--tgt-ids", tgt_path}},
                    outs[] = {{"--dump-logits", dump}};
     if (!cli_outputs_ok("score", ins, 3, outs, 1)) goto done; /* fail early: before loading anything */
-    if (tfm_model_load(model_path, &m) != TFM_OK || tfm_context_create(m, &ctx) != TFM_OK ||
-        tfm_id_lines_read(src_path, &src) != TFM_OK || tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
+    if (tfm_model_load(model_path, &m) != TFM_OK) {
+        cli_error("score", "%s", tfm_last_error());
+        goto done;
+    }
+    if (!model_arch_ok("score", model_path, tfm_model_config(m), MODEL_DECODES)) goto done;
+    if (tfm_context_create(m, &ctx) != TFM_OK || tfm_id_lines_read(src_path, &src) != TFM_OK ||
+        tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
         cli_error("score", "%s", tfm_last_error());
         goto done;
     }

@@ -151,6 +151,7 @@ static int run(int argc, char **argv) {
         goto done;
     }
     const tfm_config *c = tfm_model_config(m);
+    if (!model_arch_ok("train", init, c, MODEL_DECODES)) goto done;
     if (!load_data(c, src_path, tgt_path, &ds)) goto done;
     if (tfm_batcher_create_lines(ds, batch, c->pad_id, 1, (uint64_t)seed, &bt) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());

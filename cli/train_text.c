@@ -206,6 +206,11 @@ static int setup_model(text_run *r, const text_flags *f, model_flags *mf) {
     }
     if (!start && !model_flags_resolve("train", mf)) return EXIT_USAGE;
     const tfm_arch arch = r->m ? tfm_model_config(r->m)->arch : mf->c.arch; /* checked before any tokenizer work */
+    if (arch == TFM_ARCH_ENCODER_ONLY) { /* a BERT folder: neither mode trains it */
+        model_arch_ok("train", start ? start : "the new model", r->m ? tfm_model_config(r->m) : &mf->c,
+                      r->lm ? TFM_ARCH_DECODER_ONLY : TFM_ARCH_ENCODER_DECODER);
+        return EXIT_USAGE;
+    }
     if ((arch == TFM_ARCH_DECODER_ONLY) != r->lm) {
         cli_error("train", "%s is %s: %s", start ? start : "the new model", tfm_arch_name(arch),
                   r->lm ? "--text trains a decoder-only model (--arch decoder-only)"
