@@ -63,6 +63,19 @@ tfm_status tfm_line_reader_count_rest(tfm_line_reader *r, size_t *n_lines);
 /** Frees the reader and closes its file (not a stream given to from_stream). NULL is allowed. */
 void tfm_line_reader_free(tfm_line_reader *r);
 
+/** What tfm_text_file_scan found: lines, and of them blank ones (tfm_text_is_blank). */
+typedef struct {
+    size_t lines;
+    size_t blank;
+} tfm_text_file_stats;
+
+/** Reads every line of the text file `path` (max_line_bytes as tfm_line_reader_open) and checks
+ * what training checks of it, without a tokenizer, so that a command can refuse bad input before
+ * any work (a tokenizer trained for minutes, then "invalid UTF-8 on line 9,000"). Errors: those of
+ * the line reader (cannot open, NUL byte, line too long: PATH:LINE), TFM_ERR_FORMAT
+ * "PATH:LINE: invalid UTF-8 at byte offset B of the line". */
+tfm_status tfm_text_file_scan(const char *path, size_t max_line_bytes, tfm_text_file_stats *st);
+
 /* ---- atomic file writer ------------------------------------------------------------------ */
 
 typedef struct tfm_atomic_file tfm_atomic_file;
