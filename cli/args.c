@@ -18,10 +18,10 @@ void cli_error(const char *cmd, const char *fmt, ...) {
     char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (msg) {
         vsnprintf(msg, (size_t)n + 1, fmt, ap2);
-        fprintf(stderr, "tfm %s: error: %s\n", cmd, msg);
+        fprintf(stderr, "tfm%s%s: error: %s\n", *cmd ? " " : "", cmd, msg);
         free(msg);
     } else {
-        fprintf(stderr, "tfm %s: error: ", cmd);
+        fprintf(stderr, "tfm%s%s: error: ", *cmd ? " " : "", cmd);
         vfprintf(stderr, fmt, ap2);
         fputc('\n', stderr);
     }
@@ -58,11 +58,16 @@ static int parse_int(const char *s, int *out) {
     return 1;
 }
 
+/* What strtof accepts, whole, finite and in range: a subnormal result (1e-39) is a number, though
+ * strtof flags it with ERANGE; a value so small that it rounds to 0 (1e-50) or so large that it
+ * overflows (1e39) is not. */
 static int parse_float(const char *s, float *out) {
     char *end;
     errno = 0;
     float v = strtof(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !isfinite(v)) return 0;
+    if (end == s || *end != '\0' || !isfinite(v)) return 0;
+    if (errno == ERANGE && !(v != 0.0f && fpclassify(v) == FP_SUBNORMAL)) return 0;
+    if (errno != 0 && errno != ERANGE) return 0;
     *out = v;
     return 1;
 }
@@ -100,7 +105,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, const cli_opt *opts
         else *(const char **)o->dst = v;
         if (!ok) {
             cli_error(cmd->name, "option %s expects %s, got '%s'", a,
-                      o->kind == OPT_INT ? "an integer" : "a finite number", v);
+                      o->kind == OPT_INT ? "an integer" : "a finite number in the range of a 32-bit float", v);
             return 2;
         }
     }

@@ -39,7 +39,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, const cli_opt *opts
 const char *cli_given_within(int argc, char **argv, const cli_opt *opts, size_t n_opts, const void *lo,
                              const void *hi);
 
-/* Prints "tfm <cmd>: error: ..." to stderr. */
+/* Prints "tfm <cmd>: error: ..." to stderr ("tfm: error: ..." when cmd is ""). */
 void cli_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -5,8 +5,6 @@
 #include "embed_io.h"
 #include "text_io.h"
 
-#include "tfm/fileio.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +12,7 @@
 /* A float32 (n, d) array in NumPy's .npy format, version 1.0: magic, header length, a header
  * dictionary padded with spaces to a multiple of 64 bytes ending in '\n', then the data (C order,
  * little-endian: this build's targets are). */
-static int write_npy(const char *path, const float *v, size_t n, size_t d) {
+static int write_npy(FILE *f, const float *v, size_t n, size_t d) {
     char dict[160];
     int len = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, %zu), }", n, d);
     size_t total = 10 + (size_t)len + 1;
@@ -22,7 +20,7 @@ static int write_npy(const char *path, const float *v, size_t n, size_t d) {
     size_t hlen = (size_t)len + pad + 1, bytes = 10 + hlen + n * d * sizeof(float);
     unsigned char *buf = malloc(bytes);
     if (!buf) {
-        cli_error("embed", "out of memory writing %s", path);
+        cli_error("embed", "out of memory for the .npy file");
         return 0;
     }
     memcpy(buf, "\x93NUMPY\x01\x00", 8);
@@ -32,12 +30,8 @@ static int write_npy(const char *path, const float *v, size_t n, size_t d) {
     memset(buf + 10 + len, ' ', pad);
     buf[10 + hlen - 1] = '\n';
     memcpy(buf + 10 + hlen, v, n * d * sizeof(float));
-    tfm_status st = tfm_atomic_file_write(path, buf, bytes);
+    fwrite(buf, 1, bytes, f); /* a failure is reported by cli_output_close */
     free(buf);
-    if (st != TFM_OK) {
-        cli_error("embed", "%s", tfm_last_error());
-        return 0;
-    }
     return 1;
 }
 
@@ -52,7 +46,8 @@ static int run_embed(int argc, char **argv) {
     int rc = cli_parse(&cmd_embed, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (rc == 1) return 0;
     if (rc != 0) return EXIT_USAGE;
-    if (npy && !output_dir_ok("embed", npy)) return EXIT_RUNTIME;
+    const cli_path ins[] = {{"--input", input}, {"--model", model}}, outs[] = {{"--npy", npy}};
+    if (!cli_outputs_ok("embed", ins, 2, outs, 1)) return EXIT_RUNTIME;
     char **lines = NULL;
     size_t n = 0;
     if (!read_lines("embed", input, &lines, &n)) return EXIT_RUNTIME;
@@ -61,16 +56,16 @@ static int run_embed(int argc, char **argv) {
     float *v = NULL;
     int ok = embed_open("embed", model, &e, &ctx) &&
              embed_lines("embed", e, ctx, lines, n, input && strcmp(input, "-") ? input : "<stdin>", &v);
-    if (ok) {
+    cli_output out;
+    if (ok && (ok = cli_output_open("embed", npy, &out))) {
         const size_t d = (size_t)tfm_embedder_dim(e);
         if (npy) {
-            ok = write_npy(npy, v, n, d);
+            ok = write_npy(out.f, v, n, d);
         } else {
             for (size_t i = 0; i < n; i++)
-                for (size_t c = 0; c < d; c++) printf("%.8g%c", (double)v[i * d + c], c + 1 < d ? ' ' : '\n');
-            ok = fflush(stdout) == 0;
-            if (!ok) cli_error("embed", "cannot write the vectors to standard output");
+                for (size_t c = 0; c < d; c++) fprintf(out.f, "%.8g%c", (double)v[i * d + c], c + 1 < d ? ' ' : '\n');
         }
+        ok = cli_output_close("embed", &out, ok);
     }
     free(v);
     tfm_context_free(ctx);

@@ -32,14 +32,16 @@ static int run(int argc, char **argv) {
     int rc = EXIT_RUNTIME;
     /* fail early: the destination, both inputs and their validation (the one tfm bleu uses), then
      * the model, before any decoding */
-    if (!output_dir_ok("eval", output)) goto done;
+    const cli_path ins[] = {{"--src", src_path}, {"--ref", ref_path}, {"--model", model_path}},
+                   outs[] = {{"--output", output}};
+    if (!cli_outputs_ok("eval", ins, 3, outs, 1)) goto done;
     if (!read_lines("eval", src_path, &src, &n) || !read_lines("eval", ref_path, &ref, &n_ref)) goto done;
     if (tfm_bleu_check_segments("source", src_path, (const char *const *)src, n, ref_path, (const char *const *)ref,
                                 n_ref) != TFM_OK) {
         cli_error("eval", "%s", tfm_last_error());
         goto done;
     }
-    if (!load_model_and_tokenizer("eval", model_path, &m, &tok)) goto done;
+    if (!load_model_and_tokenizer("eval", model_path, TFM_ARCH_ENCODER_DECODER, &m, &tok)) goto done;
     hyp = calloc(n ? n : 1, sizeof *hyp);
     if (!memory_fits_decode("eval", f.max_memory, m, tok, &dc, f.batch, src, n)) goto done;
     if (!hyp || !translate_lines("eval", src_path, m, tok, &dc, f.batch, src, n, hyp)) goto done;

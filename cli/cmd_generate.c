@@ -3,6 +3,7 @@
 #include "args.h"
 #include "text_io.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,17 @@ const cli_command cmd_generate = {
 typedef struct {
     tfm_text_stream ts;
     int failed;
+    int write_errno; /* failed because standard output could not be written (errno, or -1) */
 } stream;
+
+/* Prints why the stream failed: the library's error, or the write to standard output. */
+static void stream_error(const stream *s) {
+    if (s->write_errno)
+        cli_error("generate", "cannot write standard output: %s",
+                  s->write_errno > 0 ? strerror(s->write_errno) : "a write failed");
+    else
+        cli_error("generate", "%s", tfm_last_error());
+}
 
 static void emit(stream *s, const int32_t *ids, size_t n, int final) {
     const char *p;
@@ -32,8 +43,13 @@ static void emit(stream *s, const int32_t *ids, size_t n, int final) {
     }
     if (len) {
         char *w = s->ts.text + (p - s->ts.text); /* p points into the stream's own last decode */
-        fwrite(w, 1, tfm_text_one_line(w, len), stdout);
-        fflush(stdout);
+        const size_t n_out = tfm_text_one_line(w, len);
+        errno = 0;
+        if (fwrite(w, 1, n_out, stdout) != n_out || fflush(stdout) != 0 || ferror(stdout)) {
+            /* a full disk or a closed pipe: stop generating, the text is lost */
+            s->failed = 1;
+            s->write_errno = errno ? errno : -1;
+        }
     }
 }
 
@@ -72,7 +88,7 @@ static int run(int argc, char **argv) {
     size_t np = 0;
     stream s = {0};
     int rc = EXIT_RUNTIME;
-    if (!load_model_and_tokenizer("generate", model_path, &m, &tok)) goto done;
+    if (!load_model_and_tokenizer("generate", model_path, TFM_ARCH_DECODER_ONLY, &m, &tok)) goto done;
     if (tfm_tokenizer_encode(tok, prompt, strlen(prompt), &pids, &np) != TFM_OK) {
         cli_error("generate", "--prompt: %s", tfm_last_error());
         goto done;
@@ -91,20 +107,20 @@ static int run(int argc, char **argv) {
     }
     emit(&s, NULL, 0, 0); /* the prompt as the tokenizer spells it */
     if (s.failed) {
-        cli_error("generate", "%s", tfm_last_error());
+        stream_error(&s);
         goto done;
     }
     int n_out = 0;
     if (tfm_generate(ctx, &sc, pids, (int)np, max_tokens, !no_cache, NULL, 0, &n_out, on_token, &s) != TFM_OK ||
         s.failed) {
         fputc('\n', stdout);
-        cli_error("generate", "%s", tfm_last_error());
+        stream_error(&s);
         goto done;
     }
     emit(&s, NULL, 0, 1);
     if (s.failed) {
         fputc('\n', stdout);
-        cli_error("generate", "%s", tfm_last_error());
+        stream_error(&s);
         goto done;
     }
     if (s.ts.diverged) { /* not expected of SentencePiece: show the final text whole, on its own line */

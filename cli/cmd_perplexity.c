@@ -34,7 +34,7 @@ static int run(int argc, char **argv) {
     int rc = EXIT_RUNTIME;
     tfm_perplexity_stats st;
     if (!read_lines("perplexity", text, &lines, &n)) goto done;
-    if (!load_model_and_tokenizer("perplexity", model_path, &m, &tok)) goto done;
+    if (!load_model_and_tokenizer("perplexity", model_path, TFM_ARCH_DECODER_ONLY, &m, &tok)) goto done;
     if (tfm_context_create(m, &ctx) != TFM_OK ||
         tfm_perplexity_text(ctx, tok, (const char *const *)lines, n, batch_tokens, &st) != TFM_OK) {
         cli_error("perplexity", "%s: %s", text, tfm_last_error());

@@ -78,12 +78,19 @@ static int run(int argc, char **argv) {
     double *lp = NULL;
     int *nt = NULL;
     float *logits = NULL, *zero_row = NULL;
-    tfm_atomic_file *af = NULL; /* --dump-logits, written atomically */
+    cli_output dump_out = {NULL, NULL, NULL}; /* --dump-logits, written atomically */
     FILE *df = NULL;
     int rc = EXIT_RUNTIME;
-    if (dump && !output_dir_ok("score", dump)) goto done; /* fail early: before loading anything */
-    if (tfm_model_load(model_path, &m) != TFM_OK || tfm_context_create(m, &ctx) != TFM_OK ||
-        tfm_id_lines_read(src_path, &src) != TFM_OK || tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
+    const cli_path ins[] = {{"--model", model_path}, {"--src-ids", src_path}, {"--tgt-ids", tgt_path}},
+                   outs[] = {{"--dump-logits", dump}};
+    if (!cli_outputs_ok("score", ins, 3, outs, 1)) goto done; /* fail early: before loading anything */
+    if (tfm_model_load(model_path, &m) != TFM_OK) {
+        cli_error("score", "%s", tfm_last_error());
+        goto done;
+    }
+    if (!model_arch_ok("score", model_path, tfm_model_config(m), MODEL_DECODES)) goto done;
+    if (tfm_context_create(m, &ctx) != TFM_OK || tfm_id_lines_read(src_path, &src) != TFM_OK ||
+        tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
         cli_error("score", "%s", tfm_last_error());
         goto done;
     }
@@ -94,11 +101,8 @@ static int run(int argc, char **argv) {
         if (tfm_id_lines_len(&tgt, i) > T_file) T_file = tfm_id_lines_len(&tgt, i);
     const size_t V = (size_t)c->tgt_vocab;
     if (dump) {
-        if (tfm_atomic_file_open(dump, &af) != TFM_OK) {
-            cli_error("score", "%s", tfm_last_error());
-            goto done;
-        }
-        df = tfm_atomic_file_stream(af);
+        if (!cli_output_open("score", dump, &dump_out)) goto done;
+        df = dump_out.f;
     }
     sbuf = malloc((size_t)batch * (size_t)c->max_len * sizeof *sbuf + sizeof *sbuf);
     tbuf = malloc((size_t)batch * ((size_t)c->max_len + 1) * sizeof *tbuf);
@@ -135,25 +139,16 @@ static int run(int argc, char **argv) {
             }
         }
     }
-    if (af) {
-        tfm_status st = tfm_atomic_file_commit(af);
-        af = NULL;
+    if (df) {
         df = NULL;
-        if (st != TFM_OK) {
-            cli_error("score", "%s", tfm_last_error());
-            goto done;
-        }
+        if (!cli_output_close("score", &dump_out, 1)) goto done;
     }
-    if (fflush(stdout) != 0) {
-        cli_error("score", "cannot write to stdout: %s", strerror(errno));
-        goto done;
-    }
-    rc = 0;
+    rc = 0; /* standard output: checked by main (cli_stdout_finish) */
     goto done;
 oom:
     cli_error("score", "out of memory");
 done:
-    tfm_atomic_file_abort(af);
+    if (dump_out.af) cli_output_close("score", &dump_out, 0);
     free(sbuf);
     free(tbuf);
     free(lp);

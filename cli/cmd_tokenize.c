@@ -22,46 +22,6 @@
 
 #define CMD "tokenize"
 
-/* The output stream: stdout, or a tfm_atomic_file renamed over --output when everything worked,
- * so a failed run never leaves a partial file under the final name. */
-typedef struct {
-    FILE *f;
-    tfm_atomic_file *af; /* NULL for stdout */
-} out_stream;
-
-static int out_open(out_stream *o, const char *path) {
-    o->af = NULL;
-    o->f = stdout;
-    if (!path) return 1;
-    if (tfm_atomic_file_open(path, &o->af) != TFM_OK) {
-        cli_error(CMD, "%s", tfm_last_error());
-        return 0;
-    }
-    o->f = tfm_atomic_file_stream(o->af);
-    return 1;
-}
-
-/* Finishes the output: on success flushes (and renames into place); on failure removes the
- * temporary file. Returns 1 if the output is complete. */
-static int out_close(out_stream *o, int ok) {
-    if (!o->af) {
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            if (ok) cli_error(CMD, "writing to standard output failed: %s", strerror(errno));
-            return 0;
-        }
-        return ok;
-    }
-    if (!ok) {
-        tfm_atomic_file_abort(o->af);
-        return 0;
-    }
-    if (tfm_atomic_file_commit(o->af) != TFM_OK) {
-        cli_error(CMD, "%s", tfm_last_error());
-        return 0;
-    }
-    return 1;
-}
-
 /* The next input line into *line (NULL at the end); prints the reader's error and returns 0 on
  * failure (a read error, a NUL byte). */
 static int next_line(tfm_line_reader *in, const char **line, size_t *len) {
@@ -209,7 +169,13 @@ static int run_train(const char *inputs, const char *save, const tfm_tokenizer_t
     }
     int rc = EXIT_RUNTIME;
     tfm_tokenizer *tok = NULL;
-    int inputs_ok = output_dir_ok(CMD, save); /* fail early: the destination and every input first */
+    /* fail early: the destination (not one of the inputs) and every input first */
+    cli_path *ins = malloc((k ? k : 1) * sizeof *ins);
+    const cli_path out = {"--save-model", save};
+    for (size_t i = 0; ins && i < k; i++) ins[i] = (cli_path){"--input", paths[i]};
+    int inputs_ok = ins && cli_outputs_ok(CMD, ins, k, &out, 1);
+    if (!ins) cli_error(CMD, "out of memory");
+    free(ins);
     for (size_t i = 0; inputs_ok && i < k; i++) {
         FILE *f = fopen(paths[i], "rb");
         if (!f) {
@@ -239,6 +205,8 @@ static int run_train(const char *inputs, const char *save, const tfm_tokenizer_t
 }
 
 static int run_wordpiece(const char *path, const char *input, const char *output, size_t max_tokens) {
+    const cli_path ins[] = {{"--input", input}, {"--wordpiece", path}}, outs[] = {{"--output", output}};
+    if (!cli_outputs_ok(CMD, ins, 2, outs, 1)) return EXIT_RUNTIME; /* fail early: before loading anything */
     tfm_wordpiece *wp = NULL;
     if (tfm_wordpiece_load(path, &wp) != TFM_OK) {
         cli_error(CMD, "%s", tfm_last_error());
@@ -251,9 +219,9 @@ static int run_wordpiece(const char *path, const char *input, const char *output
         tfm_wordpiece_free(wp);
         return EXIT_RUNTIME;
     }
-    out_stream out;
-    int ok = out_open(&out, output);
-    if (ok) ok = out_close(&out, encode_wordpiece_lines(wp, in, out.f, max_tokens));
+    cli_output out;
+    int ok = cli_output_open(CMD, output, &out);
+    if (ok) ok = cli_output_close(CMD, &out, encode_wordpiece_lines(wp, in, out.f, max_tokens));
     tfm_line_reader_free(in);
     tfm_wordpiece_free(wp);
     return ok ? 0 : EXIT_RUNTIME;
@@ -316,7 +284,8 @@ static int run_tokenize(int argc, char **argv) {
         cli_error(CMD, "--%s needs --tokenizer M", encode ? "encode" : "decode");
         return EXIT_USAGE;
     }
-    if (!output_dir_ok(CMD, output)) return EXIT_RUNTIME; /* fail early: before loading anything */
+    const cli_path ins[] = {{"--input", input}, {"--tokenizer", model}}, outs[] = {{"--output", output}};
+    if (!cli_outputs_ok(CMD, ins, 2, outs, 1)) return EXIT_RUNTIME; /* fail early: before loading anything */
     tfm_tokenizer *tok = NULL;
     if (tfm_tokenizer_load_file(model, &tok) != TFM_OK) {
         cli_error(CMD, "%s", tfm_last_error());
@@ -329,11 +298,11 @@ static int run_tokenize(int argc, char **argv) {
         tfm_tokenizer_free(tok);
         return EXIT_RUNTIME;
     }
-    out_stream out;
-    int ok = out_open(&out, output);
+    cli_output out;
+    int ok = cli_output_open(CMD, output, &out);
     if (ok) {
         ok = encode ? encode_lines(tok, in, out.f, add_bos, add_eos) : decode_lines(tok, in, out.f);
-        ok = out_close(&out, ok);
+        ok = cli_output_close(CMD, &out, ok);
     }
     tfm_line_reader_free(in);
     tfm_tokenizer_free(tok);

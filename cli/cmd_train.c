@@ -129,7 +129,9 @@ static int run(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (!memory_flag_ok("train", max_memory)) return EXIT_USAGE;
-    if (!output_dir_ok("train", save)) return EXIT_RUNTIME;
+    const cli_path ins[] = {{"--init", init}, {"--src-ids", src_path}, {"--tgt-ids", tgt_path}},
+                   outs[] = {{"--save", save}};
+    if (!cli_outputs_ok("train", ins, 3, outs, 1)) return EXIT_RUNTIME;
     tc.lr = lr;
     tc.warmup = warmup;
     tc.dropout = dropout;
@@ -149,6 +151,7 @@ static int run(int argc, char **argv) {
         goto done;
     }
     const tfm_config *c = tfm_model_config(m);
+    if (!model_arch_ok("train", init, c, MODEL_DECODES)) goto done;
     if (!load_data(c, src_path, tgt_path, &ds)) goto done;
     if (tfm_batcher_create_lines(ds, batch, c->pad_id, 1, (uint64_t)seed, &bt) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());

@@ -32,9 +32,10 @@ static int run(int argc, char **argv) {
     size_t n = 0;
     int rc = EXIT_RUNTIME;
     /* fail early: the destination, then the input, then the model, before any decoding */
-    if (!output_dir_ok("translate", output)) goto done;
+    const cli_path ins[] = {{"--input", input}, {"--model", model_path}}, outs[] = {{"--output", output}};
+    if (!cli_outputs_ok("translate", ins, 2, outs, 1)) goto done;
     if (!read_lines("translate", input, &lines, &n)) goto done;
-    if (!load_model_and_tokenizer("translate", model_path, &m, &tok)) goto done;
+    if (!load_model_and_tokenizer("translate", model_path, TFM_ARCH_ENCODER_DECODER, &m, &tok)) goto done;
     if (!memory_fits_decode("translate", f.max_memory, m, tok, &dc, f.batch, lines, n)) goto done;
     out = calloc(n ? n : 1, sizeof *out);
     if (!out) goto done;

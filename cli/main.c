@@ -8,6 +8,7 @@
  * OMP_WAIT_POLICY or GOMP_SPINCOUNT is set (tfm_reexec_for_shared_cores, docs/THREADS.md): the
  * OpenMP waiting policy that keeps tfm fast when other programs share the cores. */
 #include "commands.h"
+#include "output.h"
 
 #include "tfm/dist.h"
 #include "tfm/threads.h"
@@ -40,7 +41,17 @@ static void usage(FILE *f) {
     for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 }
 
+static int run_main(int argc, char **argv);
+
+/* Every command's exit goes through cli_stdout_finish: a result printed to a full disk or a closed
+ * pipe is an error (exit 1 naming standard output), never a silent success. */
 int main(int argc, char **argv) {
+    const char *cmd = argc >= 2 ? argv[1] : "";
+    if (argc >= 4 && strcmp(argv[1], "--threads") == 0) cmd = argv[3];
+    return cli_stdout_finish(cmd[0] == '-' ? "" : cmd, run_main(argc, argv)); /* "": tfm --version, --help */
+}
+
+static int run_main(int argc, char **argv) {
     (void)tfm_reexec_for_shared_cores(argv); /* returns only when it did not re-execute */
     int threads = 0;
     if (argc >= 2 && strcmp(argv[1], "--threads") == 0) {

@@ -75,6 +75,13 @@ int model_flags_mismatch(const char *cmd, const cli_opt *opts, size_t n_opts, in
                   f->arch, f->activation, f->pe, f->pe_layout, f->rope_pairing);
         return -1;
     }
+    /* numbers are compared as the model runs them (tfm_config_effective): --pe-buckets 32 is what a
+     * stored 0 ("the default") means; the defaults are those of the checkpoint's encoding (a --pe
+     * that differs is reported by its own flag) */
+    tfm_config ours_eff = f->c;
+    ours_eff.pe = have->pe;
+    ours_eff = tfm_config_effective(&ours_eff);
+    const tfm_config have_eff = tfm_config_effective(have);
     for (int i = 1; i < argc; i++) {
         size_t k = 0;
         while (k < n_opts && strcmp(opts[k].name, argv[i]) != 0) k++;
@@ -98,17 +105,17 @@ int model_flags_mismatch(const char *cmd, const cli_opt *opts, size_t n_opts, in
         }
         /* an int or float field of f->c: the same field of the checkpoint's configuration */
         const size_t off = (size_t)(dst - (const char *)&f->c);
-        const char *theirs = (const char *)have + off;
+        const char *ours = (const char *)&ours_eff + off, *theirs = (const char *)&have_eff + off;
         if (o->kind == OPT_FLOAT) {
             float a, b;
-            memcpy(&a, dst, sizeof a), memcpy(&b, theirs, sizeof b);
+            memcpy(&a, ours, sizeof a), memcpy(&b, theirs, sizeof b);
             if (a != b) {
                 snprintf(msg, cap, "%s %g (the checkpoint has %g)", o->name, (double)a, (double)b);
                 return 1;
             }
         } else {
             int a, b;
-            memcpy(&a, dst, sizeof a), memcpy(&b, theirs, sizeof b);
+            memcpy(&a, ours, sizeof a), memcpy(&b, theirs, sizeof b);
             if (a != b) {
                 snprintf(msg, cap, "%s %d (the checkpoint has %d)", o->name, a, b);
                 return 1;

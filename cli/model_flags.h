@@ -49,7 +49,8 @@ int model_flags_resolve(const char *cmd, model_flags *f);
 
 /* For a run that starts from a checkpoint (tfm train --init/--resume): the first model flag given on
  * the command line (opts/argc/argv as parsed, f the parsed flags) whose value differs from the
- * checkpoint's configuration `have`, written as "--pe rope (the checkpoint has sinusoidal)" into
+ * checkpoint's configuration `have`, both compared as the model runs them (tfm_config_effective: a
+ * default written out, --pe-buckets 32, equals a stored 0 = "the default"), written as "--pe rope (the checkpoint has sinusoidal)" into
  * msg; 0 when every given model flag agrees (repeating the run's own flags with --resume is
  * fine), 1 on a mismatch, -1 when the flags themselves are invalid (printed). */
 int model_flags_mismatch(const char *cmd, const cli_opt *opts, size_t n_opts, int argc, char **argv,

@@ -3,11 +3,8 @@
 
 #include "args.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 int read_lines(const char *cmd, const char *path, char ***lines, size_t *n) {
     const int use_stdin = path == NULL || strcmp(path, "-") == 0;
@@ -54,10 +51,32 @@ void free_lines(char **lines, size_t n) {
     free(lines);
 }
 
-int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, tfm_tokenizer **tok) {
+int model_arch_ok(const char *cmd, const char *path, const tfm_config *c, int want) {
+    const int have = (int)c->arch;
+    if (have == want || (want == MODEL_DECODES && have != TFM_ARCH_ENCODER_ONLY)) return 1;
+    const char *need = want == TFM_ARCH_DECODER_ONLY     ? "a decoder-only model"
+                       : want == TFM_ARCH_ENCODER_DECODER ? "an encoder-decoder model"
+                       : want == TFM_ARCH_ENCODER_ONLY    ? "an encoder-only model"
+                                                          : "an encoder-decoder or decoder-only model";
+    const char *use = have == TFM_ARCH_ENCODER_ONLY   ? "use tfm embed or tfm similarity for this one"
+                      : have == TFM_ARCH_DECODER_ONLY ? "use tfm generate or tfm perplexity for this one"
+                                                      : "use tfm translate or tfm eval for this one";
+    cli_error(cmd, "%s is %s model%s: tfm %s needs %s; %s", path,
+              have == TFM_ARCH_ENCODER_ONLY ? "an encoder-only" : have == TFM_ARCH_DECODER_ONLY ? "a decoder-only"
+                                                                                                  : "an encoder-decoder",
+              have == TFM_ARCH_ENCODER_ONLY ? " (BERT)" : "", cmd, need, use);
+    return 0;
+}
+
+int load_model_and_tokenizer(const char *cmd, const char *path, int want, tfm_model **m, tfm_tokenizer **tok) {
     *tok = NULL;
     if (tfm_model_load(path, m) != TFM_OK) {
         cli_error(cmd, "%s", tfm_last_error());
+        return 0;
+    }
+    if (!model_arch_ok(cmd, path, tfm_model_config(*m), want)) {
+        tfm_model_free(*m);
+        *m = NULL;
         return 0;
     }
     size_t len;
@@ -81,54 +100,6 @@ int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, t
         *tok = NULL;
         tfm_model_free(*m);
         *m = NULL;
-        return 0;
-    }
-    return 1;
-}
-
-int output_dir_ok(const char *cmd, const char *path) {
-    if (path == NULL || strcmp(path, "-") == 0) return 1;
-    tfm_atomic_file *af = NULL;
-    /* the open names a missing folder as tfm_atomic_file_check_folder does, and also fails on a
-     * folder that cannot take a new file */
-    if (tfm_atomic_file_open(path, &af) != TFM_OK) {
-        cli_error(cmd, "%s", tfm_last_error());
-        return 0;
-    }
-    tfm_atomic_file_abort(af); /* the folder takes a new file; remove the probe */
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        cli_error(cmd, "cannot save to %s: it is a folder", path);
-        return 0;
-    }
-    return 1;
-}
-
-int write_lines(const char *cmd, const char *path, char *const *lines, size_t n) {
-    if (path == NULL || strcmp(path, "-") == 0) {
-        int ok = 1;
-        for (size_t i = 0; ok && i < n; i++) ok = fputs(lines[i], stdout) >= 0 && fputc('\n', stdout) != EOF;
-        if (!(fflush(stdout) == 0 && ok)) {
-            cli_error(cmd, "cannot write <stdout>: %s", strerror(errno));
-            return 0;
-        }
-        return 1;
-    }
-    tfm_atomic_file *af = NULL;
-    if (tfm_atomic_file_open(path, &af) != TFM_OK) {
-        cli_error(cmd, "%s", tfm_last_error());
-        return 0;
-    }
-    FILE *f = tfm_atomic_file_stream(af);
-    for (size_t i = 0; i < n; i++) {
-        if (fputs(lines[i], f) < 0 || fputc('\n', f) == EOF) {
-            cli_error(cmd, "cannot write %s: %s", path, strerror(errno));
-            tfm_atomic_file_abort(af);
-            return 0;
-        }
-    }
-    if (tfm_atomic_file_commit(af) != TFM_OK) {
-        cli_error(cmd, "%s", tfm_last_error());
         return 0;
     }
     return 1;

@@ -2,6 +2,7 @@
 #ifndef TFM_CLI_TEXT_IO_H
 #define TFM_CLI_TEXT_IO_H
 
+#include "output.h"
 #include "tfm/tfm.h"
 
 #include <stddef.h>
@@ -12,18 +13,18 @@
 int read_lines(const char *cmd, const char *path, char ***lines, size_t *n);
 void free_lines(char **lines, size_t n);
 
-/* Loads a model and the tokenizer stored in it; prints a clear error if either fails or the model
- * has no tokenizer. Returns 0 on failure. */
-int load_model_and_tokenizer(const char *cmd, const char *path, tfm_model **m, tfm_tokenizer **tok);
+/* The architectures a command runs: one tfm_arch, or MODEL_DECODES (encoder-decoder or
+ * decoder-only: tfm score). */
+#define MODEL_DECODES (-1)
 
-/* Checks, before any work, that a file can be written at `path`, so a long run does not fail only
- * at its end: its folder exists ("cannot save to PATH: DIR is not an existing folder"), a temporary
- * file can be created there (then removed: nothing is left behind), and `path` is not a folder.
- * Prints the error naming the path and returns 0 if not. NULL and "-" (standard output) pass. */
-int output_dir_ok(const char *cmd, const char *path);
+/* Checks that the model at `path` (configuration c) has the architecture `want` (a tfm_arch or
+ * MODEL_DECODES) before the command prints or trains anything. Prints, and returns 0, e.g.
+ * "M is an encoder-only model (BERT): tfm translate needs an encoder-decoder model; use tfm embed
+ * or tfm similarity for this one". */
+int model_arch_ok(const char *cmd, const char *path, const tfm_config *c, int want);
 
-/* Writes lines (each followed by "\n") to `path` atomically (tfm_atomic_file: temporary file,
- * fsync, rename), or to stdout if path is NULL or "-". Returns 0 and prints an error on failure. */
-int write_lines(const char *cmd, const char *path, char *const *lines, size_t n);
+/* Loads a model, checks its architecture (model_arch_ok) and loads the tokenizer stored in it;
+ * prints a clear error if any of it fails or the model has no tokenizer. Returns 0 on failure. */
+int load_model_and_tokenizer(const char *cmd, const char *path, int want, tfm_model **m, tfm_tokenizer **tok);
 
 #endif

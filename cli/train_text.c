@@ -206,6 +206,11 @@ static int setup_model(text_run *r, const text_flags *f, model_flags *mf) {
     }
     if (!start && !model_flags_resolve("train", mf)) return EXIT_USAGE;
     const tfm_arch arch = r->m ? tfm_model_config(r->m)->arch : mf->c.arch; /* checked before any tokenizer work */
+    if (arch == TFM_ARCH_ENCODER_ONLY) { /* a BERT folder: neither mode trains it */
+        model_arch_ok("train", start ? start : "the new model", r->m ? tfm_model_config(r->m) : &mf->c,
+                      r->lm ? TFM_ARCH_DECODER_ONLY : TFM_ARCH_ENCODER_DECODER);
+        return EXIT_USAGE;
+    }
     if ((arch == TFM_ARCH_DECODER_ONLY) != r->lm) {
         cli_error("train", "%s is %s: %s", start ? start : "the new model", tfm_arch_name(arch),
                   r->lm ? "--text trains a decoder-only model (--arch decoder-only)"
@@ -404,6 +409,75 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
+/* Scans one text input (tfm_text_file_scan) into *st; prints the error naming the flag. An empty
+ * file is refused, as the datasets refuse it. */
+static int scan_text(const char *flag, const char *path, tfm_text_file_stats *st) {
+    if (tfm_text_file_scan(path, TFM_DATA_MAX_LINE_BYTES, st) != TFM_OK) {
+        cli_error("train", "%s: %s", flag, tfm_last_error());
+        return 0;
+    }
+    if (st->lines == 0) {
+        cli_error("train", "%s: %s is empty (no lines)", flag, path);
+        return 0;
+    }
+    return 1;
+}
+
+/* Every text input checked before the tokenizer trains or anything else is done (docs/HARDENING.md,
+ * kind 8): readable, valid UTF-8 without NUL bytes, not empty, some text that is not blank; the
+ * --data pairs with equal line counts. The datasets check the same later; here it costs one read. */
+static int inputs_ok(const text_run *r) {
+    tfm_text_file_stats st[4];
+    if (r->lm) {
+        const lm_files *lists[2] = {&r->text, &r->valid_text};
+        const char *flags[2] = {"--text", "--valid-text"};
+        for (int k = 0; k < 2; k++) {
+            size_t text_lines = 0;
+            for (size_t i = 0; i < lists[k]->n; i++) {
+                if (!scan_text(flags[k], lists[k]->path[i], &st[0])) return 0;
+                text_lines += st[0].lines - st[0].blank;
+            }
+            if (lists[k]->n && text_lines == 0) {
+                cli_error("train", "%s %s holds no text: every line is blank", flags[k], lists[k]->path[0]);
+                return 0;
+            }
+        }
+        return 1;
+    }
+    const int have_valid = file_exists(r->path[2]) && file_exists(r->path[3]);
+    for (int i = 0; i < (have_valid ? 4 : 2); i++) {
+        if (!scan_text("--data", r->path[i], &st[i])) return 0;
+        if (st[i].blank == st[i].lines) {
+            cli_error("train", "--data: %s holds no text: every line is blank", r->path[i]);
+            return 0;
+        }
+    }
+    for (int i = 0; i < (have_valid ? 4 : 2); i += 2) {
+        if (st[i].lines != st[i + 1].lines) {
+            cli_error("train", "--data: %s has %zu lines but %s has %zu: the files must be aligned, line by line",
+                      r->path[i], st[i].lines, r->path[i + 1], st[i + 1].lines);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Before any work: no output (--save, the best model) is the same file as an input (the corpus
+ * files, --text, --valid-text, --init; cli_outputs_ok). --resume R --save R is how a run goes on in
+ * place (the checkpoint is read whole first and replaced atomically), so --resume is compared with
+ * the best model only. */
+static int outputs_distinct(const text_run *r, const text_flags *f, const char *best_file) {
+    cli_path ins[4 + 2 * TRAIN_LM_MAX_FILES + 1];
+    size_t n = 0;
+    for (int i = 0; i < 4 && !r->lm; i++) ins[n++] = (cli_path){"--data", r->path[i]};
+    for (size_t i = 0; i < r->text.n; i++) ins[n++] = (cli_path){"--text", r->text.path[i]};
+    for (size_t i = 0; i < r->valid_text.n; i++) ins[n++] = (cli_path){"--valid-text", r->valid_text.path[i]};
+    ins[n++] = (cli_path){"--init", f->init};
+    const cli_path outs[] = {{"--save", f->save}, {f->save_best ? "--save-best" : "--save-best (default)", best_file}};
+    const cli_path resume = {"--resume", f->resume};
+    return cli_outputs_ok("train", ins, n, outs, 2) && cli_outputs_ok("train", &resume, 1, outs + 1, 1);
+}
+
 int train_text_run(const cli_command *cmd, int argc, char **argv) {
     text_flags f;
     model_flags mf;
@@ -430,10 +504,17 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
             cli_error("train", "no corpus: %s is missing (scripts/get-corpus makes data/bible-en-es)", r.path[i]);
             return EXIT_RUNTIME;
         }
-    if (!train_dist_start(f.mpi_timeout, &r.dist)) return EXIT_RUNTIME;
-    r.root = train_is_root(r.dist);
     r.best = f.save_best ? NULL : best_path(f.save);
     const char *best_file = f.save_best ? f.save_best : r.best;
+    if (!outputs_distinct(&r, &f, best_file) || !inputs_ok(&r)) {
+        run_free(&r);
+        return EXIT_RUNTIME;
+    }
+    if (!train_dist_start(f.mpi_timeout, &r.dist)) {
+        run_free(&r);
+        return EXIT_RUNTIME;
+    }
+    r.root = train_is_root(r.dist);
     rc = setup_model(&r, &f, &mf);
     if (rc == 0 && !(setup_corpus(&r, &f) &&
                      memory_fits_train("train", f.max_memory, tfm_model_config(r.m), tc.optimizer, r.tb, r.vb,

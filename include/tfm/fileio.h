@@ -41,7 +41,9 @@ TFM_API tfm_status tfm_line_reader_open(const char *path, size_t max_line_bytes,
 TFM_API tfm_status tfm_line_reader_from_stream(FILE *f, const char *name, size_t max_line_bytes, tfm_line_reader **out);
 
 /** The next line: *line points to its bytes without "\n" or "\r\n" (a lone "\r" at the end of the
- * last line is dropped too), NUL-terminated, *len bytes long, valid until the next call or
+ * last line is dropped too), and without a UTF-8 byte order mark (EF BB BF) that starts the file
+ * (Windows editors write one; it is not text, so a file reads the same with and without it: a
+ * U+FEFF anywhere else is kept), NUL-terminated, *len bytes long, valid until the next call or
  * tfm_line_reader_free(). At the end of the file *line is NULL and *len 0 (an empty file has no
  * lines; "a\n" and "a" have one). len may be NULL.
  * Errors (name = the path or stream name, LINE = 1-based line number):
@@ -63,6 +65,19 @@ TFM_API tfm_status tfm_line_reader_count_rest(tfm_line_reader *r, size_t *n_line
 /** Frees the reader and closes its file (not a stream given to from_stream). NULL is allowed. */
 TFM_API void tfm_line_reader_free(tfm_line_reader *r);
 
+/** What tfm_text_file_scan found: lines, and of them blank ones (tfm_text_is_blank). */
+typedef struct {
+    size_t lines;
+    size_t blank;
+} tfm_text_file_stats;
+
+/** Reads every line of the text file `path` (max_line_bytes as tfm_line_reader_open) and checks
+ * what training checks of it, without a tokenizer, so that a command can refuse bad input before
+ * any work (a tokenizer trained for minutes, then "invalid UTF-8 on line 9,000"). Errors: those of
+ * the line reader (cannot open, NUL byte, line too long: PATH:LINE), TFM_ERR_FORMAT
+ * "PATH:LINE: invalid UTF-8 at byte offset B of the line". */
+tfm_status tfm_text_file_scan(const char *path, size_t max_line_bytes, tfm_text_file_stats *st);
+
 /* ---- atomic file writer ------------------------------------------------------------------ */
 
 typedef struct tfm_atomic_file tfm_atomic_file;
@@ -71,14 +86,17 @@ typedef struct tfm_atomic_file tfm_atomic_file;
  * 0666 & ~umask, holding an flock on it until commit or abort. First it removes the temporary
  * files of `path` that a writer killed before its rename left behind ("PATH.tmp." and six
  * characters, not locked by a live writer), so repeated crashes do not fill the folder. Write through tfm_atomic_file_stream(), then tfm_atomic_file_commit() (or
- * tfm_atomic_file_abort() to give up). Errors: TFM_ERR_IO naming the path ("cannot save to PATH:
+ * tfm_atomic_file_abort() to give up). A `path` that exists and is neither a regular file nor a
+ * folder (a device such as /dev/null or /dev/full, a FIFO) is opened and written in place, not
+ * atomically: a rename would replace the device by a regular file. Errors: TFM_ERR_IO naming the path ("cannot save to PATH:
  * DIR is not an existing folder", or the system's reason), TFM_ERR_NOMEM. */
 TFM_API tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out);
 
 /** The stdio stream of the temporary file. Do not fclose() it. */
 TFM_API FILE *tfm_atomic_file_stream(tfm_atomic_file *af);
 
-/** Finishes: flush, fsync, close, rename over the target path, fsync of the folder (best effort:
+/** Finishes: flush, fsync, close, rename over the target path (a device or FIFO: flush and close,
+ * every failure reported as "cannot write PATH: reason"), fsync of the folder (best effort:
  * some file systems refuse it, and the file is in place by then). Frees `af` whatever happens.
  * Errors: TFM_ERR_IO naming the file (a write error seen by the stream, a full disk, a rename
  * refused, e.g. because the target is a folder); the previous target file is then untouched and

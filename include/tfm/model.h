@@ -107,6 +107,12 @@ typedef struct tfm_context tfm_context;
  * 256, post-LN, ReLU, sinusoidal PE, pad 0, bos 1, eos 2, eps 1e-5, untied. */
 TFM_API tfm_config tfm_config_default(void);
 
+/** The configuration as the model runs it: every option that holds 0 = "the encoding's default"
+ * replaced by that default (t5: pe_buckets 32, pe_max_distance 128; shaw: pe_max_distance 16).
+ * Compare effective configurations, not stored ones, to tell whether two runs build the same
+ * model: a checkpoint stores 0 where the default was not written out, a flag may write it out. */
+tfm_config tfm_config_effective(const tfm_config *cfg);
+
 /** Checks that a configuration makes sense (positive sizes, n_heads divides d_model, special ids
  * inside the vocabularies, ...). Errors: TFM_ERR_INVALID_ARG naming the key; TFM_ERR_UNSUPPORTED
  * for an architecture this build cannot run. */

@@ -20,8 +20,16 @@
 struct tfm_atomic_file {
     FILE *f;
     char *path; /* the target */
-    char *tmp;  /* the temporary file beside it */
+    char *tmp;  /* the temporary file beside it; NULL: written in place (a device or a FIFO) */
 };
+
+/* 1 if `path` exists and is neither a regular file nor a folder: a device (/dev/null, /dev/full,
+ * /dev/stdout) or a FIFO, which a rename would replace by a regular file, so it is written in
+ * place. */
+static int is_special(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode);
+}
 
 /* The folder part of `path` into dir[cap]: "." for a bare name, "/" for "/x". 0 if too long. */
 static int parent_dir(const char *path, char *dir, size_t cap) {
@@ -126,6 +134,18 @@ tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out) {
         return tfm_set_error(TFM_ERR_NOMEM, "out of memory saving %s", path);
     }
     memcpy(af->path, path, plen + 1);
+    if (is_special(path)) {
+        free(af->tmp);
+        af->tmp = NULL;
+        af->f = fopen(path, "wb");
+        if (!af->f) {
+            int e = errno;
+            af_free(af);
+            return tfm_set_error(TFM_ERR_IO, "cannot save to %s: %s", path, strerror(e));
+        }
+        *out = af;
+        return TFM_OK;
+    }
     memcpy(af->tmp, path, plen);
     memcpy(af->tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX"); /* mkstemp replaces the six X */
     remove_stale_temps(path);
@@ -156,7 +176,7 @@ FILE *tfm_atomic_file_stream(tfm_atomic_file *af) { return af->f; }
 void tfm_atomic_file_abort(tfm_atomic_file *af) {
     if (!af) return;
     fclose(af->f);
-    unlink(af->tmp);
+    if (af->tmp) unlink(af->tmp);
     af_free(af);
 }
 
@@ -165,11 +185,20 @@ tfm_status tfm_atomic_file_commit(tfm_atomic_file *af) {
     errno = 0;
     int ok = !ferror(af->f); /* an earlier fwrite/fprintf failed */
     ok = ok && fflush(af->f) == 0;
-    ok = ok && fsync(fileno(af->f)) == 0;
+    ok = ok && (!af->tmp || fsync(fileno(af->f)) == 0); /* a device or FIFO: no fsync */
     int e = errno;
     ok = fclose(af->f) == 0 && ok;
     if (e == 0) e = errno;
     tfm_status st = TFM_OK;
+    if (!ok && !af->tmp) {
+        st = tfm_set_error(TFM_ERR_IO, "cannot write %s: %s", af->path, e ? strerror(e) : "write error");
+        af_free(af);
+        return st;
+    }
+    if (!af->tmp) {
+        af_free(af);
+        return TFM_OK;
+    }
     if (!ok) {
         st = tfm_set_error(TFM_ERR_IO, "cannot write %s (for %s): %s", af->tmp, af->path,
                            e ? strerror(e) : "write error");

@@ -21,6 +21,9 @@ struct tfm_line_reader {
     size_t lineno; /* lines returned so far */
 };
 
+/* U+FEFF ZERO WIDTH NO-BREAK SPACE encoded in UTF-8: a byte order mark when it starts a file. */
+static const char k_bom[3] = {'\xEF', '\xBB', '\xBF'};
+
 static char *dup_str(const char *s) {
     size_t n = strlen(s) + 1;
     char *p = malloc(n);
@@ -109,6 +112,12 @@ tfm_status tfm_line_reader_next(tfm_line_reader *r, const char **line, size_t *l
                   r->lineno + 1, r->max_len);
         if (n + 2 > r->cap) TRY(line_reserve(r, n + 2));
         r->line[n++] = (char)c;
+        /* a UTF-8 byte order mark at the start of the file is not text: dropped, as "\r" of
+         * "\r\n" is (a file of a BOM alone has no lines, as an empty one) */
+        if (n == 3 && r->lineno == 0 && memcmp(r->line, k_bom, 3) == 0) {
+            n = 0;
+            any = 0;
+        }
     }
     if (c == EOF && ferror(r->f)) return read_error(r);
     if (!any) return TFM_OK; /* the end of the file: no more lines */

@@ -4,6 +4,12 @@
 #include "pe.h"
 #include "tfm/model.h"
 
+tfm_config tfm_config_effective(const tfm_config *cfg) {
+    tfm_config c = *cfg;
+    pe_fill_defaults(&c);
+    return c;
+}
+
 tfm_config tfm_config_default(void) {
     tfm_config c;
     c.arch = TFM_ARCH_ENCODER_DECODER;

@@ -64,6 +64,11 @@ tfm_status pe_validate(const tfm_config *cfg) {
     return k->validate ? k->validate(cfg) : TFM_OK;
 }
 
+void pe_fill_defaults(tfm_config *cfg) {
+    const pe_kind *k = kind_of(cfg->pe);
+    if (k && k->fill_defaults) k->fill_defaults(cfg);
+}
+
 const pe_kind *pe_of(const tfm_config *cfg) {
     const pe_kind *k = kind_of(cfg->pe);
     TFM_ASSERT(k != NULL); /* tfm_config_validate admits only the kinds of the table */

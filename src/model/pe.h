@@ -59,6 +59,12 @@ typedef struct pe_kind {
      * message and returns TFM_ERR_INVALID_ARG when they make no sense. NULL: anything goes. */
     tfm_status (*validate)(const tfm_config *cfg);
 
+    /** Writes the value the kind uses into each of its options that holds 0 = "the kind's
+     * default" (t5: pe_buckets 32, pe_max_distance 128; shaw: pe_max_distance 16), so that a
+     * default written out and a default left unset compare equal (tfm_config_effective). NULL:
+     * no such option. */
+    void (*fill_defaults)(tfm_config *cfg);
+
     /** Registers the encoding's tensors of stack `stack` (named under sd->prefix) in the table:
      * per-stack ones into *sp, per-layer ones into lp[l] (l < sd->n_layers); pointers are set
      * only when the builder has a base. NULL: no tensors. */
@@ -106,6 +112,9 @@ typedef struct pe_kind {
 
 /** The hooks of a configuration's encoding (cfg->pe, checked by tfm_config_validate). */
 const pe_kind *pe_of(const tfm_config *cfg);
+
+/** Calls the kind's fill_defaults hook on cfg (nothing for a kind without one or an unknown kind). */
+void pe_fill_defaults(tfm_config *cfg);
 
 /** TFM_OK when cfg->pe names an implemented kind whose options (validate hook) make sense;
  * otherwise TFM_ERR_UNSUPPORTED (a kind this build does not have) or TFM_ERR_INVALID_ARG. */

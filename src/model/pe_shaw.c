@@ -53,10 +53,13 @@ static void shaw_rel_tables(const tfm_config *cfg, const layer_params *lp, float
     *clip = shaw_clip(cfg);
 }
 
+static void shaw_fill_defaults(tfm_config *cfg) { cfg->pe_max_distance = (int)shaw_clip(cfg); }
+
 const pe_kind pe_kind_shaw = {
     .name = "shaw",
     .options = PE_OPT_MAX_DISTANCE | PE_OPT_SHAW_VALUES,
     .validate = shaw_validate,
+    .fill_defaults = shaw_fill_defaults,
     .add_params = shaw_add_params,
     .rel_tables = shaw_rel_tables,
 };

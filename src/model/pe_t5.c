@@ -101,10 +101,16 @@ static void t5_bias_backward(const tfm_config *cfg, pe_params *gs, layer_params 
         }
 }
 
+static void t5_fill_defaults(tfm_config *cfg) {
+    cfg->pe_buckets = t5_buckets(cfg);
+    cfg->pe_max_distance = t5_max_distance(cfg);
+}
+
 const pe_kind pe_kind_t5 = {
     .name = "t5",
     .options = PE_OPT_BUCKETS | PE_OPT_MAX_DISTANCE,
     .validate = t5_validate,
+    .fill_defaults = t5_fill_defaults,
     .add_params = t5_add_params,
     .bias_forward = t5_bias,
     .bias_backward = t5_bias_backward,
