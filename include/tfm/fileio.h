@@ -76,7 +76,7 @@ typedef struct {
  * any work (a tokenizer trained for minutes, then "invalid UTF-8 on line 9,000"). Errors: those of
  * the line reader (cannot open, NUL byte, line too long: PATH:LINE), TFM_ERR_FORMAT
  * "PATH:LINE: invalid UTF-8 at byte offset B of the line". */
-tfm_status tfm_text_file_scan(const char *path, size_t max_line_bytes, tfm_text_file_stats *st);
+TFM_API tfm_status tfm_text_file_scan(const char *path, size_t max_line_bytes, tfm_text_file_stats *st);
 
 /* ---- atomic file writer ------------------------------------------------------------------ */
 

@@ -111,7 +111,7 @@ TFM_API tfm_config tfm_config_default(void);
  * replaced by that default (t5: pe_buckets 32, pe_max_distance 128; shaw: pe_max_distance 16).
  * Compare effective configurations, not stored ones, to tell whether two runs build the same
  * model: a checkpoint stores 0 where the default was not written out, a flag may write it out. */
-tfm_config tfm_config_effective(const tfm_config *cfg);
+TFM_API tfm_config tfm_config_effective(const tfm_config *cfg);
 
 /** Checks that a configuration makes sense (positive sizes, n_heads divides d_model, special ids
  * inside the vocabularies, ...). Errors: TFM_ERR_INVALID_ARG naming the key; TFM_ERR_UNSUPPORTED

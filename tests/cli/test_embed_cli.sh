@@ -61,7 +61,7 @@ expect_fail "similarity needs --text or --input" 2 "exactly one of --text and --
   "$TFM" similarity --model "$M" --query x
 expect_fail "embed without --model" 2 "--model" "$TFM" embed --input "$S"
 echo "2 5 3" > "$WORK/x.ids"
-expect_fail "score refuses an encoder-only model" 1 "encoder-only model has no generator" \
+expect_fail "score refuses an encoder-only model" 1 "is an encoder-only model (BERT)" \
   "$TFM" score --model "$M" --src-ids "$WORK/x.ids" --tgt-ids "$WORK/x.ids"
 
 finish test_embed_cli
