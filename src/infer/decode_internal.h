@@ -18,8 +18,8 @@ void forbid_specials(const tfm_config *cfg, float *row);
  * (n ≥ 1 entries) in descending order, ties to the lower id, idx[V..n) = −1 when n > V; the
  * float x[j] − lse is compared, as if the row had been through log_softmax_forward, so two logits
  * that round to one log-probability tie. Once n are held, blocks of 16 logits of which none beats
- * the n-th are skipped by one vector test (beam search's candidates: a scalar scan of 8,000 logits
- * per beam was half of its own 3.3 % of a beam-4 decoding). */
+ * the n-th are skipped by one vector test (beam search's candidates; docs/KERNELS.md, "The serial
+ * parts of a beam step"). */
 void beam_top_n(const float *x, float lse, size_t V, int n, int *idx);
 
 /** Starts decoding B rows of src (B, S) for up to cap positions: on the KV cache (dc->use_cache)

@@ -1,10 +1,9 @@
 /* The position-encoding interface: one table of hooks per encoding kind (tfm_pe), so the layer
  * code never names an encoding. An encoding acts at one or more of three places:
- *   1. at the embeddings: x = E[id]·√d_model + PE(position)       (absolute: sinusoidal today;
- *      learned tables and FLOATER later)
+ *   1. at the embeddings: x = E[id]·√d_model + PE(position)       (sinusoidal, learned, FLOATER)
  *   2. on the queries and keys of self-attention, before the scores and before keys enter the KV
- *      cache                                                         (RoPE later)
- *   3. as an additive per-head bias on the attention scores        (T5, ALiBi later)
+ *      cache                                                         (RoPE)
+ *   3. as an additive per-head bias on the attention scores        (T5, ALiBi)
  *   4. as relative key/value embeddings inside self-attention     (Shaw)
  * Each hook has its backward; tensors it owns are registered in the parameter table by add_params
  * (so they are initialised, saved, loaded and trained like every other tensor) and reach the hooks

@@ -3,9 +3,8 @@
  *
  * BLIS picks a sub-configuration (kernels and block sizes) for the CPU from cpuid, once per
  * process. Debian 12's BLIS 0.9.0 does not know CPUs newer than itself and falls back to its
- * 'generic' sub-configuration, portable C without vector kernels: on an AMD EPYC of family 26
- * (AVX-512) a 1024 × 768 × 256 product ran at 23 GFLOP/s on one core with 'generic' and at
- * 235 GFLOP/s with the 'skx' kernels the same library ships. When BLIS chose 'generic' and the CPU
+ * 'generic' sub-configuration, portable C without vector kernels, about a tenth of the speed of
+ * the vector kernels the same library ships (docs/THREADS.md). When BLIS chose 'generic' and the CPU
  * has the instructions of one of its vector sub-configurations, the library builds that
  * configuration's context itself (bli_cntx_init_<name>, which needs BLIS linked statically: the
  * shared library does not export it) and passes it to every product through BLIS's expert

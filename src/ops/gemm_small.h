@@ -29,10 +29,9 @@ typedef enum {
 
 /** Up to this M · N · K (multiply-adds) every product runs here: every product of attention's tiles
  * and heads (the fused path's biggest tile, 128 × 256 × 64, is 2M), where BLIS's fixed cost per
- * call decides (6× at 32 × 32 × 64). Above it (the 128 × 256 × K tiles of the linear layers,
- * ops_gemm) gemm_small_choice looks at the transposition: A·B and A·Bᵀ stay here with either
- * kernel, Aᵀ·B (the weight gradients) only with AVX-512 — measured on a Zen 4 whose BLIS runs its
- * AVX2 'zen3' kernels, in a whole training step (docs/KERNELS.md "Small products"). TFM_GEMM=small
+ * call decides. Above it (the 128 × 256 × K tiles of the linear layers, ops_gemm)
+ * gemm_small_choice looks at the transposition: A·B and A·Bᵀ stay here with either kernel, Aᵀ·B
+ * (the weight gradients) only with AVX-512 (docs/KERNELS.md "Small products"). TFM_GEMM=small
  * sends every product here, TFM_GEMM=blis none; -DGEMM_SMALL_MAX_MACS=... moves the bound. */
 #ifndef GEMM_SMALL_MAX_MACS
 #define GEMM_SMALL_MAX_MACS ((size_t)1 << 22)
@@ -89,19 +88,14 @@ void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K, flo
  * stored K × M: the FFN's first weight gradient dW1 = dHᵀ·X), each k is another row in one L1 set
  * and on a page of its own, and a tile's 12 columns reuse their cache lines neither across the
  * panels nor with the next tile: the AVX-512 kernel copies the tile's kc × 12 floats (k-major,
- * rows of 16) once per chunk and runs every panel from that band — dW1 +9–10 % in a reference step
- * relative to the other products (docs/KERNELS.md). Not transposed, a tile's rows all fall in one
- * set of the L1 cache: a tile's 12 rows then evict each other at every k (an 8-way cache), and a 128 ×
- * 256 × 1024 tile ran at 37–50 instead of 54–56 multiply-adds per ns (Zen 4, one core). The
+ * rows of 16) once per chunk and runs every panel from that band. Not transposed, a tile's rows
+ * all fall in one set of the L1 cache and evict each other at every k (an 8-way cache). The
  * AVX-512 kernel then, for A·B, copies each tile's rows of the chunk to a buffer of GEMM_SMALL_KC +
  * GEMM_SMALL_A_PAD floats per row once per chunk, the tile then running every panel: the same
- * values in the same order, so the same bits; A·B 128 × 256 × 1024 at lda 1024 then ran at 51–54.
- * For A·Bᵀ, whose transposed B panel is per panel, that copy was needed at every panel (42–46, from
- * 36–48; `memmove` 1.5 % of a reference step): it now runs tiles of 8 rows instead, which fit
- * the 8 ways and read in place — in a reference step FFN2's forward (1024 × 256 × 1024 at lda
- * 1024) +20 % against the copy, relative to the other products (docs/KERNELS.md). The AVX2 kernel's 6-row tiles fit the 8 ways
- * and it reads in place: a copy per tile and panel made it slower (31 against 36 multiply-adds
- * per ns). */
+ * values in the same order, so the same bits. For A·Bᵀ, whose transposed B panel is per panel, it
+ * runs tiles of 8 rows instead, which fit the 8 ways and read in place. The AVX2 kernel's 6-row
+ * tiles fit the 8 ways and it reads in place. docs/KERNELS.md ("Rows 4 KiB apart", "Strides of
+ * 4 KiB, continued") has the measurements. */
 #define GEMM_SMALL_A_PAD 16
 static inline int gemm_small_a_aliased(size_t lda) { return lda >= 1024 && lda % 1024 == 0; } /* either transposition */
 
@@ -112,10 +106,8 @@ static inline int gemm_small_a_aliased(size_t lda) { return lda >= 1024 && lda %
  * prefetch across pages). For Aᵀ·B the AVX-512 kernel then copies the panel (kc rows of ≤ 32
  * floats, two vector loads and stores each) onto its stack panel once per panel and chunk, as it
  * does for a transposed B (unless op(A) is aliased too: that path runs each tile over every panel
- * and reads B in place): the same values, the same bits. Aᵀ·B 256 × 1024 × 1024 at ldb 1024
- * (ops_gemm, two threads): 132–166 → 159–182 GFLOP/s; in a reference step +5 % on dW2. A·B reads
- * B in place whatever its stride: there the copy did not pay (1024 × 1024 × 256, FFN2's input
- * gradient: even; 32 × 1024 × 256, a decoding step's FFN1: 200 → 170 GFLOP/s). */
+ * and reads B in place): the same values, the same bits. A·B reads B in place whatever its stride
+ * (docs/KERNELS.md, "Strides of 4 KiB, continued", has the measurements for both). */
 static inline int gemm_small_b_aliased(int trans_b, size_t ldb) { return !trans_b && ldb >= 1024 && ldb % 1024 == 0; }
 
 /** band[r · (GEMM_SMALL_KC + GEMM_SMALL_A_PAD) + k] = a[r · lda + k] for r < mr, k < kc (≤ GEMM_SMALL_KC):

@@ -25,8 +25,7 @@
 #if OPS_X86_KERNELS
 #include <immintrin.h>
 
-#define MR 12 /* rows of a tile: 24 accumulators + 2 B vectors + 1 broadcast of the 32 zmm (8 rows:
-                 ~5 % slower on 128 × 256 tiles, `test_gemm_small --bench`) */
+#define MR 12 /* rows of a tile: 24 accumulators + 2 B vectors + 1 broadcast of the 32 zmm */
 #define NR 32 /* columns of a panel: two zmm */
 #define ALIASED_MR 8 /* rows of a tile of A·Bᵀ whose op(A) rows are 4 KiB apart (gemm_small.h) */
 
@@ -135,7 +134,7 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
     _Static_assert(MR <= 16, "a transposed band row (16 floats) holds a tile's columns");
     const size_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1; /* op(A)[i, k] = A[i·a_rs + k·a_ks] */
     const int aliased = K > 0 && gemm_small_a_aliased(lda); /* K = 0: nothing to copy (A may be NULL) */
-    /* Aᵀ·B only: for A·B the copy did not pay (1,024 rows: even; 32 rows, a decoding step's: −15 %) */
+    /* Aᵀ·B only: for A·B the copy does not pay (docs/KERNELS.md, "Strides of 4 KiB, continued") */
     const int b_aliased = K > 0 && trans_a && gemm_small_b_aliased(trans_b, ldb);
     /* K in chunks of GEMM_SMALL_KC, outermost: a chunk of op(A) (M × 256) stays in L2 for every
      * panel; the first chunk applies beta, the next ones add (beta = 1) */
@@ -175,7 +174,7 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
                 gemm_small_pack_bt_avx2(panel, NR, B + j0 * ldb + k0, ldb, nj, kc);
                 bp = panel, ldbp = NR;
             } else if (b_aliased) { /* rows 4 KiB apart: the panel copied contiguous first */
-                for (size_t k = 0; k < kc; k++) { /* two vectors a row (a memcpy call per row cost 1.5 % of a step) */
+                for (size_t k = 0; k < kc; k++) { /* two vectors a row, no memcpy call per row */
                     _mm512_store_ps(panel + k * NR, _mm512_maskz_loadu_ps(m0, bp + k * ldb));
                     _mm512_store_ps(panel + k * NR + 16, _mm512_maskz_loadu_ps(m1, bp + k * ldb + 16));
                 }

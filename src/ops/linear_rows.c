@@ -105,10 +105,9 @@ static void rows_chunk(void *arg, size_t c) {
  * multiply-adds runs on the caller; the others report what they saw to the busy-machine backoff
  * (parallel.h). Lower than gemm_tiled's 32 · OPS_PAR_MIN_WORK: a decoding step is a chain of such
  * products (beam 4 at batch 1: 4 × 256 × 768 for Q|K|V), the pool's worker spins between
- * back-to-back jobs, and its join never waits for a worker that has no core. Measured at
- * 4 · OPS_PAR_MIN_WORK against 32 · (2026-12-01, AMD EPYC Zen 4, 2 threads, medians of 5
- * alternated runs): greedy at batch 1 1.39× and beam 4 at batch 1 1.15× faster; the training step
- * does not use these kernels. */
+ * back-to-back jobs, and its join never waits for a worker that has no core (docs/KERNELS.md, "The
+ * decode step in the four benchmark cases", has the measurement). The training step does not use
+ * these kernels. */
 static void run_chunks(float *out, const float *inp, const float *weight, const float *weight_t, const float *bias,
                        size_t N, size_t IC, size_t OC, int kernel, gemm_small_isa isa) {
     const size_t chunks = (OC + LR_COLS - 1) / LR_COLS, macs = N * IC * OC;

@@ -54,8 +54,8 @@ void linear_rows_forward(float *out, const float *inp, const float *weight, cons
  * output is one FMA chain over k in order (per chunk of GEMM_SMALL_KC), bias[j] added with the first
  * chunk (the bits of linear_forward's tiled product, gemm_small_bias), so a row's
  * bits depend neither on the other rows nor on N nor on the thread count. For the 9–128 rows of a
- * batched decoding step, where it runs at 1.5–2× the dot-product kernel's speed (docs/KERNELS.md,
- * "Decoding"). Agrees with linear_forward to rounding (test_linear_rows). Without AVX2+FMA, or with
+ * batched decoding step, where it is faster than the dot-product kernel (docs/KERNELS.md, "Batched
+ * steps"). Agrees with linear_forward to rounding (test_linear_rows). Without AVX2+FMA, or with
  * the small kernels off (gemm_small_select(0), TFM_GEMM=blis), it is linear_rows_forward. No
  * allocation (gemm_small's ~48 KiB of stack per thread). */
 void linear_panels_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
@@ -78,9 +78,9 @@ void linear_weight_transpose(float *weight_t, const float *weight, size_t OC, si
 /** 1 if a decoding call whose steps start with kernel_rows rows should transpose its weights once
  * and run every step's products by linear_panels_forward_t: where linear_forward_rows would take
  * the panels (linear_rows_max() < kernel_rows <= linear_panels_max()), so the bits are those of
- * linear_forward_rows. From a transposed weight the panels beat the dot-product kernel from 2 rows
- * on, but the transposition, once per call (~5 M floats for the README's model), costs more than
- * that gains over a sentence's steps at 2–8 rows (beam 4 at batch 1: 1.17× slower measured). */
+ * linear_forward_rows. Not below: the transposition, once per call (~5 M floats for the README's
+ * model), costs more than the panels gain over a sentence's steps at 2–8 rows (docs/KERNELS.md,
+ * "Batched steps"). */
 int linear_panels_t_use(size_t kernel_rows);
 
 /** The most rows linear_forward sends to linear_rows_forward on this CPU: OPS_LINEAR_ROWS_MAX where
@@ -135,7 +135,7 @@ int softmax_row_masked(float *x, const uint8_t *mask, size_t n, size_t limit);
  * where several are equal (−0 and +0 are equal), NaN never chosen — the result of the scalar scan
  * `best = 0; for j: if (x[j] > x[best]) best = j`, so 0 when x[0] is NaN (nothing is larger than
  * a NaN), 0 for n = 0 and for a row of −∞. Vectorised: the max over the row, then its first
- * index (a scalar scan of 8,000 logits was 1.9 % of greedy decoding at batch 32). */
+ * index. */
 size_t row_argmax(const float *x, size_t n);
 
 /** out[N, V] = log_softmax(inp[N, V]) per row, max-subtracted. out may equal inp. */
@@ -413,9 +413,7 @@ void adam_update(float *params, float *m, float *v, const float *grads, float gr
 /** params[i] −= lr · (grads[i] · grad_scale) (the product rounded first, as adam_update). */
 void sgd_update(float *params, const float *grads, float grad_scale, size_t n, float lr);
 /** Σ x[i]² in double, over blocks fixed by n, each summed in 16 interleaved lanes added in a fixed
- * tree (the same bits for any thread count; within ~n·2⁻⁵³ relative of the exact sum). Since
- * 2026-12-02 (session 10; before: one chain per block) the order differs from earlier builds, so a
- * gradient norm, and with clipping the step, can differ from theirs in the last bits. */
+ * tree (the same bits for any thread count; within ~n·2⁻⁵³ relative of the exact sum). */
 double sum_squares(const float *x, size_t n);
 /** x[i] *= s. */
 void scale_inplace(float *x, float s, size_t n);

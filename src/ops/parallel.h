@@ -23,7 +23,7 @@
  *      measured wait for a helper still open a team (ops_team_long). Timing only: no result
  *      depends on it.
  *   6. Every parallel loop of src/ops is a job of the library's own thread pool (pool.h,
- *      docs/THREADS.md "The thread pool"), no longer an OpenMP region: its join waits only for
+ *      docs/THREADS.md "The thread pool"), not an OpenMP region: its join waits only for
  *      chunks a thread has claimed, never for a helper that has not arrived (an OpenMP join waits
  *      for every thread of the team, and beside a busy program one of them may have no core).
  *
@@ -168,15 +168,14 @@ void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alph
               size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
 #define OPS_GEMM_TILE_M 128
 #define OPS_GEMM_TILE_N 256
-#define OPS_GEMM_MIN_TILES 4 /* smaller tiles until there are this many (8 cost decoding 9-14 %), */
+#define OPS_GEMM_MIN_TILES 4 /* smaller tiles until there are this many (docs/THREADS.md), */
 #define OPS_GEMM_MIN_TILE_MACS ((size_t)1 << 18)    /* as long as a tile keeps this much work */
 /* Tall tiles for A·Bᵀ (a linear layer's forward) whose B (N × K, the weight) is larger than a
  * core's L2 and whose K is at most OPS_GEMM_TALL_MAX_K: every tile copies its B panels transposed
  * (gemm_small.h), so a B read and transposed once per 128 rows came from L3 eight times in a
  * 1,024-row step; tiles of OPS_GEMM_TALL_M rows read it a quarter as often (docs/KERNELS.md "Tall
- * tiles for large weights": the generator's forward +12-25 % in a training step, base's FFN
- * and QKV +4-8 %). Above OPS_GEMM_TALL_MAX_K the taller tile's op(A) no longer stays in L2 across
- * its panels (base's FFN2 forward, K 2,048: 6 % slower), so those keep the default. */
+ * tiles for large weights" has the measurements). Above OPS_GEMM_TALL_MAX_K the taller tile's
+ * op(A) does not stay in L2 across its panels, so those keep the default. */
 #define OPS_GEMM_TALL_M 512
 #define OPS_GEMM_TALL_N 64
 #define OPS_GEMM_TALL_MIN_B ((size_t)1 << 19) /* floats of B (N · K): 2 MiB */

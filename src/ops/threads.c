@@ -101,8 +101,7 @@ int tfm_reexec_for_shared_cores(char **argv) {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || getenv("TFM_NO_REEXEC")) return 0;
     if (!argv || !argv[0]) return -1;
     /* libgomp's spin count: 10,000 rounds of its pause loop, then the thread sleeps on a futex
-     * (docs/THREADS.md has the measured alternatives: 1,000 and OMP_WAIT_POLICY=passive cost
-     * 5-10 % on an idle machine, the default 300,000 costs 5x beside a second OpenMP program). */
+     * (docs/THREADS.md has the measured alternatives). */
     if (setenv("GOMP_SPINCOUNT", "10000", 1) != 0) return -1;
     execv("/proc/self/exe", argv);
     unsetenv("GOMP_SPINCOUNT"); /* exec failed: nothing changed, go on with the default */

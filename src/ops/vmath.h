@@ -49,8 +49,7 @@ static inline float ops_expf(float x) {
 
 /** The largest of x[0..n) (−∞ for n = 0), or NaN when any x[j] is NaN: a max the compiler
  * vectorises (`omp simd` reduction) that still sees NaN. A scalar `if (x[j] > mx) mx = x[j]` runs
- * one element at a time, bound by the compare's latency: in beam-4 decoding at batch 32 the lse's
- * max over 8,000 logits was a third of `row_lse`'s 3.7 % of the profile. The maximum of finite
+ * one element at a time, bound by the compare's latency (docs/KERNELS.md). The maximum of finite
  * values is exact in any order, so the vector lanes change no result (a ±0 maximum may come back
  * with either sign: x − max and max + y are the same then). */
 static inline float ops_max_f(const float *x, size_t n) {
