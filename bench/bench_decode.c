@@ -5,6 +5,7 @@
  * tokens per second and the analytic GFLOP/s (bench_flops_decode).
  * --ids-out FILE writes, per sentence in file order, "source ids<TAB>output ids<TAB>log p" where
  * log p = ln p(output, EOS | source) by tfm_model_score, for bench/ct2_check.py. */
+#include "kernel_env.h"
 #include "bench.h"
 
 #include <stdint.h>
@@ -89,7 +90,7 @@ int bench_cmd_decode(int argc, char **argv) {
     size_t tok_len = 0;
     const unsigned char *tok_bytes = NULL;
     if (tfm_model_load(model_path, &m) != TFM_OK || !(tok_bytes = tfm_model_tokenizer(m, &tok_len)) ||
-        tfm_tokenizer_load_bytes(tok_bytes, tok_len, &tok) != TFM_OK || tfm_context_create(m, &ctx) != TFM_OK) {
+        tfm_tokenizer_load_bytes(tok_bytes, tok_len, &tok) != TFM_OK || tfm_context_create_opts(m, cli_kernels(), &ctx) != TFM_OK) {
         fprintf(stderr, "bench_tfm decode: %s: %s\n", model_path,
                 tok_bytes || !m ? tfm_last_error() : "the checkpoint holds no tokenizer");
         return 1;

@@ -10,6 +10,7 @@
  *         [B, H, T, S] tensors weigh (the fused attention's case, docs/KERNELS.md)
  * Post-LN (the paper; tfm's default), dropout 0.1, label smoothing 0.1, Adam β (0.9, 0.98) ε 1e-9,
  * no clipping. bench/bench_torch.py is the PyTorch twin of the same step. */
+#include "kernel_env.h"
 #include "bench.h"
 
 #include <stdint.h>
@@ -68,6 +69,7 @@ int bench_cmd_train(int argc, char **argv) {
     tfm_model *m = NULL;
     tfm_trainer *tr = NULL;
     tfm_train_config tc = tfm_train_config_default();
+    tc.kernels = *cli_kernels();
     tc.lr = 1e-4;
     tc.dropout = 0.1f;
     tc.label_smoothing = 0.1f;

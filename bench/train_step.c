@@ -11,6 +11,7 @@
  * page faults, BLAS packing buffers); then N steps (default 10) are timed one by one and the median
  * is reported, with the minimum and maximum. The last line is machine-readable:
  *   RESULT tfm median_s=... min_s=... max_s=... steps=N params=P */
+#include "kernel_env.h"
 #include "tfm/tfm.h"
 
 #include <stdint.h>
@@ -42,6 +43,8 @@ static int int_arg(const char *flag, const char *v) {
 
 int main(int argc, char **argv) {
     (void)tfm_reexec_for_shared_cores(argv); /* as tfm does: the OpenMP waiting policy, docs/THREADS.md */
+    tfm_kernel_opts kernels; /* TFM_GEMM, TFM_ATTN, TFM_NO_AVX512, TFM_KERNELS, as tfm reads them */
+    if (cli_kernel_opts_from_env(&kernels) != 0) return 2;
     int steps = 10, warmup = 3, B = 32, L = 32;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -69,6 +72,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     tfm_train_config tc = tfm_train_config_default(); /* Adam, β (0.9, 0.98), ε 1e-9 */
+    tc.kernels = kernels;
     tc.lr = 1e-4;
     tc.dropout = 0.1f;
     tc.label_smoothing = 0.1f;

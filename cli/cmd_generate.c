@@ -1,5 +1,6 @@
 /* tfm generate: text from a decoder-only model (docs/LM.md). Writes the prompt, then each sampled
  * token's text as soon as it is chosen (stdout flushed per token), then a newline. */
+#include "kernel_env.h"
 #include "args.h"
 #include "text_io.h"
 
@@ -101,7 +102,7 @@ static int run(int argc, char **argv) {
     /* token k is predicted at position np + k < max_len: no more can be written */
     if ((size_t)max_tokens > (size_t)max_len - np) max_tokens = max_len - (int)np;
     if (tfm_text_stream_init(&s.ts, tok, pids, np, (size_t)max_tokens) != TFM_OK ||
-        tfm_context_create(m, &ctx) != TFM_OK) {
+        tfm_context_create_opts(m, cli_kernels(), &ctx) != TFM_OK) {
         cli_error("generate", "%s", tfm_last_error());
         goto done;
     }

@@ -1,6 +1,7 @@
 /* tfm perplexity: how well a decoder-only model predicts a text file (docs/LM.md): each non-blank
  * line is BOS + its subwords + EOS; every subword and EOS is predicted (BOS is given); perplexity =
  * exp(total negative log-likelihood / predicted tokens). */
+#include "kernel_env.h"
 #include "args.h"
 #include "text_io.h"
 
@@ -35,7 +36,7 @@ static int run(int argc, char **argv) {
     tfm_perplexity_stats st;
     if (!read_lines("perplexity", text, &lines, &n)) goto done;
     if (!load_model_and_tokenizer("perplexity", model_path, TFM_ARCH_DECODER_ONLY, &m, &tok)) goto done;
-    if (tfm_context_create(m, &ctx) != TFM_OK ||
+    if (tfm_context_create_opts(m, cli_kernels(), &ctx) != TFM_OK ||
         tfm_perplexity_text(ctx, tok, (const char *const *)lines, n, batch_tokens, &st) != TFM_OK) {
         cli_error("perplexity", "%s: %s", text, tfm_last_error());
         goto done;

@@ -1,5 +1,6 @@
 /* tfm score: teacher-forced log-probabilities of (source, target) id-file pairs (docs/FORMATS.md),
  * optionally dumping the generator's logits. */
+#include "kernel_env.h"
 #include "args.h"
 #include "text_io.h"
 #include "tfm/tfm.h"
@@ -89,7 +90,7 @@ static int run(int argc, char **argv) {
         goto done;
     }
     if (!model_arch_ok("score", model_path, tfm_model_config(m), MODEL_DECODES)) goto done;
-    if (tfm_context_create(m, &ctx) != TFM_OK || tfm_id_lines_read(src_path, &src) != TFM_OK ||
+    if (tfm_context_create_opts(m, cli_kernels(), &ctx) != TFM_OK || tfm_id_lines_read(src_path, &src) != TFM_OK ||
         tfm_id_lines_read(tgt_path, &tgt) != TFM_OK) {
         cli_error("score", "%s", tfm_last_error());
         goto done;

@@ -2,6 +2,7 @@
  * SGD, constant or noam learning rate, dropout, clipping; prints the loss of every step. A thin
  * command line over the library's training loop (include/tfm/train_loop.h) with line-count batches
  * (tfm_batcher_create_lines); `tfm train --data` is in train_text.c. */
+#include "kernel_env.h"
 #include "args.h"
 #include "memory_check.h"
 #include "text_io.h"
@@ -110,6 +111,7 @@ static int run(int argc, char **argv) {
     int r = cli_parse(&cmd_train, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : EXIT_USAGE;
     tfm_train_config tc = tfm_train_config_default();
+    tc.kernels = *cli_kernels();
     if (!train_parse_optim(optimizer, schedule, &tc)) return EXIT_USAGE;
     if (steps < 1 || batch < 1 || seed < 0) {
         cli_error("train", "--steps and --batch-size must be >= 1 and --seed >= 0");

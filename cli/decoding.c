@@ -1,3 +1,4 @@
+#include "kernel_env.h"
 #include "decoding.h"
 
 #include <stdio.h>
@@ -26,7 +27,7 @@ int translate_lines(const char *cmd, const char *input, const tfm_model *m, tfm_
     tfm_translate_stats st;
     const char *name = input && strcmp(input, "-") != 0 ? input : "<stdin>";
     tfm_context *ctx = NULL;
-    tfm_status rc = tfm_context_create(m, &ctx);
+    tfm_status rc = tfm_context_create_opts(m, cli_kernels(), &ctx);
     if (rc == TFM_OK) rc = tfm_translate_text(ctx, tok, dc, (const char *const *)lines, n, batch, out, &st);
     tfm_context_free(ctx);
     if (rc != TFM_OK) {

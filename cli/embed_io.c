@@ -1,4 +1,5 @@
 /* Opening an embedder and embedding lines, for tfm embed and tfm similarity (embed_io.h). */
+#include "kernel_env.h"
 #include "embed_io.h"
 
 #include "args.h"
@@ -9,7 +10,7 @@
 int embed_open(const char *cmd, const char *model, tfm_embedder **e, tfm_context **ctx) {
     *e = NULL;
     *ctx = NULL;
-    if (tfm_embedder_open(model, e) != TFM_OK || tfm_context_create(tfm_embedder_model(*e), ctx) != TFM_OK) {
+    if (tfm_embedder_open(model, e) != TFM_OK || tfm_context_create_opts(tfm_embedder_model(*e), cli_kernels(), ctx) != TFM_OK) {
         cli_error(cmd, "%s", tfm_last_error());
         tfm_embedder_free(*e);
         *e = NULL;

@@ -8,6 +8,7 @@
  * OMP_WAIT_POLICY or GOMP_SPINCOUNT is set (tfm_reexec_for_shared_cores, docs/THREADS.md): the
  * OpenMP waiting policy that keeps tfm fast when other programs share the cores. */
 #include "commands.h"
+#include "kernel_env.h"
 #include "output.h"
 
 #include "tfm/dist.h"
@@ -66,6 +67,9 @@ static int run_main(int argc, char **argv) {
         argv += 2;
     }
     tfm_set_threads(threads); /* 0: the default */
+    tfm_kernel_opts kernels;
+    if (cli_kernel_opts_from_env(&kernels) != 0) return EXIT_USAGE;
+    cli_kernels_set(&kernels);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

@@ -7,6 +7,7 @@
  * runs the same way on plain text, one sequence per line (a language model: cli/train_lm.h,
  * docs/LM.md). */
 #define _POSIX_C_SOURCE 200809L /* access, isatty */
+#include "kernel_env.h"
 #include "memory_check.h"
 #include "model_flags.h"
 #include "text_io.h"
@@ -358,6 +359,7 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
     int r = cli_parse(cmd, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? -1 : EXIT_USAGE;
     *tc = tfm_train_config_default();
+    tc->kernels = *cli_kernels();
     if (!train_parse_optim(f.optimizer, f.schedule, tc)) return EXIT_USAGE;
     if (!memory_flag_ok("train", f.max_memory)) return EXIT_USAGE;
     if (f.steps < 1 || f.batch_tokens < 1 || f.seed < 0 || f.eval_every < 1 || f.log_every < 1 || f.save_every < 0 ||

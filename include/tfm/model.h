@@ -18,6 +18,7 @@
 
 #include "tfm/export.h"
 
+#include "tfm/kernels.h"
 #include "tfm/status.h"
 
 #include <stddef.h>
@@ -161,6 +162,17 @@ TFM_API tfm_status tfm_model_set_tokenizer(tfm_model *model, const unsigned char
  * The model must outlive the context. Many contexts may share one model (see the thread-safety
  * note above). Errors: TFM_ERR_INVALID_ARG (NULL model), TFM_ERR_NOMEM. */
 TFM_API tfm_status tfm_context_create(const tfm_model *model, tfm_context **out);
+
+/** tfm_context_create with a kernel choice (tfm/kernels.h): the context runs the kernels `opts`
+ * names for as long as it lives; NULL is tfm_kernel_opts_default() (the tuned kernels for this
+ * CPU). Contexts with different choices may share one model and run at the same time.
+ * Errors: those of tfm_context_create and tfm_kernel_opts_validate. */
+TFM_API tfm_status tfm_context_create_opts(const tfm_model *model, const tfm_kernel_opts *opts, tfm_context **out);
+
+/** One line naming the context's kernels, e.g. "isa avx512, gemm auto, attention fused, layers
+ * fused" (the instruction set after capping at the CPU's), written to buf (n bytes, truncated);
+ * returns buf. */
+TFM_API const char *tfm_context_kernels(const tfm_context *ctx, char *buf, size_t n);
 
 /** Releases a context's workspace and KV cache, not its model (NULL is fine). */
 TFM_API void tfm_context_free(tfm_context *ctx);

@@ -6,6 +6,7 @@
 #include "tfm/export.h"
 #include "tfm/status.h"
 #include "tfm/threads.h"
+#include "tfm/kernels.h"
 #include "tfm/model.h"
 #include "tfm/ids.h"
 #include "tfm/score.h"

@@ -31,6 +31,8 @@ typedef struct {
     float clip_norm;        /* global gradient-norm clipping; <= 0: off */
     double beta1, beta2, adam_eps; /* Adam: 0.9, 0.98, 1e-9 (§5.3) */
     uint64_t seed;          /* dropout masks */
+    tfm_kernel_opts kernels; /* the kernels of the trainer's contexts (tfm/kernels.h); all zeros:
+                                the tuned ones */
 } tfm_train_config;
 
 /** Adam, constant lr 1e-3, no dropout or smoothing or clipping, warm-up 4000, β (0.9, 0.98), ε 1e-9. */
@@ -109,6 +111,9 @@ TFM_API tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path);
 
 /** The model the trainer updates (the one given to tfm_trainer_create). */
 TFM_API tfm_model *tfm_trainer_model(const tfm_trainer *t);
+
+/** The configuration the trainer was created with (owned by the trainer). */
+TFM_API const tfm_train_config *tfm_trainer_config(const tfm_trainer *t);
 
 /** Steps taken so far (the t of Adam's bias correction and of the schedule). */
 TFM_API int64_t tfm_trainer_steps(const tfm_trainer *t);

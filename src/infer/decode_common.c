@@ -3,13 +3,8 @@
 #include "decode_internal.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 
-/* decode_compact_select: 1 (default) drops finished rows, 0 keeps every row (tests). */
-static _Atomic int g_compact = 1;
-
-void decode_compact_select(int enabled) { atomic_store(&g_compact, enabled ? 1 : 0); }
 
 int decode_limit(const tfm_model *m, const tfm_decode_config *dc, const int32_t *src_row, int S) {
     int n = 0;
@@ -60,7 +55,7 @@ void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *ro
 }
 
 int decode_compact(tfm_context *ctx, const tfm_decode_config *dc, const int *keep, int n) {
-    if (!dc->use_cache || n < 1 || n == ctx->cache.B || !atomic_load(&g_compact)) return 0;
+    if (!dc->use_cache || n < 1 || n == ctx->cache.B || !ctx->decode_compact) return 0;
     kv_cache_compact(ctx, keep, n);
     return 1;
 }

@@ -51,12 +51,9 @@ void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *ro
 /** Drops finished rows from the following steps: on the KV cache, rows keep[0..n) (strictly
  * increasing) become rows 0..n−1 (kv_cache_compact) and 1 is returned; the caller then passes the
  * n kept rows' prefixes, in that order, to decode_step. The reference path, and n == the current
- * rows or n < 1, change nothing: 0. */
+ * rows or n < 1, change nothing: 0; so does a context whose decode_compact is 0 (tests: every row
+ * then stays in the step until the call ends). */
 int decode_compact(tfm_context *ctx, const tfm_decode_config *dc, const int *keep, int n);
-
-/** For tests: 0 makes decode_compact change nothing (every row stays in the step until the call
- * ends), 1 (the default) restores it. Thread-safe, takes effect at the next decode_compact. */
-void decode_compact_select(int enabled);
 
 /** Greedy search (beam 1); same contract as tfm_model_translate, arguments already checked. */
 tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,

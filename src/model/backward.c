@@ -18,7 +18,8 @@ typedef struct {
     int drop; /* dropout was applied in the forward */
     float p;
     size_t B, d, H, d_ff;
-    int reference; /* 1: the unfused reference kernels for the FFN and the residual wrappers */
+    const ops_kernels *kern; /* the context's kernel table */
+    int reference;           /* 1: the unfused reference kernels for the FFN and the residual wrappers */
 } bctx;
 
 /* The gradient reaching a sub-layer's output before its dropout: d_sub = dropout⁻¹(dout). */
@@ -39,14 +40,15 @@ static const float *undrop(const bctx *c, float *buf, const float *dout, const u
 static void self_attention_backward(const bctx *c, stack_params *gs, const stack_params *ps, layer_params *gl,
                                     const layer_params *pl, mask_kind mask, const mha_acts *a, float *dx,
                                     const float *dout, const float *x, size_t T) {
+    const ops_kernels *kern = c->kern;
     grad_workspace *w = c->w;
     const size_t B = c->B, d = c->d, H = c->H, N = B * T;
     mha_params *g = &gl->self_attn;
     const mha_params *p = &pl->self_attn;
     zero(w->d_att, N * d);
-    linear_backward(w->d_att, g->out_proj_weight, g->out_proj_bias, dout, a->att, p->out_proj_weight, N, d, d);
+    linear_backward(kern, w->d_att, g->out_proj_weight, g->out_proj_bias, dout, a->att, p->out_proj_weight, N, d, d);
     zero(w->d_big, N * 3 * d);
-    attn_args args = attn_args_make(B, T, T, H, d / H, 3 * d, 3 * d);
+    attn_args args = attn_args_make(kern, B, T, T, H, d / H, 3 * d, 3 * d);
     args.bias = a->bias; /* for the record: the backward does not read it (P already holds it) */
     args.causal = mask == MASK_CAUSAL;
     if (c->pe->rel_tables) { /* the relative tables, and where their gradients accumulate */
@@ -56,7 +58,7 @@ static void self_attention_backward(const bctx *c, stack_params *gs, const stack
         args.rel_v = rel_v;
         c->pe->rel_tables(c->cfg, gl, &args.drel_k, &args.drel_v, &args.rel_clip);
     }
-    TFM_ASSERT(a->lse || w->dprobs); /* a layout and a workspace made under different attn_fused_select */
+    TFM_ASSERT(a->lse || w->dprobs); /* a layout and a workspace made with different kernel tables */
     if (a->lse) /* the fused path (attn_use_fused: no relative tables, no learned bias) */
         attn_fused_backward(w->d_big, w->d_big + d, w->d_big + 2 * d, w->d_att, a->att, a->lse, a->qkv,
                             a->qkv + d, a->qkv + 2 * d, &a->fused_args, a->fws, a->fws_slots);
@@ -65,20 +67,21 @@ static void self_attention_backward(const bctx *c, stack_params *gs, const stack
                       c->drop ? a->probs_drop : NULL, a->qkv, a->qkv + d, a->qkv + 2 * d, &args);
     if (c->pe->bias_backward) c->pe->bias_backward(c->cfg, &gs->pe, gl, w->dprobs, mask, B, H, T, T, 0);
     if (c->pe->qk_backward) c->pe->qk_backward(c->cfg, &gs->pe, &ps->pe, w->d_big, 3 * d, B, T, H, d / H, 0);
-    linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_big, x, p->in_proj_weight, N, d, 3 * d);
+    linear_backward(kern, dx, g->in_proj_weight, g->in_proj_bias, w->d_big, x, p->in_proj_weight, N, d, 3 * d);
 }
 
 /* Backward of cross_attention: accumulates into dx (B·T, d), w->d_memory (B·S, d) and the
  * parameter gradients (the memory's K|V projection included). */
 static void cross_attention_backward(const bctx *c, mha_params *g, const mha_params *p, const mha_acts *a, float *dx,
                                      const float *dout, const float *x, const float *mem, size_t T, size_t S) {
+    const ops_kernels *kern = c->kern;
     grad_workspace *w = c->w;
     const size_t B = c->B, d = c->d, H = c->H, N = B * T;
     zero(w->d_att, N * d);
-    linear_backward(w->d_att, g->out_proj_weight, g->out_proj_bias, dout, a->att, p->out_proj_weight, N, d, d);
+    linear_backward(kern, w->d_att, g->out_proj_weight, g->out_proj_bias, dout, a->att, p->out_proj_weight, N, d, d);
     zero(w->d_q, N * d);
     zero(w->d_kv, B * S * 2 * d);
-    attn_args args = attn_args_make(B, T, S, H, d / H, d, 2 * d);
+    attn_args args = attn_args_make(kern, B, T, S, H, d / H, d, 2 * d);
     TFM_ASSERT(a->lse || w->dprobs);
     if (a->lse)
         attn_fused_backward(w->d_q, w->d_kv, w->d_kv + d, w->d_att, a->att, a->lse, a->q, a->qkv, a->qkv + d,
@@ -86,24 +89,25 @@ static void cross_attention_backward(const bctx *c, mha_params *g, const mha_par
     else
         attn_backward(w->d_q, w->d_kv, w->d_kv + d, w->dprobs, w->d_att, a->probs, c->drop ? a->probs_drop : NULL,
                       a->q, a->qkv, a->qkv + d, &args);
-    linear_backward(dx, g->in_proj_weight, g->in_proj_bias, w->d_q, x, p->in_proj_weight, N, d, d);
-    linear_backward(w->d_memory, g->in_proj_weight + d * d, g->in_proj_bias + d, w->d_kv, mem,
+    linear_backward(kern, dx, g->in_proj_weight, g->in_proj_bias, w->d_q, x, p->in_proj_weight, N, d, d);
+    linear_backward(kern, w->d_memory, g->in_proj_weight + d * d, g->in_proj_bias + d, w->d_kv, mem,
                     p->in_proj_weight + d * d, B * S, d, 2 * d);
 }
 
 /* Backward of ffn: dout (N, d) gradient of linear2's output; accumulates into dx. */
 static void ffn_backward(const bctx *c, layer_params *g, const layer_params *p, const layer_acts *L, float *dx,
                          const float *dout, const float *x, size_t N) {
+    const ops_kernels *kern = c->kern;
     grad_workspace *w = c->w;
     const size_t d = c->d, d_ff = c->d_ff;
     if (!c->reference) { /* fused_ffn.c: the hidden gradient written, then one element-wise pass */
-        ffn_backward_fused(dx, g->linear1_weight, g->linear1_bias, g->linear2_weight, g->linear2_bias, w->d_big, dout,
+        ffn_backward_fused(kern, dx, g->linear1_weight, g->linear1_bias, g->linear2_weight, g->linear2_bias, w->d_big, dout,
                            x, L->ff_pre, L->ff_act, c->drop ? L->ff_drop : NULL, p->linear1_weight, p->linear2_weight,
                            c->cfg->activation == TFM_ACT_GELU, c->p, N, d, d_ff);
         return;
     }
     zero(w->d_big, N * d_ff);
-    linear_backward(w->d_big, g->linear2_weight, g->linear2_bias, dout, L->ff_act, p->linear2_weight, N, d_ff, d);
+    linear_backward(kern, w->d_big, g->linear2_weight, g->linear2_bias, dout, L->ff_act, p->linear2_weight, N, d_ff, d);
     const float *dact = w->d_big;
     if (c->drop) { /* through the hidden-layer dropout: d_big2 is free until the activation */
         zero(w->d_big2, N * d_ff);
@@ -115,7 +119,7 @@ static void ffn_backward(const bctx *c, layer_params *g, const layer_params *p, 
         gelu_backward(w->d_big2, dact, L->ff_pre, N * d_ff);
     else
         relu_backward(w->d_big2, dact, L->ff_pre, N * d_ff);
-    linear_backward(dx, g->linear1_weight, g->linear1_bias, w->d_big2, x, p->linear1_weight, N, d, d_ff);
+    linear_backward(kern, dx, g->linear1_weight, g->linear1_bias, w->d_big2, x, p->linear1_weight, N, d, d_ff);
 }
 
 /* Where a block's backward reads and writes: the stack it is in, its memory. */
@@ -227,7 +231,8 @@ void model_backward(tfm_context *ctx, model_params *grads, grad_workspace *w, co
     const activations *A = &ctx->acts;
     const model_params *P = &ctx->m->p;
     bctx c = {cfg, pe_of(cfg), w, drop && drop->p > 0.0f, drop ? drop->p : 0.0f, (size_t)A->B, (size_t)cfg->d_model,
-              (size_t)cfg->n_heads, (size_t)cfg->d_ff, ctx->reference_kernels};
+              (size_t)cfg->n_heads, (size_t)cfg->d_ff, &ctx->kernels, !ctx->kernels.fused_layers};
+    const ops_kernels *kern = &ctx->kernels;
     const size_t B = c.B, d = c.d;
     model_desc md;
     model_describe(cfg, &md);
@@ -237,7 +242,7 @@ void model_backward(tfm_context *ctx, model_params *grads, grad_workspace *w, co
     const stack_acts *O = &A->stack[md.out_stack];
     const size_t NO = B * (size_t)O->T;
     zero(w->d_res, NO * d);
-    linear_backward(w->d_res, grads->generator_weight, grads->generator_bias, A->logits, O->out, P->generator_weight,
+    linear_backward(kern, w->d_res, grads->generator_weight, grads->generator_bias, A->logits, O->out, P->generator_weight,
                     NO, d, (size_t)cfg->tgt_vocab);
     /* the stacks top down; a memory stack's output gradient is what its reader left in d_memory
      * (each is consumed by the stack's final LayerNorm backward before anything overwrites it) */

@@ -9,11 +9,21 @@
 #include <string.h>
 
 tfm_status tfm_context_create(const tfm_model *model, tfm_context **out) {
+    return tfm_context_create_opts(model, NULL, out);
+}
+
+tfm_status tfm_context_create_opts(const tfm_model *model, const tfm_kernel_opts *opts, tfm_context **out) {
+    RETURN_IF(!out, TFM_ERR_INVALID_ARG, "tfm_context_create: NULL output");
     *out = NULL;
     RETURN_IF(!model, TFM_ERR_INVALID_ARG, "tfm_context_create needs a model");
+    const tfm_kernel_opts def = tfm_kernel_opts_default();
+    if (!opts) opts = &def;
+    TRY(tfm_kernel_opts_validate(opts));
     tfm_context *ctx = calloc(1, sizeof *ctx);
     RETURN_IF(!ctx, TFM_ERR_NOMEM, "out of memory allocating a context");
     ctx->m = model;
+    ctx->kernels = ops_kernels_resolve(opts);
+    ctx->decode_compact = 1;
     ctx->acts.B = -1; /* nothing laid out yet */
     *out = ctx;
     return TFM_OK;
@@ -29,6 +39,10 @@ void tfm_context_free(tfm_context *ctx) {
 
 const tfm_model *tfm_context_model(const tfm_context *ctx) { return ctx->m; }
 
+const char *tfm_context_kernels(const tfm_context *ctx, char *buf, size_t n) {
+    return ops_kernels_describe(&ctx->kernels, buf, n);
+}
+
 static void take_block(tfm_arena *a, block_acts *b, size_t N, size_t d, int training) {
     b->ln = arena_take_f32(a, N * d);
     b->ln_mean = arena_take_f32(a, N);
@@ -38,12 +52,12 @@ static void take_block(tfm_arena *a, block_acts *b, size_t N, size_t d, int trai
 }
 
 /* An attention sub-layer of B·T queries over S keys; cross: the memory's K|V (B·S, 2d) if own_kv. */
-static void take_mha(const tfm_config *cfg, tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H,
+static void take_mha(const ops_kernels *kern, const tfm_config *cfg, tfm_arena *a, mha_acts *m, size_t B, size_t T, size_t S, size_t H,
                      size_t d, int cross, int own_kv, int bias, int training) {
     const size_t N = B * T;
     m->q = cross ? arena_take_f32(a, N * d) : NULL;
     m->qkv = !cross ? arena_take_f32(a, N * 3 * d) : own_kv ? arena_take_f32(a, B * S * 2 * d) : NULL;
-    const int fused = attn_use_fused(cfg, cross, training);
+    const int fused = attn_use_fused(kern, cfg, cross, training);
     m->probs = fused ? NULL : arena_take_f32(a, B * H * T * S);
     m->probs_drop = training && !fused ? arena_take_f32(a, B * H * T * S) : NULL;
     m->lse = fused ? arena_take_f32(a, B * H * T) : NULL;
@@ -54,21 +68,21 @@ static void take_mha(const tfm_config *cfg, tfm_arena *a, mha_acts *m, size_t B,
     m->proj = arena_take_f32(a, N * d);
 }
 
-void layer_acts_layout(const tfm_config *cfg, const block_desc *bd, size_t B, size_t T, size_t S_self,
+void layer_acts_layout(const ops_kernels *kern, const tfm_config *cfg, const block_desc *bd, size_t B, size_t T, size_t S_self,
                        size_t S_mem, int own_mem_kv, int training, tfm_arena *a, layer_acts *L) {
     const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff, N = B * T;
     const int bias = pe_of(cfg)->bias_forward != NULL;
     memset(L, 0, sizeof *L);
     for (int k = 0; k < bd->n_sub; k++) take_block(a, &L->blk[k], N, d, training);
-    take_mha(cfg, a, &L->self_attn, B, T, S_self, H, d, 0, 0, bias, training);
-    if (block_has(bd, SUB_CROSS_ATTN)) take_mha(cfg, a, &L->cross_attn, B, T, S_mem, H, d, 1, own_mem_kv, 0, training);
+    take_mha(kern, cfg, a, &L->self_attn, B, T, S_self, H, d, 0, 0, bias, training);
+    if (block_has(bd, SUB_CROSS_ATTN)) take_mha(kern, cfg, a, &L->cross_attn, B, T, S_mem, H, d, 1, own_mem_kv, 0, training);
     L->ff_pre = arena_take_f32(a, N * d_ff);
     L->ff_act = arena_take_f32(a, N * d_ff);
     L->ff_drop = training ? arena_take_bytes(a, N * d_ff) : NULL;
     L->ff_out = arena_take_f32(a, N * d);
 }
 
-void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int training, int slots, tfm_arena *a,
+void activations_layout(const ops_kernels *kern, const tfm_config *cfg, int Bi, int Si, int Ti, int training, int slots, tfm_arena *a,
                         activations *acts) {
     const size_t B = (size_t)Bi, d = (size_t)cfg->d_model;
     activations dummy;
@@ -91,7 +105,7 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int train
         A->x0 = arena_take_f32(a, N * d);
         A->x0_drop = training ? arena_take_bytes(a, N * d) : NULL;
         for (int l = 0; l < sd->n_layers; l++)
-            layer_acts_layout(cfg, &sd->block, B, T, T, S_mem, 1, training, a, &A->layers[l]);
+            layer_acts_layout(kern, cfg, &sd->block, B, T, T, S_mem, 1, training, a, &A->layers[l]);
         A->out = arena_take_f32(a, N * d);
         A->out_mean = arena_take_f32(a, N);
         A->out_rstd = arena_take_f32(a, N);
@@ -99,7 +113,7 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int train
     /* the fused attention's scratch: one for the pass, its sub-layers run one after the other */
     int cross = 0;
     for (int s = 0; s < md.n_stacks; s++) cross |= block_has(&md.stack[s].block, SUB_CROSS_ATTN);
-    if (attn_use_fused(cfg, 0, training) || (cross && attn_use_fused(cfg, 1, training))) {
+    if (attn_use_fused(kern, cfg, 0, training) || (cross && attn_use_fused(kern, cfg, 1, training))) {
         const size_t most = (size_t)(Si > Ti ? Si : Ti); /* no attention has more queries or keys */
         float *fws = arena_take_f32(a, attn_fused_workspace_floats(most, most, slots));
         for (int s = 0; s < md.n_stacks; s++)
@@ -113,14 +127,14 @@ void activations_layout(const tfm_config *cfg, int Bi, int Si, int Ti, int train
         acts->logits = arena_take_f32(a, B * (size_t)acts->stack[md.out_stack].T * (size_t)cfg->tgt_vocab);
 }
 
-static size_t layout_bytes(const tfm_config *cfg, int B, int S, int T, int training, int slots) {
+static size_t layout_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, int S, int T, int training, int slots) {
     tfm_arena counter = {NULL, 0, 0};
-    activations_layout(cfg, B, S, T, training, slots, &counter, NULL);
+    activations_layout(kern, cfg, B, S, T, training, slots, &counter, NULL);
     return counter.used;
 }
 
 size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training) {
-    return layout_bytes(cfg, B, S, T, training, tfm_get_threads());
+    return layout_bytes(ops_kernels_tuned(), cfg, B, S, T, training, tfm_get_threads());
 }
 
 tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) {
@@ -131,7 +145,7 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) 
     TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)(S > T ? S : T), training));
     ops_blas_reserve(ops_threads()); /* BLIS's pools for the team: no product allocates later */
     const int slots = tfm_get_threads(); /* once: the size and the carve below must agree */
-    const size_t need = layout_bytes(cfg, B, S, T, training, slots);
+    const size_t need = layout_bytes(&ctx->kernels, cfg, B, S, T, training, slots);
     if (need > ctx->act_arena.cap) {
         /* grow: what a batch needs is its layout's bytes, not the largest B, S and T seen apart */
         arena_free(&ctx->act_arena);
@@ -142,12 +156,12 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) 
     if (A->B != B || A->S != S || A->T != T || A->training != training || A->slots != slots) {
         tfm_arena again = ctx->act_arena; /* re-carve the same block for this batch's sizes */
         again.used = 0;
-        activations_layout(cfg, B, S, T, training, slots, &again, A);
+        activations_layout(&ctx->kernels, cfg, B, S, T, training, slots, &again, A);
     }
     return TFM_OK;
 }
 
-void grad_workspace_layout(const tfm_config *cfg, int Bi, int Si, int Ti, tfm_arena *a, grad_workspace *w) {
+void grad_workspace_layout(const ops_kernels *kern, const tfm_config *cfg, int Bi, int Si, int Ti, tfm_arena *a, grad_workspace *w) {
     const size_t B = (size_t)Bi, S = (size_t)Si, T = (size_t)Ti;
     const size_t d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, d_ff = (size_t)cfg->d_ff;
     const size_t N = B * (S > T ? S : T), L = S > T ? S : T, wide = 3 * d > d_ff ? 3 * d : d_ff;
@@ -162,7 +176,7 @@ void grad_workspace_layout(const tfm_config *cfg, int Bi, int Si, int Ti, tfm_ar
     w->d_big = arena_take_f32(a, N * wide);
     w->d_big2 = arena_take_f32(a, N * d_ff);
     /* only the reference attention's backward needs dL/d(score) materialised */
-    const int all_fused = attn_use_fused(cfg, 0, 1) && attn_use_fused(cfg, 1, 1);
+    const int all_fused = attn_use_fused(kern, cfg, 0, 1) && attn_use_fused(kern, cfg, 1, 1);
     w->dprobs = all_fused ? NULL : arena_take_f32(a, B * H * L * L);
     w->d_memory = arena_take_f32(a, N * d);
 }

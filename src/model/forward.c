@@ -49,11 +49,11 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
     const stack_acts *M = sd->memory >= 0 ? &ctx->acts.stack[sd->memory] : NULL;
     layer_call c = {cfg, pe, sp, &sd->block, B, T, 0, A->pad, T, M ? (size_t)M->T : 0, M ? M->pad : NULL,
-                    NULL, NULL, 0, ctx->reference_kernels, NULL, 0, NULL};
+                    NULL, NULL, 0, &ctx->kernels, !ctx->kernels.fused_layers, NULL, 0, NULL};
     const float *x = A->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         layer_acts *L = &A->layers[l];
-        if (M) cross_kv_forward(L->cross_attn.qkv, &sp->layers[l].cross_attn, M->out, B * c.S_mem, d);
+        if (M) cross_kv_forward(&ctx->kernels, L->cross_attn.qkv, &sp->layers[l].cross_attn, M->out, B * c.S_mem, d);
         x = layer_forward(dr, &c, L, &sp->layers[l], x);
     }
     if (sd->no_final_norm)
@@ -72,6 +72,7 @@ static const int32_t *stack_ids(const stack_desc *sd, const int32_t *src, size_t
 
 void model_forward(tfm_context *ctx, int Bi, int Si, int Ti, const int32_t *src, const int32_t *tgt_in,
                    size_t tgt_in_stride, const dropout_cfg *drop) {
+    const ops_kernels *kern = &ctx->kernels;
     const tfm_config *cfg = &ctx->m->cfg;
     activations *A = &ctx->acts;
     TFM_ASSERT(A->B == Bi && A->S == Si && A->T == Ti);
@@ -87,7 +88,7 @@ void model_forward(tfm_context *ctx, int Bi, int Si, int Ti, const int32_t *src,
     /* Generator: logits over the target vocabulary (§3.4); log-softmax is the caller's. */
     if (md.out_stack >= 0) {
         const stack_acts *O = &A->stack[md.out_stack];
-        linear_forward(A->logits, O->out, ctx->m->p.generator_weight, ctx->m->p.generator_bias,
+        linear_forward(kern, A->logits, O->out, ctx->m->p.generator_weight, ctx->m->p.generator_bias,
                        (size_t)Bi * (size_t)O->T, (size_t)cfg->d_model, (size_t)cfg->tgt_vocab);
     }
 }
@@ -95,6 +96,7 @@ void model_forward(tfm_context *ctx, int Bi, int Si, int Ti, const int32_t *src,
 /* ---- incremental decoding on a KV cache ------------------------------------------------------ */
 
 void model_decode_start(tfm_context *ctx, const int32_t *src) {
+    const ops_kernels *kern = &ctx->kernels;
     const tfm_model *m = ctx->m;
     const tfm_config *cfg = &m->cfg;
     kv_cache *c = &ctx->cache;
@@ -115,7 +117,7 @@ void model_decode_start(tfm_context *ctx, const int32_t *src) {
         memcpy(c->mem_pad, M->pad, B * S);
         /* cross-attention keys and values of the memory, once per sentence */
         for (int l = 0; l < od->n_layers; l++)
-            cross_kv_forward(c->cross_kv[l], &m->p.stack[md.out_stack].layers[l].cross_attn, M->out, B * S, d);
+            cross_kv_forward(kern, c->cross_kv[l], &m->p.stack[md.out_stack].layers[l].cross_attn, M->out, B * S, d);
     }
     /* the decoder's linear weights transposed once for this call's steps (kv_cache: only when its
      * rows take the panels), read from the model now, so a model changed between calls is seen */
@@ -124,19 +126,20 @@ void model_decode_start(tfm_context *ctx, const int32_t *src) {
         for (int l = 0; l < od->n_layers; l++) {
             const layer_params *p = &m->p.stack[md.out_stack].layers[l];
             const layer_wt *w = &c->wt[l];
-            if (w->self_in) linear_weight_transpose(w->self_in, p->self_attn.in_proj_weight, 3 * d, d);
-            if (w->self_out) linear_weight_transpose(w->self_out, p->self_attn.out_proj_weight, d, d);
-            if (w->cross_q) linear_weight_transpose(w->cross_q, p->cross_attn.in_proj_weight, d, d);
-            if (w->cross_out) linear_weight_transpose(w->cross_out, p->cross_attn.out_proj_weight, d, d);
-            if (w->ff1) linear_weight_transpose(w->ff1, p->linear1_weight, F, d);
-            if (w->ff2) linear_weight_transpose(w->ff2, p->linear2_weight, d, F);
+            if (w->self_in) linear_weight_transpose(kern, w->self_in, p->self_attn.in_proj_weight, 3 * d, d);
+            if (w->self_out) linear_weight_transpose(kern, w->self_out, p->self_attn.out_proj_weight, d, d);
+            if (w->cross_q) linear_weight_transpose(kern, w->cross_q, p->cross_attn.in_proj_weight, d, d);
+            if (w->cross_out) linear_weight_transpose(kern, w->cross_out, p->cross_attn.out_proj_weight, d, d);
+            if (w->ff1) linear_weight_transpose(kern, w->ff1, p->linear1_weight, F, d);
+            if (w->ff2) linear_weight_transpose(kern, w->ff2, p->linear2_weight, d, F);
         }
-        linear_weight_transpose(c->generator_t, m->p.generator_weight, V, d);
+        linear_weight_transpose(kern, c->generator_t, m->p.generator_weight, V, d);
     }
     c->len = 0;
 }
 
 void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_stride) {
+    const ops_kernels *kern = &ctx->kernels;
     const tfm_model *m = ctx->m;
     const tfm_config *cfg = &m->cfg;
     kv_cache *c = &ctx->cache;
@@ -156,7 +159,7 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
      * kv_cache_compact keeps decode with the same kernels, bit for bit, as before it */
     const size_t kr = (size_t)c->B_start;
     layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * d,
-                       ctx->reference_kernels, c->mem_row, kr, NULL};
+                       &ctx->kernels, !ctx->kernels.fused_layers, c->mem_row, kr, NULL};
     const float *x = c->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         call.cache_k = c->self_k[l];
@@ -167,10 +170,10 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     }
     layernorm_forward(c->out, c->out_mean, c->out_rstd, x, sp->norm_weight, sp->norm_bias, B, d, cfg->layer_norm_eps);
     if (c->generator_t)
-        linear_panels_forward_t(c->logits, c->out, m->p.generator_weight, c->generator_t, m->p.generator_bias, B, d,
+        linear_panels_forward_t(kern, c->logits, c->out, m->p.generator_weight, c->generator_t, m->p.generator_bias, B, d,
                                 (size_t)cfg->tgt_vocab);
     else
-        linear_forward_rows(c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d,
+        linear_forward_rows(kern, c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d,
                             (size_t)cfg->tgt_vocab, kr);
     c->len++;
 }

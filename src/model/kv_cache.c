@@ -27,7 +27,8 @@ static void layout(const tfm_config *cfg, int Bmi, int beams, int Si, int cap, t
     c->cp_dst = arena_take_bytes(a, B * sizeof *c->cp_dst);
     c->cp_src = arena_take_bytes(a, B * sizeof *c->cp_src);
     c->x0 = arena_take_f32(a, B * d);
-    layer_acts_layout(cfg, &sd->block, B, 1, T, S, 0, 0, a, &c->step);
+    /* a decoding step's activations: not a training layout, so no table chooses anything here */
+    layer_acts_layout(ops_kernels_tuned(), cfg, &sd->block, B, 1, T, S, 0, 0, a, &c->step);
     c->out = arena_take_f32(a, B * d);
     c->out_mean = arena_take_f32(a, B);
     c->out_rstd = arena_take_f32(a, B);
@@ -37,10 +38,10 @@ static void layout(const tfm_config *cfg, int Bmi, int beams, int Si, int cap, t
 
 /* The decoder's linear weights and the generator's, transposed (kv_cache.wt, generator_t), when B
  * rows take the transposed panels (linear_panels_t_use); else nothing. */
-static void wt_layout(const tfm_config *cfg, int B, tfm_arena *a, kv_cache *c) {
+static void wt_layout(const ops_kernels *kern, const tfm_config *cfg, int B, tfm_arena *a, kv_cache *c) {
     memset(c->wt, 0, sizeof c->wt);
     c->generator_t = NULL;
-    if (!linear_panels_t_use((size_t)B)) return;
+    if (!linear_panels_t_use(kern, (size_t)B)) return;
     const size_t d = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
     model_desc md;
     model_describe(cfg, &md);
@@ -70,11 +71,11 @@ static int has_decoder(const tfm_config *cfg) {
     return md.out_stack >= 0;
 }
 
-size_t kv_cache_wt_bytes(const tfm_config *cfg, int B) {
+size_t kv_cache_wt_bytes(const ops_kernels *kern, const tfm_config *cfg, int B) {
     if (!has_decoder(cfg)) return 0;
     kv_cache dummy;
     tfm_arena counter = {NULL, 0, 0};
-    wt_layout(cfg, B, &counter, &dummy);
+    wt_layout(kern, cfg, B, &counter, &dummy);
     return counter.used;
 }
 
@@ -110,7 +111,7 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     again.used = 0;
     layout(cfg, B_mem, beams, S, cap_T, &again, c);
     /* the transposed weights: their own arena, the same size for every batch that uses them */
-    const size_t wt_bytes = kv_cache_wt_bytes(cfg, B);
+    const size_t wt_bytes = kv_cache_wt_bytes(&ctx->kernels, cfg, B);
     memset(c->wt, 0, sizeof c->wt); /* none until laid out below (and none if that fails) */
     c->generator_t = NULL;
     if (wt_bytes > c->wt_arena.cap) {
@@ -119,7 +120,7 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     }
     tfm_arena wt = c->wt_arena;
     wt.used = 0;
-    wt_layout(cfg, B, &wt, c);
+    wt_layout(&ctx->kernels, cfg, B, &wt, c);
     for (int r = 0; r < B; r++) c->mem_row[r] = r / beams;
     c->B = B;
     c->B_start = B;

@@ -18,14 +18,15 @@ static size_t kernel_rows(const layer_call *c) { return c->kernel_rows > c->B * 
  * step's panels, layer_call.wt), else linear_forward_rows for the call's kernel_rows. */
 static void linear(const layer_call *c, float *out, const float *x, const float *w, const float *w_t, const float *b,
                    size_t N, size_t IC, size_t OC) {
+    const ops_kernels *kern = c->kern;
     if (w_t)
-        linear_panels_forward_t(out, x, w, w_t, b, N, IC, OC);
+        linear_panels_forward_t(kern, out, x, w, w_t, b, N, IC, OC);
     else
-        linear_forward_rows(out, x, w, b, N, IC, OC, kernel_rows(c));
+        linear_forward_rows(kern, out, x, w, b, N, IC, OC, kernel_rows(c));
 }
 
-void cross_kv_forward(float *kv, const mha_params *p, const float *mem, size_t N, size_t d) {
-    linear_forward(kv, mem, p->in_proj_weight + d * d, p->in_proj_bias + d, N, d, 2 * d);
+void cross_kv_forward(const ops_kernels *kern, float *kv, const mha_params *p, const float *mem, size_t N, size_t d) {
+    linear_forward(kern, kv, mem, p->in_proj_weight + d * d, p->in_proj_bias + d, N, d, 2 * d);
 }
 
 /* The input the sub-layer sees: x itself (post-LN) or LayerNorm(x) (pre-LN). */
@@ -55,21 +56,9 @@ static const float *block_leave(dropper *dr, block_acts *b, const float *x, floa
     return b->ln;
 }
 
-/* 1: the fused path where it applies, 0: reference everywhere, −1: TFM_ATTN not read yet. Every
- * thread that reads the environment finds the same value, so the race is harmless. */
-static _Atomic int g_attn_fused = -1;
-
-void attn_fused_select(int enabled) { atomic_store(&g_attn_fused, enabled ? 1 : 0); }
-
-int attn_use_fused(const tfm_config *cfg, int cross, int training) {
+int attn_use_fused(const ops_kernels *kern, const tfm_config *cfg, int cross, int training) {
     if (!training) return 0; /* decoding and scoring: the reference path (T = 1 steps, KV cache) */
-    int on = atomic_load(&g_attn_fused);
-    if (on < 0) {
-        const char *env = getenv("TFM_ATTN");
-        on = !(env && strcmp(env, "reference") == 0);
-        atomic_store(&g_attn_fused, on);
-    }
-    if (!on) return 0;
+    if (!kern->attn_fused) return 0;
     if (cross) return 1; /* no position term, no bias */
     const pe_kind *pe = pe_of(cfg);
     return pe->rel_tables == NULL && pe->bias_backward == NULL;
@@ -95,13 +84,14 @@ static void attend(dropper *dr, mha_acts *a, const float *q, const float *k, con
  * positions, the position encoding on q/k, the new keys/values into the cache (if any), attention
  * over keys 0..pos0+T−1, W_O. */
 static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const layer_params *W, const float *x) {
+    const ops_kernels *kern = c->kern;
     const tfm_config *cfg = c->cfg;
     const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, dk = d / H;
     const mha_params *p = &W->self_attn;
     linear(c, a->qkv, x, p->in_proj_weight, c->wt ? c->wt->self_in : NULL, p->in_proj_bias, N, d, 3 * d);
     if (c->pe->qk_forward) c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv, 3 * d, B, T, H, dk, c->pos0);
     const size_t S = c->pos0 + T; /* keys per row */
-    attn_args args = attn_args_make(B, T, S, H, dk, 3 * d, 3 * d);
+    attn_args args = attn_args_make(kern, B, T, S, H, dk, 3 * d, 3 * d);
     const float *k = a->qkv + d, *v = a->qkv + 2 * d;
     if (c->cache_k) { /* append the new keys and values: the cache keeps them already encoded */
         for (size_t b = 0; b < B; b++)
@@ -139,11 +129,12 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
 /* Attention over the memory (§3.2.3): queries from x, keys|values precomputed in a->qkv. No
  * position term (cross-attention compares positions of two different sequences). */
 static void cross_attention(dropper *dr, const layer_call *c, mha_acts *a, const layer_params *W, const float *x) {
+    const ops_kernels *kern = c->kern;
     const tfm_config *cfg = c->cfg;
     const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads;
     const mha_params *p = &W->cross_attn;
     linear(c, a->q, x, p->in_proj_weight, c->wt ? c->wt->cross_q : NULL, p->in_proj_bias, N, d, d);
-    attn_args args = attn_args_make(B, T, c->S_mem, H, d / H, d, 2 * d);
+    attn_args args = attn_args_make(kern, B, T, c->S_mem, H, d / H, d, 2 * d);
     args.key_pad = c->mem_pad;
     args.key_pad_bstride = c->S_mem;
     args.kv_row = c->mem_row;
@@ -157,6 +148,7 @@ static void cross_attention(dropper *dr, const layer_call *c, mha_acts *a, const
  * itself, each product from the transposed copy. */
 static void ffn(dropper *dr, const layer_call *c, layer_acts *L, const layer_params *p, const float *x, size_t N,
                 size_t d, size_t d_ff, tfm_activation act) {
+    const ops_kernels *kern = c->kern;
     const float *w1_t = c->wt ? c->wt->ff1 : NULL, *w2_t = c->wt ? c->wt->ff2 : NULL;
     if (!c->reference) {
         const uint64_t seed = dr->cfg ? dropper_site_seed(dr) : 0;
@@ -168,7 +160,7 @@ static void ffn(dropper *dr, const layer_call *c, layer_acts *L, const layer_par
             linear(c, L->ff_out, L->ff_act, p->linear2_weight, w2_t, p->linear2_bias, N, d_ff, d);
             return;
         }
-        ffn_forward_fused_rows(L->ff_out, L->ff_pre, L->ff_act, mask, x, p->linear1_weight, p->linear1_bias,
+        ffn_forward_fused_rows(kern, L->ff_out, L->ff_pre, L->ff_act, mask, x, p->linear1_weight, p->linear1_bias,
                                p->linear2_weight, p->linear2_bias, act == TFM_ACT_GELU, prob, seed, N, d, d_ff,
                                kernel_rows(c));
         return;

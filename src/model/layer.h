@@ -37,8 +37,9 @@ typedef struct {
                                  stride cache_bstride = cap·d: the T new keys/values are stored at
                                  positions pos0.. and attention reads positions 0..pos0+T−1 */
     size_t cache_bstride;
+    const ops_kernels *kern;  /* the context's kernel table (tfm_context.kernels) */
     int reference;            /* 1: the unfused reference kernels for the FFN and the residual
-                                 wrappers (tfm_context.reference_kernels); 0: the fused ones */
+                                 wrappers (!kern->fused_layers); 0: the fused ones */
     const int32_t *mem_row;   /* nullable (B): cross-attention row b reads memory row mem_row[b] (its
                                  K|V and mem_pad row), so the beams of a sentence share one
                                  memory (B_mem rows); NULL: row b reads row b. Forward only. */
@@ -57,7 +58,7 @@ const float *layer_forward(dropper *dr, const layer_call *c, layer_acts *L, cons
 
 /** The memory keys|values of a cross-attention sub-layer: kv (B·S, 2d) = mem W_{K|V}ᵀ + b (rows
  * [d, 3d) of in_proj), computed once per memory (by the batched pass, or into the KV cache). */
-void cross_kv_forward(float *kv, const mha_params *p, const float *mem, size_t N, size_t d);
+void cross_kv_forward(const ops_kernels *kern, float *kv, const mha_params *p, const float *mem, size_t N, size_t d);
 
 /** The output of sub-layer k's wrapper: what the next sub-layer reads. */
 const float *block_out(const tfm_config *cfg, const block_acts *b);

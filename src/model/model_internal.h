@@ -106,34 +106,31 @@ tfm_status model_alloc(const tfm_config *cfg, tfm_model **out);
 tfm_status model_check_batch(const tfm_model *m, int B, int S, int T, const int32_t *src, const int32_t *tgt);
 
 /** Lays out the activations of (B, S, T) in `arena` (counting only when its base is NULL); with
- * `training` also the dropout masks and post-dropout attention weights. A stack over the source
+ * `training` also the dropout masks and post-dropout attention weights (or, where the table `kern`
+ * takes the fused attention, each row's log-sum-exp). A stack over the source
  * has S positions, over the target T. `slots`: the threads the fused attention's scratch is sized
  * for (read once by the caller: the count and the carve must agree, whatever another thread does
  * to tfm_set_threads meanwhile). */
-void activations_layout(const tfm_config *cfg, int B, int S, int T, int training, int slots, tfm_arena *arena,
+void activations_layout(const ops_kernels *kern, const tfm_config *cfg, int B, int S, int T, int training, int slots, tfm_arena *arena,
                         activations *a);
 
 /** Lays out the activations of one block of N = B·T query rows: self-attention over S_self keys,
  * cross-attention (if the block has it) over S_mem keys whose K|V buffer is laid out only if
  * `own_mem_kv` (a KV cache keeps its own). Counting only when the arena's base is NULL. */
-void layer_acts_layout(const tfm_config *cfg, const block_desc *bd, size_t B, size_t T, size_t S_self,
+void layer_acts_layout(const ops_kernels *kern, const tfm_config *cfg, const block_desc *bd, size_t B, size_t T, size_t S_self,
                        size_t S_mem, int own_mem_kv, int training, tfm_arena *a, layer_acts *L);
 
 /** Whether an attention sub-layer of a training layout takes the fused kernels
  * (attn_fused_forward/backward; docs/KERNELS.md, "Attention") instead of attn_forward/backward:
- * only with `training` (the layout that keeps what the backward reads), unless the environment
- * variable TFM_ATTN is "reference" (read once, at the first call) or attn_fused_select(0) said so,
- * and, for self-attention (cross = 0), when the position encoding adds no relative key/value
- * tables (Shaw) and no bias with a gradient (T5): those need [B, H, T, S] tensors. A fixed bias
- * (ALiBi) is served. */
-int attn_use_fused(const tfm_config *cfg, int cross, int training);
+ * only with `training` (the layout that keeps what the backward reads), when the kernel table says
+ * attn_fused (its context's choice), and, for self-attention (cross = 0), when the position
+ * encoding adds no relative key/value tables (Shaw) and no bias with a gradient (T5): those need
+ * [B, H, T, S] tensors. A fixed bias (ALiBi) is served. A context and the grad_workspace used with
+ * it are laid out with the same table. */
+int attn_use_fused(const ops_kernels *kern, const tfm_config *cfg, int cross, int training);
 
-/** Overrides TFM_ATTN for the layouts made from now on: 1 the fused path where it applies, 0 the
- * reference path everywhere (tests comparing the two). A context and the grad_workspace used with
- * it must be laid out under the same choice. */
-void attn_fused_select(int enabled);
-
-/** Bytes of the activation workspace of a batch of (B, S, T) (with the training buffers if asked). */
+/** Bytes of the activation workspace of a batch of (B, S, T) (with the training buffers if asked),
+ * laid out for the tuned kernel table (the estimates' assumption: tfm/memory.h). */
 size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training);
 
 /** Dropout of a training forward pass: probability p and the seed of this step's masks. */
@@ -194,8 +191,11 @@ struct tfm_context {
     activations acts;
     kv_cache cache;
     pe_states pe; /* the position encoding's state per stack (FLOATER's cached table), if it keeps one */
-    int reference_kernels; /* 1: the FFN and the residual wrappers run the unfused reference kernels
-                              (tests compare the fused default against them; docs/KERNELS.md) */
+    ops_kernels kernels; /* this context's kernel table (src/ops/kernels.h), fixed at creation:
+                            the products' route and instruction set, fused or reference attention
+                            and FFN / residual wrappers (tests compare the two; docs/KERNELS.md) */
+    int decode_compact;  /* 1 (default): decoding drops finished rows from its batch; 0 keeps every
+                            row to the end (tests: the same tokens either way) */
 };
 
 /** Makes sure the context's workspace holds a batch of (B, S, T) (with the training buffers if
@@ -216,9 +216,9 @@ tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T);
 tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S, int cap_T);
 /** Bytes of the KV cache arena kv_cache_reserve(B, S, cap_T) lays out (its layout, counted). */
 size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T);
-/** Bytes of the decoder's transposed weights (kv_cache.wt) a call of B rows lays out: 0 unless
- * linear_panels_t_use(B). */
-size_t kv_cache_wt_bytes(const tfm_config *cfg, int B);
+/** Bytes of the decoder's transposed weights (kv_cache.wt) a call of B rows lays out on kernel
+ * table kern: 0 unless linear_panels_t_use(kern, B). */
+size_t kv_cache_wt_bytes(const ops_kernels *kern, const tfm_config *cfg, int B);
 /** Bytes of the arena kv_cache_reserve_beams(B_mem, beams, S, cap_T) lays out. */
 size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T);
 void kv_cache_free(kv_cache *c);
@@ -266,7 +266,7 @@ typedef struct {
 } grad_workspace;
 
 /** Lays out a grad_workspace for (B, S, T) in `arena` (counting only when its base is NULL). */
-void grad_workspace_layout(const tfm_config *cfg, int B, int S, int T, tfm_arena *arena, grad_workspace *w);
+void grad_workspace_layout(const ops_kernels *kern, const tfm_config *cfg, int B, int S, int T, tfm_arena *arena, grad_workspace *w);
 
 /** Backpropagation through model_forward's last call on ctx: reads dL/dlogits from ctx->acts.logits
  * (B·T, V_tgt), ACCUMULATES every parameter gradient into *grads (a model_params laid out over a

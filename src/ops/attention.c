@@ -11,9 +11,10 @@
 
 #include <math.h>
 
-attn_args attn_args_make(size_t B, size_t T, size_t S, size_t H, size_t d_k, size_t q_stride,
+attn_args attn_args_make(const ops_kernels *kern, size_t B, size_t T, size_t S, size_t H, size_t d_k, size_t q_stride,
                          size_t kv_stride) {
     attn_args a = {0};
+    a.kernels = kern;
     a.B = B, a.T = T, a.S = S, a.H = H, a.d_k = d_k;
     a.q_stride = q_stride, a.q_bstride = T * q_stride;
     a.kv_stride = kv_stride, a.kv_bstride = S * kv_stride;
@@ -128,10 +129,11 @@ static void rel_add_rows(float *Y, size_t y_stride, const float *W, const float 
 static void attn_scores(float *P, const float *Q, const float *K, const attn_args *a, size_t b, size_t kb,
                         size_t h, float scale) {
     const size_t T = a->T, S = a->S, d_k = a->d_k;
+    const ops_kernels *kern = a->kernels;
     if (T == 1)
-        attn_row_scores(P, Q, K, S, d_k, a->kv_stride, scale);
+        attn_row_scores(kern, P, Q, K, S, d_k, a->kv_stride, scale);
     else
-        ops_gemm_serial(0, 1, T, S, d_k, scale, Q, a->q_stride, K, a->kv_stride, 0.0f, P, S);
+        ops_gemm_serial(kern, 0, 1, T, S, d_k, scale, Q, a->q_stride, K, a->kv_stride, 0.0f, P, S);
     if (a->rel_k) rel_add_dots(P, Q, a->q_stride, a->rel_k, scale, a);
     if (a->bias) {
         const float *bb = a->bias + b * a->bias_bstride + h * a->bias_hstride;
@@ -161,6 +163,7 @@ typedef struct {
 static void forward_pair(void *arg, size_t pair) {
     const ref_job *j = arg;
     const attn_args *a = j->a;
+    const ops_kernels *kern = a->kernels;
     const size_t T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, b = pair / H, h = pair % H;
     const float p = a->dropout_p;
     const int drop = p > 0.0f && j->probs_drop != NULL;
@@ -187,9 +190,9 @@ static void forward_pair(void *arg, size_t pair) {
         Pv = Pd;
     }
     if (T == 1)
-        attn_row_values(O, Pv, Vh, S, d_k, a->kv_stride);
+        attn_row_values(kern, O, Pv, Vh, S, d_k, a->kv_stride);
     else
-        ops_gemm_serial(0, 0, T, d_k, S, 1.0f, Pv, S, Vh, a->kv_stride, 0.0f, O, d);
+        ops_gemm_serial(kern, 0, 0, T, d_k, S, 1.0f, Pv, S, Vh, a->kv_stride, 0.0f, O, d);
     if (a->rel_v) rel_add_rows(O, d, Pv, a->rel_v, 1.0f, a);
 }
 
@@ -247,6 +250,7 @@ static void rel_table_grads(const float *dprobs, const float *Pd_all, const floa
 static void backward_pair(void *arg, size_t pair) {
     const ref_job *j = arg;
     const attn_args *a = j->a;
+    const ops_kernels *kern = a->kernels;
     const size_t T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, b = pair / H, h = pair % H;
     const size_t qs = a->q_stride, kvs = a->kv_stride;
     const float scale = j->scale;
@@ -262,8 +266,8 @@ static void backward_pair(void *arg, size_t pair) {
     float *dK = j->dk + b * a->kv_bstride + h * d_k;
     float *dV = j->dv + b * a->kv_bstride + h * d_k;
     /* out = P'·V:  dV += P'ᵀ·dO,  dP' = dO·Vᵀ */
-    ops_gemm_serial(1, 0, S, d_k, T, 1.0f, Pd, S, dO, d, 1.0f, dV, kvs);
-    ops_gemm_serial(0, 1, T, S, d_k, 1.0f, dO, d, Vh, kvs, 0.0f, dS, S);
+    ops_gemm_serial(kern, 1, 0, S, d_k, T, 1.0f, Pd, S, dO, d, 1.0f, dV, kvs);
+    ops_gemm_serial(kern, 0, 1, T, S, d_k, 1.0f, dO, d, Vh, kvs, 0.0f, dS, S);
     if (a->rel_v) rel_add_dots(dS, dO, d, a->rel_v, 1.0f, a); /* out += P'·a^V: dP' += dO·a^Vᵀ */
     /* Softmax backward through the dropout P' = P ⊙ M/(1−p): with dP = dP' ⊙ M/(1−p),
      * P ⊙ dP = P' ⊙ dP', so dS = P ⊙ (dP − Σ P ⊙ dP) = P' ⊙ dP' − P · Σ(P' ⊙ dP').
@@ -278,8 +282,8 @@ static void backward_pair(void *arg, size_t pair) {
         for (size_t s = 0; s < S; s++) ds[s] = pd[s] * ds[s] - pr[s] * fdot;
     }
     /* scores = Q·Kᵀ/√d_k:  dQ += dS·K/√d_k,  dK += dSᵀ·Q/√d_k */
-    ops_gemm_serial(0, 0, T, d_k, S, scale, dS, S, K, kvs, 1.0f, dQ, qs);
-    ops_gemm_serial(1, 0, S, d_k, T, scale, dS, S, Q, qs, 1.0f, dK, kvs);
+    ops_gemm_serial(kern, 0, 0, T, d_k, S, scale, dS, S, K, kvs, 1.0f, dQ, qs);
+    ops_gemm_serial(kern, 1, 0, S, d_k, T, scale, dS, S, Q, qs, 1.0f, dK, kvs);
     if (a->rel_k) rel_add_rows(dQ, qs, dS, a->rel_k, scale, a); /* scores += Q·a^Kᵀ/√d_k */
 }
 

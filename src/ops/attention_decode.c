@@ -56,7 +56,7 @@ ATTR static void values_avx512(float *O, const float *P, const float *V, size_t 
     }
 }
 
-#else /* no x86: never called (ops_cpu_avx512() is 0) */
+#else /* no x86: never called (no kernel table has the AVX-512 isa there) */
 static void scores_avx512(float *P, const float *q, const float *K, size_t S, size_t d_k, size_t kv_stride,
                           float scale) {
     ops_gemv_serial(0, S, d_k, scale, K, kv_stride, q, 0.0f, P);
@@ -66,20 +66,20 @@ static void values_avx512(float *O, const float *P, const float *V, size_t S, si
 }
 #endif
 
-void attn_row_scores(float *P, const float *q, const float *K, size_t S, size_t d_k, size_t kv_stride, float scale) {
+void attn_row_scores(const ops_kernels *kern, float *P, const float *q, const float *K, size_t S, size_t d_k, size_t kv_stride, float scale) {
     if (S == 0) return;
-    if (ops_cpu_avx512())
+    if (kern->isa == OPS_ISA_AVX512)
         scores_avx512(P, q, K, S, d_k, kv_stride, scale);
     else
         ops_gemv_serial(0, S, d_k, scale, K, kv_stride, q, 0.0f, P);
 }
 
-void attn_row_values(float *O, const float *P, const float *V, size_t S, size_t d_k, size_t kv_stride) {
+void attn_row_values(const ops_kernels *kern, float *O, const float *P, const float *V, size_t S, size_t d_k, size_t kv_stride) {
     if (S == 0) {
         for (size_t c = 0; c < d_k; c++) O[c] = 0.0f;
         return;
     }
-    if (ops_cpu_avx512())
+    if (kern->isa == OPS_ISA_AVX512)
         values_avx512(O, P, V, S, d_k, kv_stride);
     else
         ops_gemv_serial(1, S, d_k, 1.0f, V, kv_stride, P, 0.0f, O);

@@ -45,8 +45,9 @@ static int team_of(const attn_args *a, int slots) {
  * Q Kᵀ/√d_k + bias, −∞ where masked (key padding, causal limit). */
 static void tile_scores(float *X, const float *Q, const float *K, const attn_args *a, size_t b, size_t h,
                         size_t t0, size_t nq, size_t s0, size_t ns, float scale) {
+    const ops_kernels *kern = a->kernels;
     const size_t BK = tile_cols(a->S);
-    ops_gemm_serial(0, 1, nq, ns, a->d_k, scale, Q + t0 * a->q_stride, a->q_stride, K + s0 * a->kv_stride,
+    ops_gemm_serial(kern, 0, 1, nq, ns, a->d_k, scale, Q + t0 * a->q_stride, a->q_stride, K + s0 * a->kv_stride,
                     a->kv_stride, 0.0f, X, BK);
     const uint8_t *pad = a->key_pad ? a->key_pad + b * a->key_pad_bstride + s0 : NULL;
     for (size_t r = 0; r < nq; r++) {
@@ -79,6 +80,7 @@ static void tile_dropout(float *W, const attn_args *a, size_t off, size_t t0, si
 /* Forward of one (b, h), queries [t0, t0 + nq): Alg. 2's inner loop over key tiles. */
 static void fwd_tile(float *O, float *lse, const float *Q, const float *K, const float *Vh, const attn_args *a,
                      size_t b, size_t h, size_t t0, size_t nq, float *ws, float scale) {
+    const ops_kernels *kern = a->kernels;
     const size_t BK = tile_cols(a->S), d = a->H * a->d_k, d_k = a->d_k;
     const size_t off = ((b * a->H + h) * a->T) * a->S; /* (b, h)'s first element in [B, H, T, S] */
     const size_t tile = tile_rows(a->T) * BK;
@@ -117,7 +119,7 @@ static void fwd_tile(float *O, float *lse, const float *Q, const float *K, const
                 for (size_t c = 0; c < d_k; c++) O[(t0 + r) * d + c] *= alpha;
         }
         if (drop) tile_dropout(X, a, off, t0, nq, s0, ns); /* l keeps the undropped sum: P' = P·M/(1−p) */
-        ops_gemm_serial(0, 0, nq, d_k, ns, 1.0f, X, BK, Vh + s0 * a->kv_stride, a->kv_stride, 1.0f, O + t0 * d, d);
+        ops_gemm_serial(kern, 0, 0, nq, d_k, ns, 1.0f, X, BK, Vh + s0 * a->kv_stride, a->kv_stride, 1.0f, O + t0 * d, d);
     }
     for (size_t r = 0; r < nq; r++) {
         float *o = O + (t0 + r) * d;
@@ -181,6 +183,7 @@ void attn_fused_forward(float *out, float *lse, const float *q, const float *k, 
 static void bwd_tile(float *dQ, float *dK, float *dV, const float *dO, const float *O, const float *lse,
                      const float *Q, const float *K, const float *Vh, const attn_args *a, size_t b, size_t h,
                      size_t t0, size_t nq, float *ws, float scale) {
+    const ops_kernels *kern = a->kernels;
     const size_t BK = tile_cols(a->S), d = a->H * a->d_k, d_k = a->d_k, qs = a->q_stride, kvs = a->kv_stride;
     const size_t off = ((b * a->H + h) * a->T) * a->S;
     const size_t tile = tile_rows(a->T) * BK;
@@ -213,8 +216,8 @@ static void bwd_tile(float *dQ, float *dK, float *dV, const float *dO, const flo
             Pv = Pd;
         }
         /* out = P'·V:  dV_j += P'ᵀ·dO_i,  dP' = dO_i·V_jᵀ */
-        ops_gemm_serial(1, 0, ns, d_k, nq, 1.0f, Pv, BK, dO + t0 * d, d, 1.0f, dV + s0 * kvs, kvs);
-        ops_gemm_serial(0, 1, nq, ns, d_k, 1.0f, dO + t0 * d, d, Vh + s0 * kvs, kvs, 0.0f, dS, BK);
+        ops_gemm_serial(kern, 1, 0, ns, d_k, nq, 1.0f, Pv, BK, dO + t0 * d, d, 1.0f, dV + s0 * kvs, kvs);
+        ops_gemm_serial(kern, 0, 1, nq, ns, d_k, 1.0f, dO + t0 * d, d, Vh + s0 * kvs, kvs, 0.0f, dS, BK);
         /* dS = P' ⊙ dP' − P·D = P ⊙ (dP'·M/(1−p) − D): the reference's softmax backward through the
          * dropout; masked keys have P = 0 and get nothing */
         for (size_t r = 0; r < nq; r++) {
@@ -224,8 +227,8 @@ static void bwd_tile(float *dQ, float *dK, float *dV, const float *dO, const flo
             for (size_t j = 0; j < ns; j++) ds[j] = pd[j] * ds[j] - pr[j] * Dr;
         }
         /* scores = Q·Kᵀ/√d_k:  dQ_i += dS·K_j/√d_k,  dK_j += dSᵀ·Q_i/√d_k */
-        ops_gemm_serial(0, 0, nq, d_k, ns, scale, dS, BK, K + s0 * kvs, kvs, 1.0f, dQ + t0 * qs, qs);
-        ops_gemm_serial(1, 0, ns, d_k, nq, scale, dS, BK, Q + t0 * qs, qs, 1.0f, dK + s0 * kvs, kvs);
+        ops_gemm_serial(kern, 0, 0, nq, d_k, ns, scale, dS, BK, K + s0 * kvs, kvs, 1.0f, dQ + t0 * qs, qs);
+        ops_gemm_serial(kern, 1, 0, ns, d_k, nq, scale, dS, BK, Q + t0 * qs, qs, 1.0f, dK + s0 * kvs, kvs);
     }
 }
 

@@ -2,8 +2,6 @@
 #include "cpu.h"
 
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
 static _Atomic int g_avx512 = -1; /* −1: not read yet */
 
@@ -14,24 +12,13 @@ static _Atomic int g_avx512 = -1; /* −1: not read yet */
 #define cpu_has(feature) 0
 #endif
 
-/* AVX-512F, unless TFM_NO_AVX512 is set to anything but "" or "0" (cpu.h). The library's only
- * setenv calls (threads.c's re-exec, dist_mpi.c) run at start-up, before any kernel. */
-static int avx512_allowed(void) {
-    const char *off = getenv("TFM_NO_AVX512");
-    return cpu_has("avx512f") && !(off && *off && strcmp(off, "0") != 0);
-}
-
 int ops_cpu_avx512(void) {
     int have = atomic_load_explicit(&g_avx512, memory_order_relaxed);
     if (have < 0) { /* every thread computes the same value: the race is harmless */
-        have = avx512_allowed();
+        have = cpu_has("avx512f");
         atomic_store_explicit(&g_avx512, have, memory_order_relaxed);
     }
     return have;
-}
-
-void ops_cpu_avx512_select(int on) {
-    atomic_store_explicit(&g_avx512, on ? avx512_allowed() : 0, memory_order_relaxed);
 }
 
 int ops_cpu_avx2_fma(void) {

@@ -13,19 +13,11 @@
 #define OPS_X86_KERNELS 0
 #endif
 
-/** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read at the first call), else 0. The
- * environment variable TFM_NO_AVX512, set to anything but "" or "0" (read with it, and again by
- * ops_cpu_avx512_select(1)), makes it 0: the library's AVX2 kernels on an AVX-512 CPU, to time what
- * an AVX2-only CPU runs (docs/KERNELS.md "Which products take it": build for that CPU too; BLIS
- * keeps its own choice). */
+/** 1 when this CPU runs AVX-512F (__builtin_cpu_supports, read at the first call), else 0. What
+ * a context may use is its kernel table's instruction set (kernels.h), capped at this. */
 int ops_cpu_avx512(void);
 
 /** 1 when this CPU runs AVX2 and FMA (__builtin_cpu_supports, read once), else 0. */
 int ops_cpu_avx2_fma(void);
-
-/** Tests only: on = 0 makes ops_cpu_avx512() answer 0 (the plain kernels, as on a CPU without
- * AVX-512), on = 1 restores what the CPU has (less AVX-512 under TFM_NO_AVX512). Call between
- * parallel regions. */
-void ops_cpu_avx512_select(int on);
 
 #endif

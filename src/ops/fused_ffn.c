@@ -157,27 +157,27 @@ void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, cons
     ops_pool_run((F + FFN_COL_BLOCK - 1) / FFN_COL_BLOCK, ops_team(N * F), act_back_block, &j);
 }
 
-void ffn_forward_fused(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
+void ffn_forward_fused(const ops_kernels *kern, float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
                        const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed, size_t N,
                        size_t d, size_t F) {
-    ffn_forward_fused_rows(out, pre, act, mask, x, w1, b1, w2, b2, gelu, p, seed, N, d, F, N);
+    ffn_forward_fused_rows(kern, out, pre, act, mask, x, w1, b1, w2, b2, gelu, p, seed, N, d, F, N);
 }
 
-void ffn_forward_fused_rows(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
+void ffn_forward_fused_rows(const ops_kernels *kern, float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
                             const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed,
                             size_t N, size_t d, size_t F, size_t kernel_rows) {
-    linear_forward_rows(pre, x, w1, b1, N, d, F, kernel_rows);
+    linear_forward_rows(kern, pre, x, w1, b1, N, d, F, kernel_rows);
     ffn_act_dropout_forward(act, mask, pre, gelu, p, seed, N * F);
-    linear_forward_rows(out, act, w2, b2, N, F, d, kernel_rows);
+    linear_forward_rows(kern, out, act, w2, b2, N, F, d, kernel_rows);
 }
 
-void ffn_backward_fused(float *dx, float *dw1, float *db1, float *dw2, float *db2, float *dhid, const float *dout,
+void ffn_backward_fused(const ops_kernels *kern, float *dx, float *dw1, float *db1, float *dw2, float *db2, float *dhid, const float *dout,
                         const float *x, const float *pre, const float *act, const uint8_t *mask, const float *w1,
                         const float *w2, int gelu, float p, size_t N, size_t d, size_t F) {
     if (N == 0) return;
     /* dhid (N, F) = dout (N, d) · W_2 (d, F), WRITTEN: no zeroed buffer to accumulate into */
-    ops_gemm(0, 0, N, F, d, 1.0f, dout, d, w2, F, 0.0f, dhid, F);
-    linear_backward(NULL, dw2, db2, dout, act, w2, N, F, d);
+    ops_gemm(kern, 0, 0, N, F, d, 1.0f, dout, d, w2, F, 0.0f, dhid, F);
+    linear_backward(kern, NULL, dw2, db2, dout, act, w2, N, F, d);
     ffn_act_dropout_backward(dhid, db1, dhid, mask, pre, gelu, p, N, F); /* in place */
-    linear_backward(dx, dw1, NULL, dhid, x, w1, N, d, F);
+    linear_backward(kern, dx, dw1, NULL, dhid, x, w1, N, d, F);
 }

@@ -1,52 +1,19 @@
 /* Which small-product kernel runs, and for which sizes (gemm_small.h; docs/KERNELS.md, "Small
- * products"). The instruction set is read from cpuid at run time (cpu.h), never
- * assumed from the build or the CPU model: the portable build runs the AVX2 or AVX-512 kernel on a
- * CPU that has it and BLIS on any other. */
+ * products"), by the context's kernel table (kernels.h), whose instruction set is what the CPU
+ * runs (cpuid at run time), never assumed from the build or the CPU model: the portable build runs
+ * the AVX2 or AVX-512 kernel on a CPU that has it and BLIS on any other. */
 #include "gemm_small.h"
 
-#include "cpu.h"
-
-#include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* TFM_GEMM, read once: −1 not read yet, 0 unset (or another value), 1 "blis", 2 "small". Every
- * thread that reads it finds the same value, so the race is harmless. */
-enum { ENV_UNREAD = -1, ENV_DEFAULT = 0, ENV_BLIS = 1, ENV_SMALL = 2 };
-static _Atomic int g_env = ENV_UNREAD;
-/* gemm_small_select's switch (1: the default) */
-static _Atomic int g_enabled = 1;
-
-static int env_mode(void) {
-    int m = atomic_load_explicit(&g_env, memory_order_relaxed);
-    if (m == ENV_UNREAD) {
-        const char *env = getenv("TFM_GEMM");
-        m = !env ? ENV_DEFAULT : strcmp(env, "blis") == 0 ? ENV_BLIS : strcmp(env, "small") == 0 ? ENV_SMALL : ENV_DEFAULT;
-        atomic_store_explicit(&g_env, m, memory_order_relaxed);
-    }
-    return m;
+gemm_small_isa gemm_small_active(const ops_kernels *k) {
+    if (k->gemm == OPS_GEMM_BLIS) return GEMM_SMALL_NONE;
+    return k->isa == OPS_ISA_AVX512 ? GEMM_SMALL_AVX512 : k->isa == OPS_ISA_AVX2 ? GEMM_SMALL_AVX2 : GEMM_SMALL_NONE;
 }
 
-/* The AVX-512 kernel copies transposed panels with the AVX2 file's transposes: it needs both. Read
- * at every call (cheap), so ops_cpu_avx512_select() reaches this dispatch too. */
-static gemm_small_isa cpu_isa(void) {
-    if (ops_cpu_avx2_fma() && ops_cpu_avx512()) return GEMM_SMALL_AVX512;
-    if (ops_cpu_avx2_fma()) return GEMM_SMALL_AVX2;
-    return GEMM_SMALL_NONE;
-}
-
-gemm_small_isa gemm_small_active(void) {
-    if (!atomic_load_explicit(&g_enabled, memory_order_relaxed) || env_mode() == ENV_BLIS) return GEMM_SMALL_NONE;
-    return cpu_isa();
-}
-
-void gemm_small_select(int enabled) { atomic_store_explicit(&g_enabled, enabled != 0, memory_order_relaxed); }
-
-gemm_small_isa gemm_small_choice(int trans_a, int trans_b, size_t M, size_t N, size_t K) {
+gemm_small_isa gemm_small_choice(const ops_kernels *k, int trans_a, int trans_b, size_t M, size_t N, size_t K) {
     (void)trans_b;
     if (M == 0 || N == 0) return GEMM_SMALL_NONE;
-    const gemm_small_isa isa = gemm_small_active();
-    if (isa == GEMM_SMALL_NONE || env_mode() == ENV_SMALL || M * N * (K > 0 ? K : 1) <= GEMM_SMALL_MAX_MACS)
+    const gemm_small_isa isa = gemm_small_active(k);
+    if (isa == GEMM_SMALL_NONE || k->gemm == OPS_GEMM_SMALL || M * N * (K > 0 ? K : 1) <= GEMM_SMALL_MAX_MACS)
         return isa;
     /* Above the bound (the linear layers' tiles): op(A) read in place (A·B, A·Bᵀ) at any size; a
      * transposed A (Aᵀ·B: the weight gradients) only with AVX-512, whose 12-row tiles use each

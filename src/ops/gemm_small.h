@@ -2,8 +2,8 @@
  * and per-head products of attention (32 × 32 × 64, 128 × 256 × 64, ...) without BLIS's packing
  * of both operands and its fixed cost per call, and the linear layers' 128 × 256 × K tiles (512 ×
  * 64 × K for an A·Bᵀ with a large weight, parallel.h).
- * ops_gemm_serial (matmul.c) sends a product here when gemm_small_choice() names a kernel; BLIS stays the reference path (gemm_small_select(0), or
- * TFM_GEMM=blis in the environment). Internal to src/ops.
+ * ops_gemm_serial (matmul.c) sends a product here when gemm_small_choice() names a kernel; BLIS stays
+ * the reference path (a kernel table whose gemm is BLIS: kernels.h). Internal to src/ops.
  *
  * The math is ops_gemm_serial's (row-major C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C),
  * summed differently from BLIS: every element of C is one chain of fused multiply-adds over k in
@@ -12,6 +12,8 @@
  * a register tile, so the AVX-512 and AVX2 kernels give the same bits. */
 #ifndef TFM_OPS_GEMM_SMALL_H
 #define TFM_OPS_GEMM_SMALL_H
+
+#include "kernels.h"
 
 #include <stddef.h>
 
@@ -31,28 +33,22 @@ typedef enum {
  * and heads (the fused path's biggest tile, 128 × 256 × 64, is 2M), where BLIS's fixed cost per
  * call decides. Above it (the 128 × 256 × K tiles of the linear layers, ops_gemm)
  * gemm_small_choice looks at the transposition: A·B and A·Bᵀ stay here with either kernel, Aᵀ·B
- * (the weight gradients) only with AVX-512 (docs/KERNELS.md "Small products"). TFM_GEMM=small
- * sends every product here, TFM_GEMM=blis none; -DGEMM_SMALL_MAX_MACS=... moves the bound. */
+ * (the weight gradients) only with AVX-512 (docs/KERNELS.md "Small products"). A table
+ * with gemm SMALL sends every product here, gemm BLIS none; -DGEMM_SMALL_MAX_MACS=... moves the bound. */
 #ifndef GEMM_SMALL_MAX_MACS
 #define GEMM_SMALL_MAX_MACS ((size_t)1 << 22)
 #endif
 
-/** The best kernel this CPU runs (cpu.h: AVX-512F with AVX2+FMA, else AVX2+FMA): GEMM_SMALL_NONE
- * without AVX2+FMA, when the environment says TFM_GEMM=blis (read once) or after
- * gemm_small_select(0). TFM_GEMM=small lifts GEMM_SMALL_MAX_MACS: every product of
- * ops_gemm_serial, the tiles of ops_gemm included, runs here (for timing). */
-gemm_small_isa gemm_small_active(void);
+/** The small-product kernel a context's table allows (kernels.h): GEMM_SMALL_AVX512 or
+ * GEMM_SMALL_AVX2 by its instruction set (the AVX-512 kernel needs AVX2 + FMA too), GEMM_SMALL_NONE
+ * for a baseline table or gemm = BLIS (every product to BLIS, the reference path). */
+gemm_small_isa gemm_small_active(const ops_kernels *k);
 
-/** 1: ops_gemm_serial uses the small kernels where they fit (the default, unless TFM_GEMM=blis);
- * 0: every product goes to BLIS, the reference path. For tests and timing; thread-safe, takes
- * effect at the next product. */
-void gemm_small_select(int enabled);
-
-/** The kernel a product of these transpositions and sizes goes to on this CPU (ops_gemm_serial's
- * dispatch): gemm_small_active() when M · N · K ≤ GEMM_SMALL_MAX_MACS or TFM_GEMM=small; above the
- * bound gemm_small_active() for A·B and A·Bᵀ, and for Aᵀ·B (trans_a) only when that is
+/** The kernel a product of these transpositions and sizes goes to under table k (ops_gemm_serial's
+ * dispatch): gemm_small_active(k) when M · N · K ≤ GEMM_SMALL_MAX_MACS or k's gemm is SMALL; above
+ * the bound gemm_small_active(k) for A·B and A·Bᵀ, and for Aᵀ·B (trans_a) only when that is
  * GEMM_SMALL_AVX512; else GEMM_SMALL_NONE (BLIS). M, N ≥ 1. */
-gemm_small_isa gemm_small_choice(int trans_a, int trans_b, size_t M, size_t N, size_t K);
+gemm_small_isa gemm_small_choice(const ops_kernels *k, int trans_a, int trans_b, size_t M, size_t N, size_t K);
 
 /** C[M, N] (leading dimension ldc) = alpha · op(A) · op(B) + beta · C with the kernel of `isa`
  * (not GEMM_SMALL_NONE), arguments as ops_gemm_serial's: op(A) = A (M × K, leading dimension lda)

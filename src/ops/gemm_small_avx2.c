@@ -170,7 +170,7 @@ AVX2 void gemm_small_avx2(int trans_a, int trans_b, size_t M, size_t N, size_t K
         }
     }
 }
-#else /* no x86: never called (ops_cpu_avx512() and ops_cpu_avx2_fma() are 0) */
+#else /* no x86: never called (no kernel table has the AVX2 or AVX-512 isa there) */
 void gemm_small_pack_bt_avx2(float *panel, size_t ldp, const float *B, size_t ldb, size_t nj, size_t K) {
     (void)panel, (void)ldp, (void)B, (void)ldb, (void)nj, (void)K;
 }

@@ -192,7 +192,7 @@ AVX512 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size
         }
     }
 }
-#else /* no x86: never called (ops_cpu_avx512() and ops_cpu_avx2_fma() are 0) */
+#else /* no x86: never called (no kernel table has the AVX2 or AVX-512 isa there) */
 void gemm_small_avx512(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
                        size_t lda, const float *B, size_t ldb, float beta, const float *bias, float *C, size_t ldc) {
     (void)trans_a, (void)trans_b, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb;

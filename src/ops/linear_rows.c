@@ -61,12 +61,12 @@ static void cols_plain(float *out, const float *inp, const float *weight, const 
         for (size_t n = 0; n < N; n++) out[n * OC + j] = (bias ? bias[j] : 0.0f) + dot1(inp + n * IC, weight + j * IC, IC);
 }
 
-size_t linear_rows_max(void) {
-    if (gemm_small_active() != GEMM_SMALL_NONE) return OPS_LINEAR_ROWS_MAX; /* then linear_panels_forward */
-    return ops_cpu_avx512() ? OPS_LINEAR_ROWS_MAX_AVX512 : OPS_LINEAR_ROWS_MAX;
+size_t linear_rows_max(const ops_kernels *kern) {
+    if (gemm_small_active(kern) != GEMM_SMALL_NONE) return OPS_LINEAR_ROWS_MAX; /* then linear_panels_forward */
+    return kern->isa == OPS_ISA_AVX512 ? OPS_LINEAR_ROWS_MAX_AVX512 : OPS_LINEAR_ROWS_MAX;
 }
 
-size_t linear_panels_max(void) { return gemm_small_active() != GEMM_SMALL_NONE ? OPS_LINEAR_PANELS_MAX : 0; }
+size_t linear_panels_max(const ops_kernels *kern) { return gemm_small_active(kern) != GEMM_SMALL_NONE ? OPS_LINEAR_PANELS_MAX : 0; }
 
 /* One product of linear_rows_forward, as its chunks see it. */
 typedef struct {
@@ -119,26 +119,26 @@ static void run_chunks(float *out, const float *inp, const float *weight, const 
     ops_probe_end(&probe, chunks, macs);
 }
 
-void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
+void linear_rows_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC) {
-    run_chunks(out, inp, weight, NULL, bias, N, IC, OC, ops_cpu_avx512() ? RK_AVX512 : RK_PLAIN, GEMM_SMALL_NONE);
+    run_chunks(out, inp, weight, NULL, bias, N, IC, OC, kern->isa == OPS_ISA_AVX512 ? RK_AVX512 : RK_PLAIN, GEMM_SMALL_NONE);
 }
 
-void linear_panels_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
+void linear_panels_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                            size_t OC) {
-    const gemm_small_isa isa = gemm_small_active();
+    const gemm_small_isa isa = gemm_small_active(kern);
     if (isa == GEMM_SMALL_NONE) { /* no AVX2+FMA, or the small kernels are off: the dot-product kernels */
-        linear_rows_forward(out, inp, weight, bias, N, IC, OC);
+        linear_rows_forward(kern, out, inp, weight, bias, N, IC, OC);
         return;
     }
     run_chunks(out, inp, weight, NULL, bias, N, IC, OC, RK_PANELS, isa);
 }
 
-void linear_panels_forward_t(float *out, const float *inp, const float *weight, const float *weight_t,
+void linear_panels_forward_t(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *weight_t,
                              const float *bias, size_t N, size_t IC, size_t OC) {
-    const gemm_small_isa isa = gemm_small_active();
-    if (isa == GEMM_SMALL_NONE) { /* the small kernels were switched off since the call began */
-        linear_rows_forward(out, inp, weight, bias, N, IC, OC);
+    const gemm_small_isa isa = gemm_small_active(kern);
+    if (isa == GEMM_SMALL_NONE) { /* no AVX2+FMA in the table, or the small kernels off */
+        linear_rows_forward(kern, out, inp, weight, bias, N, IC, OC);
         return;
     }
     run_chunks(out, inp, NULL, weight_t, bias, N, IC, OC, RK_PANELS, isa);
@@ -163,11 +163,11 @@ static void transpose_chunk(void *arg, size_t c) {
         for (size_t j = j0; j < j0 + nj; j++) t->weight_t[k * t->OC + j] = t->weight[j * t->IC + k];
 }
 
-void linear_weight_transpose(float *weight_t, const float *weight, size_t OC, size_t IC) {
-    transpose_job t = {weight_t, weight, OC, IC, ops_cpu_avx2_fma()};
+void linear_weight_transpose(const ops_kernels *kern, float *weight_t, const float *weight, size_t OC, size_t IC) {
+    transpose_job t = {weight_t, weight, OC, IC, kern->isa >= OPS_ISA_AVX2};
     ops_pool_run((OC + 31) / 32, ops_team(OC * IC), transpose_chunk, &t);
 }
 
-int linear_panels_t_use(size_t kernel_rows) {
-    return kernel_rows > linear_rows_max() && kernel_rows <= linear_panels_max();
+int linear_panels_t_use(const ops_kernels *kern, size_t kernel_rows) {
+    return kernel_rows > linear_rows_max(kern) && kernel_rows <= linear_panels_max(kern);
 }

@@ -80,7 +80,7 @@ ATTR void linear_rows_cols_avx512(float *out, const float *inp, const float *wei
         }
     }
 }
-#else /* no x86: never called (ops_cpu_avx512() is 0) */
+#else /* no x86: never called (no kernel table has the AVX-512 isa there) */
 void linear_rows_cols_avx512(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                              size_t IC, size_t OC, size_t j0, size_t j1) {
     (void)out, (void)inp, (void)weight, (void)bias, (void)N, (void)IC, (void)OC, (void)j0, (void)j1;

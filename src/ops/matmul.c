@@ -16,13 +16,13 @@ void ops_set_threads(int n) { tfm_set_threads(n); }
 
 int ops_threads(void) { return tfm_get_threads(); }
 
-void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+void ops_gemm_serial(const ops_kernels *kern, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                      const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
                      size_t ldc) {
     if (M == 0 || N == 0) return;
     /* small products (attention's tiles and heads): a register-blocked kernel without BLIS's
      * packing and call overhead (gemm_small.h); BLIS with TFM_GEMM=blis */
-    const gemm_small_isa small = gemm_small_choice(trans_a, trans_b, M, N, K);
+    const gemm_small_isa small = gemm_small_choice(kern, trans_a, trans_b, M, N, K);
     if (small != GEMM_SMALL_NONE)
         gemm_small(small, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     else
@@ -81,10 +81,10 @@ static void gemm_tile_sizes(int trans_a, int trans_b, size_t M, size_t N, size_t
 /* The kernel of every tile of a product of choice_M × N × K (gemm_tiled): gemm_small_choice of
  * its full tile (min(bm, M) × min(bn, N) × K), decided once, so a partial last tile runs the
  * kernel of the full ones and a row's bits do not depend on where it sits. */
-static gemm_small_isa gemm_tiled_choice(int trans_a, int trans_b, size_t choice_M, size_t N, size_t K) {
+static gemm_small_isa gemm_tiled_choice(const ops_kernels *kern, int trans_a, int trans_b, size_t choice_M, size_t N, size_t K) {
     size_t bm, bn;
     gemm_tile_sizes(trans_a, trans_b, choice_M, N, K, &bm, &bn);
-    return gemm_small_choice(trans_a, trans_b, bm < choice_M ? bm : choice_M, bn < N ? bn : N, K);
+    return gemm_small_choice(kern, trans_a, trans_b, bm < choice_M ? bm : choice_M, bn < N ? bn : N, K);
 }
 
 static void gemm_with(gemm_small_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
@@ -132,7 +132,7 @@ static void gemm_tile(void *arg, size_t t) {
  * (gemm_small or BLIS) is gemm_tiled_choice(choice_M, N, K) for every tile: choice_M = M, or
  * (decoding, linear_forward_rows) the rows the call started with, so that the kernel does not
  * change as rows leave. The tiles are one pool job (pool.h). */
-static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+static void gemm_tiled(const ops_kernels *kern, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
                        size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc,
                        const float *row_bias, size_t choice_M) {
     if (M == 0 || N == 0) return;
@@ -140,7 +140,7 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
     const size_t macs = M * N * (K > 0 ? K : 1);
     size_t bm, bn;
     gemm_tile_sizes(trans_a, trans_b, M, N, K, &bm, &bn);
-    const gemm_small_isa isa = gemm_tiled_choice(trans_a, trans_b, choice_M > M ? choice_M : M, N, K);
+    const gemm_small_isa isa = gemm_tiled_choice(kern, trans_a, trans_b, choice_M > M ? choice_M : M, N, K);
     const size_t tm = (M + bm - 1) / bm, tn = (N + bn - 1) / bn, tiles = tm * tn;
     if (tiles == 1 || macs < 32 * OPS_PAR_MIN_WORK) {
         if (row_bias && isa != GEMM_SMALL_NONE) {
@@ -160,30 +160,30 @@ static void gemm_tiled(int trans_a, int trans_b, size_t M, size_t N, size_t K, f
     ops_probe_end(&probe, tiles, macs);
 }
 
-void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+void ops_gemm(const ops_kernels *kern, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
               size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc) {
-    gemm_tiled(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL, M);
+    gemm_tiled(kern, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL, M);
 }
 
-void linear_forward_rows(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+void linear_forward_rows(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N,
                          size_t IC, size_t OC, size_t kernel_rows) {
     if (kernel_rows < N) kernel_rows = N;
     /* a few rows (a decoding step): BLIS would pack the whole weight for them (linear_rows.c) */
-    if (kernel_rows <= linear_rows_max()) {
-        linear_rows_forward(out, inp, weight, bias, N, IC, OC);
+    if (kernel_rows <= linear_rows_max(kern)) {
+        linear_rows_forward(kern, out, inp, weight, bias, N, IC, OC);
         return;
     }
-    if (kernel_rows <= linear_panels_max()) {
-        linear_panels_forward(out, inp, weight, bias, N, IC, OC);
+    if (kernel_rows <= linear_panels_max(kern)) {
+        linear_panels_forward(kern, out, inp, weight, bias, N, IC, OC);
         return;
     }
     /* out (N, OC) = bias + inp (N, IC) · weight (OC, IC)ᵀ: one region, each tile adds its bias */
-    gemm_tiled(0, 1, N, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC, bias, kernel_rows);
+    gemm_tiled(kern, 0, 1, N, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC, bias, kernel_rows);
 }
 
-void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+void linear_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC) {
-    linear_forward_rows(out, inp, weight, bias, N, IC, OC, N);
+    linear_forward_rows(kern, out, inp, weight, bias, N, IC, OC, N);
 }
 
 /* linear_backward's bias gradient, dbias[OC] += column sums of dout (N, OC). */
@@ -205,13 +205,13 @@ static void bias_sum_block(void *arg, size_t blk) {
     for (size_t c = c0; c < c1; c++) b->dbias[c] += (float)acc[c - c0];
 }
 
-void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+void linear_backward(const ops_kernels *kern, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                      const float *weight, size_t N, size_t IC, size_t OC) {
     if (N == 0 || OC == 0) return;
     if (dinp && IC > 0) /* dinp (N, IC) += dout (N, OC) · weight (OC, IC) */
-        ops_gemm(0, 0, N, IC, OC, 1.0f, dout, OC, weight, IC, 1.0f, dinp, IC);
+        ops_gemm(kern, 0, 0, N, IC, OC, 1.0f, dout, OC, weight, IC, 1.0f, dinp, IC);
     if (dweight && IC > 0) /* dweight (OC, IC) += doutᵀ (OC, N) · inp (N, IC) */
-        ops_gemm(1, 0, OC, IC, N, 1.0f, dout, OC, inp, IC, 1.0f, dweight, IC);
+        ops_gemm(kern, 1, 0, OC, IC, N, 1.0f, dout, OC, inp, IC, 1.0f, dweight, IC);
     if (dbias) {
         /* Column sums: each chunk owns a block of 64 columns and walks every row, summing in
          * double, so there are no races and the result does not depend on the thread count. */

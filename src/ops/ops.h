@@ -9,6 +9,7 @@
 #define TFM_OPS_H
 
 #include "hash.h"
+#include "kernels.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +28,7 @@ int ops_threads(void);
 #define OPS_LINEAR_ROWS_MAX 8          /* rows for the dot-product kernels */
 #define OPS_LINEAR_ROWS_MAX_AVX512 128 /* rows for the AVX-512 dot-product kernel when the panels are off */
 #define OPS_LINEAR_PANELS_MAX 128      /* rows for linear_panels_forward */
-void linear_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+void linear_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N,
                     size_t IC, size_t OC);
 
 /** linear_forward with the kernel chosen for kernel_rows (>= N) rows instead of N: linear_rows_forward
@@ -36,7 +37,7 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
  * call passes the rows it started with, so that as finished rows leave the step (kv_cache_compact)
  * every kept row still runs the same kernel: its bits do not depend on which other rows are in the
  * step. linear_forward is kernel_rows = N. */
-void linear_forward_rows(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+void linear_forward_rows(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N,
                          size_t IC, size_t OC, size_t kernel_rows);
 
 /** linear_forward without BLIS's packing of the weight (src/ops/linear_rows.c): every output is
@@ -44,7 +45,7 @@ void linear_forward_rows(float *out, const float *inp, const float *weight, cons
  * once per call; parallel over fixed blocks of 64 output columns (each output one thread's, the
  * result independent of the thread count). For few rows (the decoding step); agrees with
  * linear_forward to rounding (test_linear_rows). No allocation. */
-void linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
+void linear_rows_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC);
 
 /** linear_forward by the small-product kernel (gemm_small.h: outer-product register tiles of 12 × 32
@@ -56,24 +57,24 @@ void linear_rows_forward(float *out, const float *inp, const float *weight, cons
  * bits depend neither on the other rows nor on N nor on the thread count. For the 9–128 rows of a
  * batched decoding step, where it is faster than the dot-product kernel (docs/KERNELS.md, "Batched
  * steps"). Agrees with linear_forward to rounding (test_linear_rows). Without AVX2+FMA, or with
- * the small kernels off (gemm_small_select(0), TFM_GEMM=blis), it is linear_rows_forward. No
+ * the small kernels off (a kernel table whose gemm is BLIS), it is linear_rows_forward. No
  * allocation (gemm_small's ~48 KiB of stack per thread). */
-void linear_panels_forward(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+void linear_panels_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N,
                            size_t IC, size_t OC);
 
 /** linear_panels_forward from the weight already transposed: weight_t (IC, OC) row-major, =
  * weight (OC, IC)ᵀ (linear_weight_transpose). The same bits as linear_panels_forward(weight) — the
  * kernel reads the panels in place instead of copying them transposed at every call, which cost
  * more than the products at a decoding step's 9–128 rows (docs/KERNELS.md, "Decoding"). Should the
- * small kernels be off (gemm_small_select(0) since the caller chose this path), it is
+ * small kernels be off (a table without them), it is
  * linear_rows_forward(weight). No allocation. */
-void linear_panels_forward_t(float *out, const float *inp, const float *weight, const float *weight_t,
+void linear_panels_forward_t(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *weight_t,
                              const float *bias, size_t N, size_t IC, size_t OC);
 
 /** weight_t (IC, OC) = weight (OC, IC)ᵀ, parallel over blocks of 32 rows of the weight, each by
  * gemm_small's 8 × 8 AVX2 transposes where the CPU has AVX2+FMA (plain loops otherwise); exact (a
  * copy); no allocation. */
-void linear_weight_transpose(float *weight_t, const float *weight, size_t OC, size_t IC);
+void linear_weight_transpose(const ops_kernels *kern, float *weight_t, const float *weight, size_t OC, size_t IC);
 
 /** 1 if a decoding call whose steps start with kernel_rows rows should transpose its weights once
  * and run every step's products by linear_panels_forward_t: where linear_forward_rows would take
@@ -81,24 +82,24 @@ void linear_weight_transpose(float *weight_t, const float *weight, size_t OC, si
  * linear_forward_rows. Not below: the transposition, once per call (~5 M floats for the README's
  * model), costs more than the panels gain over a sentence's steps at 2–8 rows (docs/KERNELS.md,
  * "Batched steps"). */
-int linear_panels_t_use(size_t kernel_rows);
+int linear_panels_t_use(const ops_kernels *kern, size_t kernel_rows);
 
 /** The most rows linear_forward sends to linear_rows_forward on this CPU: OPS_LINEAR_ROWS_MAX where
  * linear_panels_forward takes over above it; else (no AVX2+FMA, or the small kernels off)
  * OPS_LINEAR_ROWS_MAX_AVX512 with AVX-512 (the 4 × 4 register-blocked kernel of
  * linear_rows_avx512.c, chosen at run time) and OPS_LINEAR_ROWS_MAX without. */
-size_t linear_rows_max(void);
+size_t linear_rows_max(const ops_kernels *kern);
 
 /** The most rows linear_forward sends to linear_panels_forward: OPS_LINEAR_PANELS_MAX when
  * gemm_small_active() names a kernel (AVX2+FMA, with or without AVX-512F), else 0. */
-size_t linear_panels_max(void);
+size_t linear_panels_max(const ops_kernels *kern);
 
 /** Backward of linear_forward, all three ACCUMULATED (+=), by ops_gemm:
  *   dinp[N, IC]     += dout[N, OC] · weight[OC, IC]
  *   dweight[OC, IC] += doutᵀ · inp[N, IC]
  *   dbias[OC]       += Σ_n dout[n, :]
  * dinp, dweight and dbias may each be NULL (not wanted). dinp must not alias dout or weight. */
-void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+void linear_backward(const ops_kernels *kern, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                      const float *weight, size_t N, size_t IC, size_t OC);
 
 /* ---- layernorm.c ------------------------------------------------------------------------- */
@@ -171,6 +172,7 @@ void log_softmax_backward(float *dinp, const float *dout, const float *out, size
  * against a KV cache (q_pos0 = cached length, S = cached length + T) computes exactly the rows
  * q_pos0.. of the whole-sequence call. */
 typedef struct {
+    const ops_kernels *kernels;   /* the context's kernel table: the products' route (kernels.h) */
     size_t B, T, S, H, d_k;       /* batch rows, queries per row, keys per row, heads, head width */
     size_t q_stride, q_bstride;   /* query (b, t) starts at q + b·q_bstride + t·q_stride; head h at
                                      column h·d_k; dq is laid out the same way */
@@ -198,9 +200,9 @@ typedef struct {
                                      key_pad_bstride): beams of one sentence share its memory */
 } attn_args;
 
-/** attn_args for a packed batch: q_bstride = T·q_stride, kv_bstride = S·kv_stride, key_pad
- * stride S; no mask, no bias, no dropout, q_pos0 = 0. */
-attn_args attn_args_make(size_t B, size_t T, size_t S, size_t H, size_t d_k, size_t q_stride,
+/** attn_args for a packed batch on kernel table `kern`: q_bstride = T·q_stride, kv_bstride =
+ * S·kv_stride, key_pad stride S; no mask, no bias, no dropout, q_pos0 = 0. */
+attn_args attn_args_make(const ops_kernels *kern, size_t B, size_t T, size_t S, size_t H, size_t d_k, size_t q_stride,
                          size_t kv_stride);
 
 /** Multi-head scaled dot-product attention (Vaswani et al. 2017, eq. 1 and §3.2.2) as attn_args
@@ -216,11 +218,11 @@ void attn_forward(float *out, float *probs, float *probs_drop, const float *q, c
 /** One query over one head (src/ops/attention_decode.c): P[s] = scale · q · K_s for s < S, q (d_k),
  * K_s = K + s·kv_stride (d_k floats). AVX-512 kernel chosen at run time, else BLIS's gemv; each
  * score computed the same way whatever S and the key's place. Serial; no allocation. */
-void attn_row_scores(float *P, const float *q, const float *K, size_t S, size_t d_k, size_t kv_stride, float scale);
+void attn_row_scores(const ops_kernels *kern, float *P, const float *q, const float *K, size_t S, size_t d_k, size_t kv_stride, float scale);
 
 /** O (d_k) = Σ_{s < S} P[s] · V_s, V_s = V + s·kv_stride (d_k floats): O is written (S = 0 gives
  * zeros). As attn_row_scores. */
-void attn_row_values(float *O, const float *P, const float *V, size_t S, size_t d_k, size_t kv_stride);
+void attn_row_values(const ops_kernels *kern, float *O, const float *P, const float *V, size_t S, size_t d_k, size_t kv_stride);
 
 /** Backward of attn_forward. ACCUMULATES (+=) into dq, dk, dv, laid out like q, k and v (for
  * self-attention these may be column blocks of one packed (N, 3d) gradient). dout [B, T, H·d_k].
@@ -444,11 +446,11 @@ void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, cons
  *   pre[N, F] = x[N, d]·W_1ᵀ + b_1,  act[N, F] = dropout(φ(pre)),  out[N, d] = act·W_2ᵀ + b_2.
  * W_1 (F, d), W_2 (d, F); mask [N·F] as ffn_act_dropout_forward (NULL: no dropout). Saves pre,
  * act and mask for ffn_backward_fused. */
-void ffn_forward_fused(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
+void ffn_forward_fused(const ops_kernels *kern, float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
                        const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed, size_t N,
                        size_t d, size_t F);
 /** ffn_forward_fused with both products' kernel chosen for kernel_rows rows (linear_forward_rows). */
-void ffn_forward_fused_rows(float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
+void ffn_forward_fused_rows(const ops_kernels *kern, float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
                             const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed,
                             size_t N, size_t d, size_t F, size_t kernel_rows);
 
@@ -456,7 +458,7 @@ void ffn_forward_fused_rows(float *out, float *pre, float *act, uint8_t *mask, c
  * parameter gradient may be NULL); dhid [N, F] is the caller's workspace (overwritten: the product
  * dout·W_2 is WRITTEN into it, then the activation/dropout backward runs in place with db1's sum).
  * Reference: linear_backward, dropout_backward, relu/gelu_backward, linear_backward. */
-void ffn_backward_fused(float *dx, float *dw1, float *db1, float *dw2, float *db2, float *dhid, const float *dout,
+void ffn_backward_fused(const ops_kernels *kern, float *dx, float *dw1, float *db1, float *dw2, float *db2, float *dhid, const float *dout,
                         const float *x, const float *pre, const float *act, const uint8_t *mask, const float *w1,
                         const float *w2, int gelu, float p, size_t N, size_t d, size_t F);
 

@@ -36,6 +36,7 @@
 #define TFM_OPS_PARALLEL_H
 
 #include "core_internal.h"
+#include "kernels.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -149,7 +150,7 @@ static inline int ops_rows_per_chunk(size_t cols) {
  * on the calling thread whatever OMP_NUM_THREADS or BLIS_NUM_THREADS say. op(A) = A (stored M × K,
  * leading dimension lda) or, with trans_a, Aᵀ (A stored K × M); likewise op(B) (K × N, or N × K
  * with trans_b). For products inside a caller's own parallel loop (attention's per-head GEMMs). */
-void ops_gemm_serial(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
+void ops_gemm_serial(const ops_kernels *kern, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha,
                      const float *A, size_t lda, const float *B, size_t ldb, float beta, float *C,
                      size_t ldc);
 
@@ -164,7 +165,7 @@ void ops_gemv_serial(int trans, size_t M, size_t N, float alpha, const float *A,
  * smaller for small products (fixed by the sizes and transpositions alone, so every
  * element is summed the same way whatever the thread count), handed out dynamically, each tile one
  * single-threaded BLAS call. Below OPS_PAR_MIN_WORK · 32 multiply-adds it runs on the caller. */
-void ops_gemm(int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
+void ops_gemm(const ops_kernels *kern, int trans_a, int trans_b, size_t M, size_t N, size_t K, float alpha, const float *A,
               size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
 #define OPS_GEMM_TILE_M 128
 #define OPS_GEMM_TILE_N 256

@@ -264,7 +264,7 @@ static tfm_status prepare(loop_state *s) {
     s->logprob = malloc((size_t)max_B * sizeof *s->logprob);
     s->ntok = malloc((size_t)max_B * sizeof *s->ntok);
     RETURN_IF(!s->logprob || !s->ntok, TFM_ERR_NOMEM, "out of memory for %d scores", max_B);
-    TRY(tfm_context_create(tfm_trainer_model(s->tr), &s->vctx));
+    TRY(tfm_context_create_opts(tfm_trainer_model(s->tr), &tfm_trainer_config(s->tr)->kernels, &s->vctx));
     return TFM_OK;
 }
 

@@ -28,7 +28,7 @@ static void largest_batch(const tfm_config *cfg, const tfm_batcher *b, int train
         if (r > *rows) *rows = r;
         if (training) {
             tfm_arena counter = {NULL, 0, 0};
-            grad_workspace_layout(cfg, B, S, T - 1, &counter, NULL);
+            grad_workspace_layout(ops_kernels_tuned(), cfg, B, S, T - 1, &counter, NULL);
             if (counter.used > *ws) *ws = counter.used;
         }
     }

@@ -48,6 +48,7 @@ tfm_train_config tfm_train_config_default(void) {
 }
 
 static tfm_status validate(const tfm_train_config *c) {
+    TRY(tfm_kernel_opts_validate(&c->kernels));
     RETURN_IF(c->optimizer != TFM_OPTIMIZER_ADAM && c->optimizer != TFM_OPTIMIZER_SGD, TFM_ERR_INVALID_ARG,
               "optimizer must be adam or sgd");
     RETURN_IF(c->schedule != TFM_SCHEDULE_CONSTANT && c->schedule != TFM_SCHEDULE_NOAM, TFM_ERR_INVALID_ARG,
@@ -83,7 +84,7 @@ static tfm_status reserve_rows(tfm_trainer *t, int B, int S, int T) {
         t->cap_rows = rows;
     }
     tfm_arena counter = {NULL, 0, 0};
-    grad_workspace_layout(&m->cfg, B, S, T - 1, &counter, NULL);
+    grad_workspace_layout(&t->ctx->kernels, &m->cfg, B, S, T - 1, &counter, NULL);
     if (counter.used > t->ws_arena.cap) {
         arena_free(&t->ws_arena);
         TRY(arena_init(&t->ws_arena, counter.used, "the backward workspace"));
@@ -125,7 +126,7 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
         st = arena_init(&t->state, counter.used, "the gradients and optimizer state");
         if (st != TFM_OK) break;
     }
-    if (st == TFM_OK) st = tfm_context_create(m, &t->ctx);
+    if (st == TFM_OK) st = tfm_context_create_opts(m, &cfg->kernels, &t->ctx);
     if (st == TFM_OK) {
         params_layout(&m->cfg, &t->g, t->grads, NULL, NULL);
         st = tfm_trainer_reserve(t, max_B, max_S, max_T);
@@ -165,7 +166,7 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     if (rows > 0) TRY(reserve_rows(t, rows, S, T)); /* a reserved shape only re-carves: no allocation */
     tfm_arena ws = t->ws_arena;
     ws.used = 0;
-    if (rows > 0) grad_workspace_layout(c, rows, S, Td, &ws, &t->ws);
+    if (rows > 0) grad_workspace_layout(&t->ctx->kernels, c, rows, S, Td, &ws, &t->ws);
     /* the step's dropout seed: two draws, high half first (rng_u64 fixes the order, which an
      * expression with two rng_u32 calls would leave to the compiler); every rank draws it */
     dropout_cfg drop = {t->cfg.dropout, dist_dropout_seed(d, rng_u64(&t->rng))};
@@ -262,6 +263,8 @@ uint64_t trainer_weights_fingerprint(const tfm_trainer *t) {
 int64_t tfm_trainer_steps(const tfm_trainer *t) { return t->step; }
 
 tfm_model *tfm_trainer_model(const tfm_trainer *t) { return t->m; }
+
+const tfm_train_config *tfm_trainer_config(const tfm_trainer *t) { return &t->cfg; }
 
 void tfm_trainer_set_progress(tfm_trainer *t, const tfm_train_progress *p) { t->progress = *p; }
 

@@ -14,6 +14,26 @@
 #include <unistd.h> /* rmdir; mkdtemp comes from <stdlib.h> (tests build with _POSIX_C_SOURCE) */
 
 #include "hash.h" /* src/core: the project's one generator */
+#include "kernels.h" /* src/ops: the kernel table */
+
+/* The kernel table the tests' direct kernel calls pass (KERN): the tuned one for this CPU unless a
+ * test chooses another with test_kernels_use (a table of its own: tests of the reference path and
+ * of each instruction set). Contexts carry their own (tfm_context_create_opts). */
+static const ops_kernels *test_kernels_current_;
+static inline void test_kernels_use(const ops_kernels *k) { test_kernels_current_ = k; }
+static inline const ops_kernels *test_kernels(void) {
+    return test_kernels_current_ ? test_kernels_current_ : ops_kernels_tuned();
+}
+#define KERN (test_kernels())
+
+/** The tuned table with its instruction set capped at `isa` (what the CPU runs, at most), for tests
+ * of each kernel variant; gemm_blis = 1 sends every product to BLIS. */
+static inline ops_kernels test_kernels_with(ops_isa isa, int gemm_blis) {
+    ops_kernels k = *ops_kernels_tuned();
+    if (isa < k.isa) k.isa = isa;
+    if (gemm_blis) k.gemm = OPS_GEMM_BLIS;
+    return k;
+}
 
 /** Test data: the next uniform float in [-1, 1) (24 random bits, exactly representable) of the
  * sequential splitmix64 stream whose state is *state (src/core/hash.h hash_next). The one random

@@ -29,14 +29,14 @@ static void gemm_partial_tile(void) {
     test_fill_uniform(B, (size_t)N * K, 12);
     for (int threads = 1; threads <= 2; threads++) {
         ops_set_threads(threads);
-        ops_gemm(0, 1, M1, N, K, 1.0f, A, K, B, K, 0.0f, C1, N);
-        ops_gemm(0, 1, M2, N, K, 1.0f, A, K, B, K, 0.0f, C2, N);
+        ops_gemm(KERN, 0, 1, M1, N, K, 1.0f, A, K, B, K, 0.0f, C1, N);
+        ops_gemm(KERN, 0, 1, M2, N, K, 1.0f, A, K, B, K, 0.0f, C2, N);
         int bad = 0;
         for (int r = 0; r < M1; r++) bad += memcmp(C1 + (size_t)r * N, C2 + (size_t)r * N, N * sizeof(float)) != 0;
         CHECK(bad == 0, "ops_gemm %d threads: %d of %d rows differ between M = %d and M = %d", threads, bad, M1, M1, M2);
         /* linear_forward over the same rows: the tiled path as well (129, 256 > linear_rows_max()) */
-        linear_forward(C1, A, B, NULL, M1, K, N);
-        linear_forward(C2, A, B, NULL, M2, K, N);
+        linear_forward(KERN, C1, A, B, NULL, M1, K, N);
+        linear_forward(KERN, C2, A, B, NULL, M2, K, N);
         bad = 0;
         for (int r = 0; r < M1; r++) bad += memcmp(C1 + (size_t)r * N, C2 + (size_t)r * N, N * sizeof(float)) != 0;
         CHECK(bad == 0, "linear_forward %d threads: %d of %d rows differ between M = %d and M = %d", threads, bad, M1,
@@ -63,13 +63,13 @@ static void decode_same(tfm_context *ctx, int B, int beam, int greedy, const cha
     dc.max_len_a = 1.0f;
     dc.max_len_b = 0;
     for (int k = 0; k < 2; k++) {
-        decode_compact_select(k == 0);
+        ctx->decode_compact = k == 0;
         memset(out[k], 0, sizeof out[k]);
         tfm_status st = !greedy ? beam_search_scored(ctx, &dc, B, S, src, out[k], MAXO, len[k], sc[k])
                                 : greedy_search(ctx, &dc, B, S, src, out[k], MAXO, len[k]);
         CHECK(st == TFM_OK, "%s: decoding failed: %s", what, tfm_last_error());
     }
-    decode_compact_select(1);
+    ctx->decode_compact = 1;
     int bad = 0;
     for (int b = 0; b < B; b++) {
         const int differ = len[0][b] != len[1][b] ||
@@ -93,7 +93,7 @@ static void weights_changed(tfm_model *m, tfm_context *ctx) {
         for (int s = 0; s < 2 + b; s++) src[b * S + s] = 3 + (b * 5 + s * 7) % 37;
     tfm_decode_config dc = tfm_decode_config_default();
     dc.max_len_a = 1.0f, dc.max_len_b = 4;
-    CHECK(linear_panels_t_use(B) || !linear_panels_max(), "12 rows take the transposed panels");
+    CHECK(linear_panels_t_use(KERN, B) || !linear_panels_max(KERN), "12 rows take the transposed panels");
     CHECK(tfm_model_translate(ctx, &dc, B, S, src, out[0], MAXO, len[0]) == TFM_OK, "before: %s", tfm_last_error());
     const tfm_config *c = &m->cfg;
     model_desc md;
@@ -147,7 +147,7 @@ static void reserve_up_front(tfm_context *ctx) {
         CHECK(tfm_context_reserve_decode(ctx, &dc, B, S) == TFM_OK, "reserve: %s", tfm_last_error());
         /* an arena only grows (freed and allocated bigger): its capacity shows any regrowth */
         const size_t cache = ctx->cache.arena.cap, wt = ctx->cache.wt_arena.cap, act = ctx->act_arena.cap;
-        CHECK(wt > 0 || !linear_panels_t_use((size_t)B * (size_t)beam), "beam %d: transposed weights reserved", beam);
+        CHECK(wt > 0 || !linear_panels_t_use(&ctx->kernels, (size_t)B * (size_t)beam), "beam %d: transposed weights reserved", beam);
         for (int n = 2; n <= B; n += 5) /* 2, 7 and 12 sentences of 3 … S tokens: within the reserve */
             for (int w = 3; w <= S; w += 9) {
                 memset(src, 0, sizeof src);
@@ -176,9 +176,17 @@ int main(void) {
     }
     weights_changed(m, ctx);
     reserve_up_front(ctx);
-    const int avx512 = ops_cpu_avx512();
+    const int avx512 = ctx->kernels.isa == OPS_ISA_AVX512;
+    tfm_context_free(ctx);
     for (int wide = avx512; wide >= 0; wide--) {
-        ops_cpu_avx512_select(wide);
+        /* a context of each instruction set: AVX-512's kernels, and the others' (AVX2 or plain) */
+        tfm_kernel_opts ko = tfm_kernel_opts_default();
+        ko.isa = wide ? TFM_ISA_AVX512 : TFM_ISA_AVX2;
+        ctx = NULL;
+        if (tfm_context_create_opts(m, &ko, &ctx) != TFM_OK) {
+            CHECK(0, "context: %s", tfm_last_error());
+            break;
+        }
         char what[96];
         /* 160 rows → fewer than 128 (AVX-512 kernel limit), and → fewer than 8 (plain limit) */
         snprintf(what, sizeof what, "%s, 40 sentences x beam 4", wide ? "AVX-512" : "plain");
@@ -189,9 +197,8 @@ int main(void) {
         decode_same(ctx, 12, 1, 1, what);
         snprintf(what, sizeof what, "%s, 48 sentences x beam 3", wide ? "AVX-512" : "plain");
         decode_same(ctx, 48, 3, 0, what);
+        tfm_context_free(ctx);
     }
-    ops_cpu_avx512_select(avx512);
-    tfm_context_free(ctx);
     tfm_model_free(m);
     return test_finish("decode_rows");
 }

@@ -22,9 +22,9 @@ static inline int golden_backward(tfm_context *ctx, float *gbase, int B, int S, 
     params_layout(c, &grads, gbase, NULL, NULL);
     tfm_arena counter = {NULL, 0, 0}, ws_arena;
     grad_workspace ws;
-    grad_workspace_layout(c, B, S, Td, &counter, NULL);
+    grad_workspace_layout(KERN, c, B, S, Td, &counter, NULL);
     if (arena_init(&ws_arena, counter.used, "test") != TFM_OK) return 0;
-    grad_workspace_layout(c, B, S, Td, &ws_arena, &ws);
+    grad_workspace_layout(KERN, c, B, S, Td, &ws_arena, &ws);
     model_backward(ctx, &grads, &ws, src, tgt, (size_t)T, drop);
     arena_free(&ws_arena);
     return 1;

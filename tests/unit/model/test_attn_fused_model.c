@@ -1,5 +1,5 @@
 /* The whole model with the fused attention (the default of a training layout, attn_use_fused)
- * against the same model on the reference kernels (attn_fused_select(0), as TFM_ATTN=reference):
+ * against the same model on the reference kernels (a context with attention_reference = 1, as TFM_ATTN=reference):
  * the loss and every parameter gradient of a padded batch with dropout 0.3, 140 queries (two tiles
  * of ATTN_FUSED_BQ, the second partial) over 140 or 150 keys, d_k = 6; encoder–decoder (sinusoidal,
  * ALiBi: a fixed bias the fused path serves) and decoder-only (RoPE). Also: which path each layout
@@ -25,27 +25,28 @@ enum { B = 3, S = 150, T = 141, TD = T - 1, V = 29 };
 static int32_t src_ids[B * S], tgt_ids[B * T], y[B * TD];
 
 /* Loss and gradients (gbase, the model's n_params) of one forward + backward, on a context laid out
- * with the fused path on or off (attn_fused_select). Returns the loss; *act_bytes: the layout's size. */
+ * whose kernel table has the fused path on or off. Returns the loss; *act_bytes: the layout's size. */
 static double loss_and_grads(tfm_model *m, int fused, float *gbase, size_t *act_bytes, int *fused_self,
                              int *fused_cross, int *dprobs_kept) {
     const tfm_config *c = &m->cfg;
     const int enc_dec = c->arch == TFM_ARCH_ENCODER_DECODER;
     const int Sx = enc_dec ? S : 0;
-    attn_fused_select(fused);
+    tfm_kernel_opts ko = tfm_kernel_opts_default();
+    ko.attention_reference = !fused;
     tfm_context *ctx = NULL;
     double loss = NAN;
-    CHECK(tfm_context_create(m, &ctx) == TFM_OK && context_reserve(ctx, B, Sx, TD, 1) == TFM_OK, "reserve: %s",
-          tfm_last_error());
+    CHECK(tfm_context_create_opts(m, &ko, &ctx) == TFM_OK && context_reserve(ctx, B, Sx, TD, 1) == TFM_OK,
+          "reserve: %s", tfm_last_error());
     if (!ctx) return loss;
-    *act_bytes = activations_bytes(c, B, Sx, TD, 1);
+    *act_bytes = ctx->act_arena.cap; /* the layout's bytes: the arena is grown to exactly them */
     const stack_acts *dec = &ctx->acts.stack[enc_dec ? 1 : 0];
     *fused_self = dec->layers[0].self_attn.lse != NULL && dec->layers[0].self_attn.probs == NULL;
     *fused_cross = enc_dec && dec->layers[0].cross_attn.lse != NULL && dec->layers[0].cross_attn.probs == NULL;
     tfm_arena counter = {NULL, 0, 0}, ws_arena = {NULL, 0, 0};
     grad_workspace ws;
-    grad_workspace_layout(c, B, Sx, TD, &counter, NULL);
+    grad_workspace_layout(&ctx->kernels, c, B, Sx, TD, &counter, NULL);
     CHECK(arena_init(&ws_arena, counter.used, "test workspace") == TFM_OK, "workspace");
-    grad_workspace_layout(c, B, Sx, TD, &ws_arena, &ws);
+    grad_workspace_layout(&ctx->kernels, c, B, Sx, TD, &ws_arena, &ws);
     *dprobs_kept = ws.dprobs != NULL;
     dropout_cfg drop = {.p = 0.3f, .seed = 0x5eedu};
     for (size_t i = 0; i < m->n_params; i++) gbase[i] = 0.0f;
@@ -59,7 +60,6 @@ static double loss_and_grads(tfm_model *m, int fused, float *gbase, size_t *act_
     model_backward(ctx, &g, &ws, enc_dec ? src_ids : NULL, tgt_ids, T, &drop);
     arena_free(&ws_arena);
     tfm_context_free(ctx);
-    attn_fused_select(1);
     return loss;
 }
 

@@ -1,5 +1,5 @@
 /* The whole model on the fused element-wise kernels (the default) against the same model on the
- * unfused reference kernels (tfm_context.reference_kernels = 1): model_forward + label-smoothed
+ * unfused reference kernels (a context with layers_reference = 1): model_forward + label-smoothed
  * cross-entropy + model_backward as tfm_trainer_step chains them (with the recomputing loss pair,
  * the same bits as the trainer's _lse pair: test_optim, test_pool_kernels), post-LN and pre-LN, ReLU and
  * GELU, dropout 0 and 0.1, padded source and target rows. The fused kernels compute the same floats
@@ -27,19 +27,21 @@ static float *step_grads(tfm_model *m, int reference, int threads, float p, floa
     const tfm_config *c = &m->cfg;
     ops_set_threads(threads);
     tfm_context *ctx = NULL;
-    if (tfm_context_create(m, &ctx) != TFM_OK || context_reserve(ctx, B, S, TD, 1) != TFM_OK) {
+    tfm_kernel_opts ko = tfm_kernel_opts_default();
+    ko.layers_reference = reference;
+    if (tfm_context_create_opts(m, &ko, &ctx) != TFM_OK || context_reserve(ctx, B, S, TD, 1) != TFM_OK) {
         CHECK(0, "context: %s", tfm_last_error());
         return NULL;
     }
-    ctx->reference_kernels = reference;
+    CHECK(ctx->kernels.fused_layers == !reference, "the context's table ignores layers_reference");
     float *grads = calloc(m->n_params, sizeof(float));
     model_params g;
     params_layout(c, &g, grads, NULL, NULL);
     tfm_arena counter = {NULL, 0, 0}, ws_arena = {NULL, 0, 0};
     grad_workspace ws;
-    grad_workspace_layout(c, B, S, TD, &counter, NULL);
+    grad_workspace_layout(&ctx->kernels, c, B, S, TD, &counter, NULL);
     CHECK(arena_init(&ws_arena, counter.used, "test workspace") == TFM_OK, "workspace");
-    grad_workspace_layout(c, B, S, TD, &ws_arena, &ws);
+    grad_workspace_layout(&ctx->kernels, c, B, S, TD, &ws_arena, &ws);
     dropout_cfg drop = {p, 0x5eedULL};
     int32_t y[B * TD];
     for (int b = 0; b < B; b++)

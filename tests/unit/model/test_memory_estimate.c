@@ -272,7 +272,7 @@ static void check_api(void) {
     CHECK(tfm_memory_estimate_decode(&c, 8, 50, 85, 1, 0, &r8) == TFM_OK &&
               tfm_memory_estimate_decode(&c, 9, 50, 85, 1, 0, &r9) == TFM_OK && r8.workspace == 0,
           "decode estimates at 8 and 9 rows, no transposed weights at 8");
-    if (linear_panels_max() > 0)
+    if (linear_panels_max(KERN) > 0)
         CHECK(r9.workspace >= tfm_config_param_count(&c) / 4 * sizeof(float) && r9.workspace < r9.params &&
                   r9.total >= r9.cache + r9.workspace + r9.params,
               "9 rows: the transposed decoder weights (%zu bytes of %zu params bytes) counted", r9.workspace, r9.params);

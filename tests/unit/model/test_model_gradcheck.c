@@ -157,9 +157,9 @@ static double run_case(const char *name, int norm_first, tfm_activation act, int
     params_layout(&c, &g, gbase, NULL, NULL);
     tfm_arena counter = {NULL, 0, 0}, ws_arena = {NULL, 0, 0};
     grad_workspace ws;
-    grad_workspace_layout(&c, B, S, TD, &counter, NULL);
+    grad_workspace_layout(KERN, &c, B, S, TD, &counter, NULL);
     CHECK(arena_init(&ws_arena, counter.used, "test workspace") == TFM_OK, "%s: workspace", name);
-    grad_workspace_layout(&c, B, S, TD, &ws_arena, &ws);
+    grad_workspace_layout(KERN, &c, B, S, TD, &ws_arena, &ws);
     if (act == TFM_ACT_RELU) {
         float closest = clear_kinks(&f);
         CHECK(closest >= KINK_MARGIN, "%s: could not move the FFN pre-activations off 0 (%g)", name, (double)closest);

@@ -126,9 +126,9 @@ static void gradcheck_case(const char *name, int norm_first, int tied) {
     params_layout(&c, &g, gbase, NULL, NULL);
     tfm_arena counter = {NULL, 0, 0}, ws_arena = {NULL, 0, 0};
     grad_workspace ws;
-    grad_workspace_layout(&c, B, S, TD, &counter, NULL);
+    grad_workspace_layout(KERN, &c, B, S, TD, &counter, NULL);
     CHECK(arena_init(&ws_arena, counter.used, "test workspace") == TFM_OK, "%s: workspace", name);
-    grad_workspace_layout(&c, B, S, TD, &ws_arena, &ws);
+    grad_workspace_layout(KERN, &c, B, S, TD, &ws_arena, &ws);
     const double loss0 = loss_of(&f);
     size_t n_tok = 0;
     cross_entropy_forward(f.losses, &n_tok, f.ctx->acts.logits, f.y, c.pad_id, SMOOTHING, (size_t)(B * TD),

@@ -415,9 +415,9 @@ static void gradcheck(const variant *v) {
     params_layout(&c, &gp, g, NULL, NULL);
     tfm_arena counter = {NULL, 0, 0}, wa = {NULL, 0, 0};
     grad_workspace ws;
-    grad_workspace_layout(&c, GB, GS, GTD, &counter, NULL);
+    grad_workspace_layout(KERN, &c, GB, GS, GTD, &counter, NULL);
     CHECK(arena_init(&wa, counter.used, "test workspace") == TFM_OK, "%s: workspace", v->name);
-    grad_workspace_layout(&c, GB, GS, GTD, &wa, &ws);
+    grad_workspace_layout(KERN, &c, GB, GS, GTD, &wa, &ws);
     gc_loss(ctx, &drop, y, losses);
     size_t n_tok = 0;
     cross_entropy_forward(losses, &n_tok, ctx->acts.logits, y, c.pad_id, 0.1f, GB * GTD, (size_t)c.tgt_vocab);

@@ -252,7 +252,7 @@ static void thread_independent(void) {
     const int threads[2] = {1, 3}, before = tfm_get_threads();
     for (int r = 0; r < 2; r++) {
         tfm_set_threads(threads[r]);
-        attn_args a = attn_args_make(TB, TT, TT, TH, TDK, 3 * TD, 3 * TD);
+        attn_args a = attn_args_make(KERN, TB, TT, TT, TH, TDK, 3 * TD, 3 * TD);
         a.causal = 1;
         a.dropout_p = 0.1f;
         a.dropout_seed = 5;
@@ -307,7 +307,7 @@ static void far_clip_case(size_t T, size_t S, size_t q_pos0, int causal, size_t 
             tv[r * DK + c] = reached[r] ? RND() : NAN;
         }
 #undef RND
-    attn_args a = attn_args_make(NB, T, S, NH, DK, D, D);
+    attn_args a = attn_args_make(KERN, NB, T, S, NH, DK, D, D);
     a.causal = causal;
     a.q_pos0 = q_pos0;
     a.rel_k = tk, a.rel_v = tv, a.rel_clip = k, a.drel_k = gk, a.drel_v = gv;

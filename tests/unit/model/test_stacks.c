@@ -121,9 +121,9 @@ static void decoder_only(void) {
     params_layout(&c, &g, gbase, NULL, NULL);
     tfm_arena counter = {NULL, 0, 0}, ws_arena = {NULL, 0, 0};
     grad_workspace ws;
-    grad_workspace_layout(&c, B, 0, T, &counter, NULL);
+    grad_workspace_layout(KERN, &c, B, 0, T, &counter, NULL);
     CHECK(arena_init(&ws_arena, counter.used, "test workspace") == TFM_OK, "workspace");
-    grad_workspace_layout(&c, B, 0, T, &ws_arena, &ws);
+    grad_workspace_layout(KERN, &c, B, 0, T, &ws_arena, &ws);
     model_backward(ctx, &g, &ws, NO_SRC, TGT, T, NULL);
     float *base = (float *)m->param_arena.base;
     const float h = 1e-2f;

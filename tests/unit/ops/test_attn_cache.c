@@ -31,7 +31,7 @@ static void set_rel(attn_args *a) {
 
 static void run_case(const char *name, int causal, int use_bias, int use_pad) {
     float out_full[B * L * D], probs_full[B * H * L * L];
-    attn_args a = attn_args_make(B, L, L, H, DK, 3 * D, 3 * D);
+    attn_args a = attn_args_make(KERN, B, L, L, H, DK, 3 * D, 3 * D);
     a.causal = causal;
     a.key_pad = use_pad ? pad : NULL;
     if (use_bias) {
@@ -52,7 +52,7 @@ static void run_case(const char *name, int causal, int use_bias, int use_pad) {
         for (size_t b = 0; b < B; b++)
             for (size_t t = 0; t < T; t++)
                 memcpy(q + (b * T + t) * D, qkv + (b * L + q0 + t) * 3 * D, D * sizeof(float));
-        attn_args s = attn_args_make(B, T, S, H, DK, D, D);
+        attn_args s = attn_args_make(KERN, B, T, S, H, DK, D, D);
         s.kv_bstride = CAP * D;
         s.q_pos0 = q0;
         s.causal = causal;

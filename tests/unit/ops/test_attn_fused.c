@@ -66,13 +66,13 @@ static void setup(bufs *u, const tcase *c) {
         u->nq = u->nkv = c->B * c->T * 3 * d;
         u->q = fill(u->nq, 1.5f);
         u->k = u->q + d, u->v = u->q + 2 * d;
-        u->a = attn_args_make(c->B, c->T, c->S, c->H, c->d_k, 3 * d, 3 * d);
+        u->a = attn_args_make(KERN, c->B, c->T, c->S, c->H, c->d_k, 3 * d, 3 * d);
     } else {
         u->nq = c->B * c->T * d, u->nkv = c->B * c->S * 2 * d;
         u->q = fill(u->nq, 1.5f);
         u->k = fill(u->nkv, 1.5f);
         u->v = u->k + d;
-        u->a = attn_args_make(c->B, c->T, c->S, c->H, c->d_k, d, 2 * d);
+        u->a = attn_args_make(KERN, c->B, c->T, c->S, c->H, c->d_k, d, 2 * d);
     }
     u->dout = fill(c->B * c->T * d, 1.0f);
     attn_args *a = &u->a;
@@ -190,7 +190,7 @@ static int bench(int argc, char **argv) {
     float *qkv = fill(B * T * 3 * d, 1.0f), *dout = fill(B * T * d, 1.0f), *out = fill(B * T * d, 0.0f);
     float *g = fill(B * T * 3 * d, 0.0f), *P = fill(n, 0.0f), *Pd = fill(n, 0.0f), *dS = fill(n, 0.0f);
     float *lse = fill(B * H * T, 0.0f), *ws = fill(attn_fused_workspace_floats(T, T, slots), 0.0f);
-    attn_args a = attn_args_make(B, T, T, H, dk, 3 * d, 3 * d);
+    attn_args a = attn_args_make(KERN, B, T, T, H, dk, 3 * d, 3 * d);
     a.causal = 1, a.dropout_p = p, a.dropout_seed = 7;
     double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}};
     for (int r = 0; r < reps; r++)

@@ -38,9 +38,9 @@ static double max_gemm_error(int ta, int tb, size_t M, size_t N, size_t K, int t
     memcpy(C0, C, M * ldc * sizeof *C);
     const float alpha = 0.75f, beta = 0.5f;
     if (tiled)
-        ops_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        ops_gemm(KERN, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     else
-        ops_gemm_serial(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        ops_gemm_serial(KERN, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     double worst = 0.0;
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < N; j++) {
@@ -58,8 +58,9 @@ static double max_gemm_error(int ta, int tb, size_t M, size_t N, size_t K, int t
 static void products(void) {
     const size_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 64, 64}, {130, 300, 257}, {33, 1, 70}, {1, 90, 40}};
     /* the default dispatch (mostly the small kernels), then BLIS alone for every shape */
+    const ops_kernels blis = test_kernels_with(OPS_ISA_AVX512, 1);
     for (int small = 1; small >= 0; small--) {
-        gemm_small_select(small);
+        test_kernels_use(small ? NULL : &blis);
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int ta = 0; ta < 2; ta++)
                 for (int tb = 0; tb < 2; tb++)
@@ -70,7 +71,7 @@ static void products(void) {
                               small ? "default" : "BLIS", tiled ? "ops_gemm" : "ops_gemm_serial", M, N, K, ta, tb, e);
                     }
     }
-    gemm_small_select(1);
+    test_kernels_use(NULL);
     /* y = alpha·op(A)·x (beta 0: y is not read, so NaN there must not leak) and beta = 1 */
     const size_t M = 37, N = 70, lda = N + 4;
     float *A = malloc(M * lda * sizeof *A), x[70], y[70];

@@ -66,7 +66,7 @@ static void act_case(size_t N, size_t F, int gelu, float p, int threads) {
         gelu_backward(dref, g, pre, n);
     else
         relu_backward(dref, g, pre, n);
-    linear_backward(NULL, NULL, dbref, dref, NULL, NULL, N, 0, F);
+    linear_backward(KERN, NULL, NULL, dbref, dref, NULL, NULL, N, 0, F);
     i = first_diff(dpre, dref, n);
     CHECK(i == n, "%s: backward differs at %zu: %.9g vs %.9g", name, i, (double)dpre[i < n ? i : 0],
           (double)dref[i < n ? i : 0]);
@@ -130,21 +130,21 @@ static void ffn_case(size_t N, size_t d, size_t F, int gelu, float p) {
         ops_set_threads(t + 1);
         ffn_run *f = &fz[t];
         ffn_run_alloc(f, N, d, F);
-        ffn_forward_fused(f->out, f->pre, f->act, drop ? f->mask : NULL, x, w1, b1, w2, b2, gelu, p, seed, N, d, F);
-        ffn_backward_fused(f->dx, f->dw1, f->db1, f->dw2, f->db2, f->dhid, dout, x, f->pre, f->act,
+        ffn_forward_fused(KERN, f->out, f->pre, f->act, drop ? f->mask : NULL, x, w1, b1, w2, b2, gelu, p, seed, N, d, F);
+        ffn_backward_fused(KERN, f->dx, f->dw1, f->db1, f->dw2, f->db2, f->dhid, dout, x, f->pre, f->act,
                            drop ? f->mask : NULL, w1, w2, gelu, p, N, d, F);
     }
     /* reference: layer.c's and backward.c's unfused chain, 2 threads */
     ffn_run_alloc(&rf, N, d, F);
-    linear_forward(rf.pre, x, w1, b1, N, d, F);
+    linear_forward(KERN, rf.pre, x, w1, b1, N, d, F);
     if (gelu)
         gelu_forward(rf.act, rf.pre, N * F);
     else
         relu_forward(rf.act, rf.pre, N * F);
     if (drop) dropout_forward(rf.act, rf.mask, rf.act, p, seed, N * F);
-    linear_forward(rf.out, rf.act, w2, b2, N, F, d);
+    linear_forward(KERN, rf.out, rf.act, w2, b2, N, F, d);
     memset(rf.dhid, 0, N * F * sizeof(float));
-    linear_backward(rf.dhid, rf.dw2, rf.db2, dout, rf.act, w2, N, F, d);
+    linear_backward(KERN, rf.dhid, rf.dw2, rf.db2, dout, rf.act, w2, N, F, d);
     const float *g = rf.dhid;
     if (drop) {
         memset(tmp, 0, N * F * sizeof(float));
@@ -157,7 +157,7 @@ static void ffn_case(size_t N, size_t d, size_t F, int gelu, float p) {
         gelu_backward(dpre, g, rf.pre, N * F);
     else
         relu_backward(dpre, g, rf.pre, N * F);
-    linear_backward(rf.dx, rf.dw1, rf.db1, dpre, x, w1, N, d, F);
+    linear_backward(KERN, rf.dx, rf.dw1, rf.db1, dpre, x, w1, N, d, F);
 
     for (int t = 0; t < 2; t++) {
         const ffn_run *f = &fz[t];

@@ -2,8 +2,8 @@
  * this CPU runs (AVX-512, AVX2), all four transpositions, odd sizes around the tile edges (12 × 32
  * and 6 × 16), alpha/beta (beta = 0 with NaN in C, which must not leak), padded leading dimensions,
  * K = 0 and K over one, two and three chunks of GEMM_SMALL_KC; the two kernels give the same bits (one FMA chain per element);
- * ops_gemm_serial takes the small kernel where gemm_small_choice says so and BLIS after
- * gemm_small_select(0).
+ * ops_gemm_serial takes the small kernel where gemm_small_choice says so and BLIS under a kernel
+ * table whose gemm is BLIS (kernels.h).
  *
  * The bound per element is the classic one for a recursive sum of products (Higham 2002, eq. 3.5),
  * with a margin of 2 and two more roundings per chunk of K: |ĉ − c| ≤ 2 · (K + 2 · chunks + 2) · u ·
@@ -73,7 +73,7 @@ static float *run(const product *p, int isa) {
     float *C = malloc(p->M * p->ldc * sizeof *C);
     memcpy(C, p->C0, p->M * p->ldc * sizeof *C);
     if (isa == GEMM_SMALL_NONE)
-        ops_gemm_serial(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
+        ops_gemm_serial(KERN, p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
     else
         gemm_small((gemm_small_isa)isa, p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb,
                    p->beta, C, p->ldc);
@@ -118,23 +118,23 @@ static void kernels(int best) {
 
 /* ops_gemm_serial: the small kernel's bits where it fits, BLIS (within the bound) when switched off */
 static void dispatch(int best) {
+    const ops_kernels blis = test_kernels_with(OPS_ISA_AVX512, 1);
     const size_t shapes[][3] = {{32, 32, 64}, {32, 64, 32}, {128, 256, 64}, {128, 64, 256}, {20, 20, 64}, {1, 7, 3}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int ta = 0; ta < 2; ta++)
             for (int tb = 0; tb < 2; tb++) {
                 const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
                 product p = product_make(ta, tb, M, N, K, 0.75f, s % 2 ? 1.0f : 0.0f, 7 + s);
-                CHECK((int)gemm_small_choice(ta, tb, M, N, K) == best, "gemm_small_choice(%zu, %zu, %zu) is not %s", M, N, K, isa_name(best));
-                gemm_small_select(1);
+                CHECK((int)gemm_small_choice(KERN, ta, tb, M, N, K) == best, "gemm_small_choice(%zu, %zu, %zu) is not %s", M, N, K, isa_name(best));
                 float *C = run(&p, GEMM_SMALL_NONE), *S = run(&p, best);
                 CHECK(memcmp(C, S, M * p.ldc * sizeof *C) == 0, "ops_gemm_serial %zux%zux%zu ta=%d tb=%d: not the small kernel",
                       M, N, K, ta, tb);
-                gemm_small_select(0);
-                CHECK(gemm_small_choice(ta, tb, M, N, K) == GEMM_SMALL_NONE, "gemm_small_select(0) left the small kernel on");
+                test_kernels_use(&blis);
+                CHECK(gemm_small_choice(KERN, ta, tb, M, N, K) == GEMM_SMALL_NONE, "a BLIS table left the small kernel on");
                 float *R = run(&p, GEMM_SMALL_NONE);
                 const double r = worst_ratio(&p, R);
                 CHECK(r <= 1.0, "BLIS %zux%zux%zu ta=%d tb=%d: error %.3g × the bound", M, N, K, ta, tb, r);
-                gemm_small_select(1);
+                test_kernels_use(NULL);
                 free(C), free(S), free(R);
                 product_free(&p);
             }
@@ -143,20 +143,21 @@ static void dispatch(int best) {
      * what ops_gemm_serial and ops_gemm (tiles of 128 × 256 × 1024) run; on an AVX-512 CPU the AVX2
      * rule too */
     for (int isa = best; isa >= GEMM_SMALL_AVX2; isa--) {
-        ops_cpu_avx512_select(isa == GEMM_SMALL_AVX512);
+        const ops_kernels table = test_kernels_with(isa == GEMM_SMALL_AVX512 ? OPS_ISA_AVX512 : OPS_ISA_AVX2, 0);
+        test_kernels_use(&table);
         for (int ta = 0; ta < 2; ta++)
             for (int tb = 0; tb < 2; tb++) {
                 const int want = !ta || isa == GEMM_SMALL_AVX512 ? isa : GEMM_SMALL_NONE;
-                CHECK((int)gemm_small_choice(ta, tb, 128, 256, 1024) == want, "%s: 128 × 256 × 1024 ta=%d tb=%d: not %s",
+                CHECK((int)gemm_small_choice(KERN, ta, tb, 128, 256, 1024) == want, "%s: 128 × 256 × 1024 ta=%d tb=%d: not %s",
                       isa_name(isa), ta, tb, isa_name(want));
                 for (size_t M = 128; M <= 256; M += 128) { /* ops_gemm_serial, then ops_gemm's two row tiles */
                     product p = product_make(ta, tb, M, 256, 1024, 1.0f, 0.0f, 70 + ta + 2 * tb);
                     float *got = malloc(M * p.ldc * sizeof *got), *ref = malloc(M * p.ldc * sizeof *ref);
                     memcpy(got, p.C0, M * p.ldc * sizeof *got), memcpy(ref, p.C0, M * p.ldc * sizeof *ref);
                     if (M == 128)
-                        ops_gemm_serial(ta, tb, M, 256, 1024, 1.0f, p.A, p.lda, p.B, p.ldb, 0.0f, got, p.ldc);
+                        ops_gemm_serial(KERN, ta, tb, M, 256, 1024, 1.0f, p.A, p.lda, p.B, p.ldb, 0.0f, got, p.ldc);
                     else
-                        ops_gemm(ta, tb, M, 256, 1024, 1.0f, p.A, p.lda, p.B, p.ldb, 0.0f, got, p.ldc);
+                        ops_gemm(KERN, ta, tb, M, 256, 1024, 1.0f, p.A, p.lda, p.B, p.ldb, 0.0f, got, p.ldc);
                     if (want != GEMM_SMALL_NONE)
                         gemm_small((gemm_small_isa)want, ta, tb, M, 256, 1024, 1.0f, p.A, p.lda, p.B, p.ldb, 0.0f, ref, p.ldc);
                     else /* BLIS's bits, which are not the small kernel's */
@@ -170,10 +171,11 @@ static void dispatch(int best) {
                 }
             }
     }
-    ops_cpu_avx512_select(1);
-    gemm_small_select(0);
-    CHECK(gemm_small_choice(0, 1, 128, 256, 1024) == GEMM_SMALL_NONE, "gemm_small_select(0) left a large product on the small kernel");
-    gemm_small_select(1);
+    test_kernels_use(&blis);
+    CHECK(gemm_small_choice(KERN, 0, 1, 128, 256, 1024) == GEMM_SMALL_NONE, "a BLIS table left a large product on the small kernel");
+    test_kernels_use(NULL);
+    /* the tuned table of this CPU: the same choices as the widest table tried above */
+    CHECK((int)gemm_small_choice(KERN, 0, 1, 128, 256, 1024) == best, "the tuned table does not take %s", isa_name(best));
 }
 
 /* gemm_small_bias: the bits of C filled with the bias, then the product with beta = 1 (both
@@ -347,7 +349,7 @@ static double ns_per_call(const product *p, int isa, float *C, int reps) {
         const double t0 = thread_ns();
         for (int r = 0; r < reps; r++) {
             if (isa == GEMM_SMALL_NONE)
-                ops_gemm_serial(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
+                ops_gemm_serial(KERN, p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
             else
                 gemm_small((gemm_small_isa)isa, p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb,
                            p->beta, C, p->ldc);
@@ -359,10 +361,11 @@ static double ns_per_call(const product *p, int isa, float *C, int reps) {
 }
 
 static int bench(int reps, const char *isa) {
-    int best = gemm_small_active();
+    const ops_kernels blis_table = test_kernels_with(OPS_ISA_AVX512, 1);
+    int best = gemm_small_active(KERN);
     if (isa && strcmp(isa, "avx2") == 0 && best == GEMM_SMALL_AVX512) best = GEMM_SMALL_AVX2;
     if (best == GEMM_SMALL_NONE) {
-        printf("SKIP: no small-product kernel on this CPU or TFM_GEMM=blis\n");
+        printf("SKIP: no small-product kernel on this CPU\n");
         return TEST_SKIP;
     }
     /* attention tiles (fused: nq × ns × d_k and nq × d_k × ns; reference path per head) and the
@@ -383,9 +386,9 @@ static int bench(int reps, const char *isa) {
         float *C = malloc(M * p.ldc * sizeof *C);
         memcpy(C, p.C0, M * p.ldc * sizeof *C);
         const int r = (int)(reps * 262144.0 / (double)(M * N * K) + 1);
-        gemm_small_select(0);
+        test_kernels_use(&blis_table);
         const double blis = ns_per_call(&p, GEMM_SMALL_NONE, C, r);
-        gemm_small_select(1);
+        test_kernels_use(NULL);
         /* timed through gemm_small directly: the threshold must not decide what is measured */
         const double small = ns_per_call(&p, best, C, r);
         const double macs = (double)(M * N * K);
@@ -420,10 +423,10 @@ static void tall_tiles(int best) {
         for (int threads = 1; threads <= 2; threads++) {
             ops_set_threads(threads);
             memcpy(got, p.C0, M * p.ldc * sizeof *got);
-            ops_gemm(0, 1, M, N, K, 1.0f, p.A, p.lda, p.B, p.ldb, 0.5f, got, p.ldc);
+            ops_gemm(KERN, 0, 1, M, N, K, 1.0f, p.A, p.lda, p.B, p.ldb, 0.5f, got, p.ldc);
             CHECK(memcmp(got, want, M * p.ldc * sizeof *got) == 0, "ops_gemm %zux%zux%zu A·Bᵀ, %d threads: not the bits of one gemm_small call",
                   M, N, K, threads);
-            linear_forward(gotb, Ad, Bd, bias, M, K, N);
+            linear_forward(KERN, gotb, Ad, Bd, bias, M, K, N);
             CHECK(memcmp(gotb, wantb, M * N * sizeof *gotb) == 0,
                   "linear_forward %zu rows, %zu → %zu, %d threads: not the bits of one gemm_small_bias call", M, K, N,
                   threads);
@@ -436,8 +439,7 @@ static void tall_tiles(int best) {
 
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "--bench") == 0) return bench(argc >= 3 ? atoi(argv[2]) : 20, argc >= 4 ? argv[3] : NULL);
-    unsetenv("TFM_GEMM"); /* the default dispatch is what is checked, whatever the suite runs under */
-    const int best = gemm_small_active();
+    const int best = gemm_small_active(KERN);
     if (best == GEMM_SMALL_NONE) {
         printf("SKIP: no small-product kernel on this CPU (needs AVX2+FMA or AVX-512F)\n");
         return TEST_SKIP;

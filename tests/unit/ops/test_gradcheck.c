@@ -71,7 +71,7 @@ static double gradcheck(const char *name, loss_fn f, float *x, const float *grad
 enum { LN_N = 5, LN_IC = 7, LN_OC = 6 };
 static float lin_x[LN_N * LN_IC], lin_w[LN_OC * LN_IC], lin_b[LN_OC], lin_out[LN_N * LN_OC], lin_r[LN_N * LN_OC];
 static double lin_loss(void) {
-    linear_forward(lin_out, lin_x, lin_w, lin_b, LN_N, LN_IC, LN_OC);
+    linear_forward(KERN, lin_out, lin_x, lin_w, lin_b, LN_N, LN_IC, LN_OC);
     return dot(lin_out, lin_r, LN_N * LN_OC);
 }
 static void test_linear(void) {
@@ -84,14 +84,14 @@ static void test_linear(void) {
     fill_const(dw, LN_OC * LN_IC, ACC0);
     fill_const(db, LN_OC, ACC0);
     lin_loss();
-    linear_backward(dx, dw, db, lin_r, lin_x, lin_w, LN_N, LN_IC, LN_OC);
+    linear_backward(KERN, dx, dw, db, lin_r, lin_x, lin_w, LN_N, LN_IC, LN_OC);
     gradcheck("linear dinp", lin_loss, lin_x, dx, LN_N * LN_IC, TOL);
     gradcheck("linear dweight", lin_loss, lin_w, dw, LN_OC * LN_IC, TOL);
     gradcheck("linear dbias", lin_loss, lin_b, db, LN_OC, TOL);
     /* NULL outputs are allowed and leave the others as before */
     float dw2[LN_OC * LN_IC];
     fill_const(dw2, LN_OC * LN_IC, ACC0);
-    linear_backward(NULL, dw2, NULL, lin_r, lin_x, lin_w, LN_N, LN_IC, LN_OC);
+    linear_backward(KERN, NULL, dw2, NULL, lin_r, lin_x, lin_w, LN_N, LN_IC, LN_OC);
     CHECK(memcmp(dw, dw2, sizeof dw) == 0, "linear_backward with NULL dinp/dbias changed dweight");
 }
 
@@ -151,7 +151,7 @@ static struct {
 } at;
 static attn_args at_args(void) {
     const size_t qs = at.cross ? AD : 3 * AD, kvs = at.cross ? 2 * AD : 3 * AD;
-    attn_args a = attn_args_make(AB, at.T, at.S, AH, ADK, qs, kvs);
+    attn_args a = attn_args_make(KERN, AB, at.T, at.S, AH, ADK, qs, kvs);
     a.key_pad = at.pad;
     a.causal = at.causal;
     a.dropout_p = at.p_drop;
@@ -275,7 +275,7 @@ static struct {
     float probs[AB * AH * ABT * ABS], probs_drop[AB * AH * ABT * ABS];
 } ab;
 static attn_args ab_args(void) {
-    attn_args a = attn_args_make(AB, ABT, ABS, AH, ADK, AD, AD);
+    attn_args a = attn_args_make(KERN, AB, ABT, ABS, AH, ADK, AD, AD);
     a.kv_bstride = ABC * AD;
     a.q_pos0 = ABQ0;
     a.causal = ab.causal;
@@ -362,7 +362,7 @@ static struct {
     float probs[AB * AH * ART * ARS], probs_drop[AB * AH * ART * ARS];
 } ar;
 static attn_args ar_args(void) {
-    attn_args a = attn_args_make(AB, ar.T, ar.S, AH, ADK, AD, AD);
+    attn_args a = attn_args_make(KERN, AB, ar.T, ar.S, AH, ADK, AD, AD);
     a.kv_bstride = ARC * AD;
     a.q_pos0 = ar.q_pos0;
     a.causal = ar.causal;

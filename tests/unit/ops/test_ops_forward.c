@@ -56,7 +56,7 @@ static void attention_case(void) {
     for (int i = 0; i < S * D; i++) k[i] = (float)cos(0.3 * i - 0.2), v[i] = (float)(0.5 * i - 1.0);
     uint8_t pad[S] = {0, 0, 1};
     float out[T * D], probs[H * T * S];
-    attn_args a = attn_args_make(1, T, S, H, DK, D, D);
+    attn_args a = attn_args_make(KERN, 1, T, S, H, DK, D, D);
     a.key_pad = pad;
     attn_forward(out, probs, NULL, q, k, v, &a);
     for (int h = 0; h < H; h++)
@@ -115,7 +115,7 @@ static void small_ops(void) {
     CHECK(o[0] == 0.0f && o[2] == 1.0f, "relu");
     const float in[2 * 3] = {1, 2, 3, 4, 5, 6}, w[2 * 3] = {1, 0, -1, 0.5f, 0.5f, 0.5f}, b[2] = {10, 20};
     float y[4];
-    linear_forward(y, in, w, b, 2, 3, 2);
+    linear_forward(KERN, y, in, w, b, 2, 3, 2);
     CHECK_NEAR(y[0], 1 - 3 + 10, 1e-6, "linear[0,0]");
     CHECK_NEAR(y[3], 0.5 * 15 + 20, 1e-6, "linear[1,1]");
     const float table[3 * 2] = {1, 2, 3, 4, 5, 6};

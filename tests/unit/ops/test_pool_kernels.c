@@ -81,6 +81,7 @@ static void make_inputs(void) {
 static attn_args attn_of(float p) {
     attn_args a;
     memset(&a, 0, sizeof a);
+    a.kernels = KERN;
     a.B = AB, a.T = AT, a.S = AS, a.H = AH, a.d_k = DK;
     a.q_stride = AH * DK, a.q_bstride = AT * AH * DK, a.kv_stride = AH * DK, a.kv_bstride = AS * AH * DK;
     a.causal = 1;

@@ -60,7 +60,7 @@ static void gemm_cases(void) {
             for (int t = 1; t <= 3; t++) {
                 memcpy(outs[t - 1], C0, sizeof C0);
                 tfm_set_threads(t);
-                ops_gemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.25f, outs[t - 1], N);
+                ops_gemm(KERN, ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.25f, outs[t - 1], N);
             }
             gemm_ref(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 0.25f, R, C0, N);
             double worst = 0.0;
@@ -78,9 +78,9 @@ static void gemm_cases(void) {
     test_fill_uniform(a, m * k, 4);
     test_fill_uniform(b, k * n, 5);
     tfm_set_threads(1);
-    ops_gemm(0, 1, m, n / 2, k, 1.0f, a, k, b, k, 0.0f, c1, n / 2);
+    ops_gemm(KERN, 0, 1, m, n / 2, k, 1.0f, a, k, b, k, 0.0f, c1, n / 2);
     tfm_set_threads(2);
-    ops_gemm(0, 1, m, n / 2, k, 1.0f, a, k, b, k, 0.0f, c2, n / 2);
+    ops_gemm(KERN, 0, 1, m, n / 2, k, 1.0f, a, k, b, k, 0.0f, c2, n / 2);
     CHECK(memcmp(c1, c2, sizeof(float) * m * (n / 2)) == 0, "small ops_gemm differs between 1 and 2 threads");
     tfm_set_threads(0);
 }
@@ -98,7 +98,7 @@ static void determinism_cases(void) {
         memset(dx[t], 0, sizeof dx[t]);
         memset(dw[t], 0, sizeof dw[t]);
         memset(db[t], 0, sizeof db[t]);
-        linear_backward(dx[t], dw[t], db[t], dy, x, w, N, IC, OC);
+        linear_backward(KERN, dx[t], dw[t], db[t], dy, x, w, N, IC, OC);
         ss[t] = sum_squares(dy, (size_t)N * OC);
     }
     CHECK(memcmp(dx[0], dx[1], sizeof dx[0]) == 0, "linear_backward dinp depends on the thread count");
