@@ -4,6 +4,8 @@
  * the AVX2 or AVX-512 kernel on a CPU that has it and BLIS on any other. */
 #include "gemm_small.h"
 
+#include <string.h>
+
 gemm_small_isa gemm_small_active(const ops_kernels *k) {
     if (k->gemm == OPS_GEMM_BLIS) return GEMM_SMALL_NONE;
     return k->isa == OPS_ISA_AVX512 ? GEMM_SMALL_AVX512 : k->isa == OPS_ISA_AVX2 ? GEMM_SMALL_AVX2 : GEMM_SMALL_NONE;
