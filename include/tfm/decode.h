@@ -83,7 +83,8 @@ typedef struct {
  * sentence (tfm_text_is_blank: empty, or only white space, invisible format characters or
  * controls) gives an empty translation. The tokenizer must be the model's (tfm_tokenizer_check_model). A source longer than the model's max_len tokens is cut to max_len tokens
  * (counted in stats). Sentences are sorted by length and decoded in batches of up to
- * batch_sentences (divided by the beam size), so little is padding.
+ * batch_sentences (divided by the beam size), so little is padding; the batch buffers are sized
+ * from the batches there are, so a batch_sentences far above n costs nothing.
  * Errors: TFM_ERR_INVALID_ARG for a tokenizer that does not fit the model; TFM_ERR_FORMAT for
  * invalid UTF-8 ("line N: ...", N = i + 1, with the byte offset),
  * those of tfm_model_translate, TFM_ERR_NOMEM; TFM_ERR_INVALID_ARG for a NULL ctx, tok, cfg, or src/out

@@ -110,8 +110,10 @@ typedef struct {
 /** Scores n lines of UTF-8 text, each a sequence BOS + its tokens + EOS (docs/LM.md): the negative
  * log-likelihood of every token and of EOS given everything before it in its line (BOS is given,
  * not predicted). Blank lines are skipped. A line longer than max_len − 1 tokens keeps its first
- * max_len tokens and its EOS is not scored. Lines are scored in batches of about batch_tokens
- * tokens. Errors: TFM_ERR_INVALID_ARG (not decoder-only, or a tokenizer that does not fit the
+ * max_len tokens and its EOS is not scored. Lines are sorted by length and scored in batches of
+ * at most batch_tokens tokens (rows × the longest, padding included; at least one line a batch);
+ * the total is summed in the lines' order, so it does not depend on batch_tokens. Memory grows
+ * with the lines given, not with batch_tokens. Errors: TFM_ERR_INVALID_ARG (not decoder-only, or a tokenizer that does not fit the
  * model); TFM_ERR_FORMAT for invalid UTF-8 ("line N: ...", N = i + 1); TFM_ERR_NOMEM. */
 TFM_API tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const char *const *lines, size_t n,
                                        int batch_tokens, tfm_perplexity_stats *stats);

@@ -1,5 +1,6 @@
 /* Sentence embeddings (include/tfm/embed.h): tokenise, sort by length, batch, run the encoder,
  * pool, normalise — as sentence-transformers' Transformer → Pooling → Normalize modules do. */
+#include "batch_plan.h"
 #include "hf.h"
 #include "model_internal.h"
 #include "tfm/embed.h"
@@ -93,16 +94,6 @@ static void pool(const tfm_embedder *e, const float *H, size_t S_i, size_t d, fl
     for (size_t c = 0; c < d; c++) v[c] *= inv;
 }
 
-typedef struct {
-    size_t len, i;
-} by_len_item;
-
-static int by_length(const void *a, const void *b) {
-    const by_len_item *x = a, *y = b;
-    if (x->len != y->len) return x->len < y->len ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
 /* Runs the texts order[0..B) (ids[i] of n_ids[i] tokens, the longest last) through the encoder and
  * pools each into its row of out. */
 static tfm_status run_batch(const tfm_embedder *e, tfm_context *ctx, int32_t *const *ids, const size_t *n_ids,
@@ -127,9 +118,10 @@ tfm_status tfm_embedder_encode(const tfm_embedder *e, tfm_context *ctx, const ch
     RETURN_IF(ctx->m != e->model, TFM_ERR_INVALID_ARG, "tfm_embedder_encode: the context is of another model");
     if (n == 0) return TFM_OK;
     int32_t **ids = calloc(n, sizeof *ids);
-    size_t *n_ids = calloc(n, sizeof *n_ids), *order = calloc(n, sizeof *order);
+    size_t *n_ids = calloc(n, sizeof *n_ids);
     int32_t *src = NULL;
-    tfm_status st = ids && n_ids && order ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
+    batch_plan plan = {0};
+    tfm_status st = ids && n_ids ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
     const int32_t V = e->model->cfg.src_vocab, pad = e->model->cfg.pad_id;
     for (size_t i = 0; i < n && st == TFM_OK; i++) {
         st = tfm_wordpiece_encode(e->wp, texts[i], lens[i], 1, (size_t)e->max_tokens, &ids[i], &n_ids[i]);
@@ -146,39 +138,22 @@ tfm_status tfm_embedder_encode(const tfm_embedder *e, tfm_context *ctx, const ch
                                    name ? ":" : "", i + 1, t, ids[i][t],
                                    ids[i][t] == pad ? "the padding id (a literal [PAD] in the text?)"
                                                     : "outside the model's vocabulary");
-        order[i] = i;
-    }
-    if (st == TFM_OK) {
-        by_len_item *items = malloc(n * sizeof *items);
-        if (items) {
-            for (size_t i = 0; i < n; i++) items[i] = (by_len_item){n_ids[i], i};
-            qsort(items, n, sizeof *items, by_length);
-            for (size_t i = 0; i < n; i++) order[i] = items[i].i;
-            free(items);
-        } else {
-            st = tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
-        }
-        if (st == TFM_OK) src = malloc((size_t)EMBED_MAX_BATCH_TOKENS > (size_t)e->max_tokens
-                         ? (size_t)EMBED_MAX_BATCH_TOKENS * sizeof *src
-                         : (size_t)e->max_tokens * sizeof *src);
-        if (st == TFM_OK && !src) st = tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
     }
     /* batches of consecutive lengths: grow while B · S tokens and B · S² attention cells fit */
-    for (size_t at = 0; at < n && st == TFM_OK;) {
-        size_t B = 1;
-        while (at + B < n && B < EMBED_MAX_BATCH) {
-            const size_t S = n_ids[order[at + B]]; /* the batch's length if it takes the next text */
-            if ((B + 1) * S > EMBED_MAX_BATCH_TOKENS || (B + 1) * S * S > EMBED_MAX_BATCH_CELLS) break;
-            B++;
-        }
-        st = run_batch(e, ctx, ids, n_ids, order + at, B, src, out);
-        at += B;
+    const batch_limits lim = {.max_rows = EMBED_MAX_BATCH, .max_tokens = EMBED_MAX_BATCH_TOKENS,
+                              .max_cells = EMBED_MAX_BATCH_CELLS};
+    if (st == TFM_OK) st = batch_plan_make(&plan, n_ids, n, lim);
+    if (st == TFM_OK) {
+        src = malloc(plan.max_tokens * sizeof *src);
+        if (!src) st = tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
     }
+    for (size_t j = 0; j < plan.n_batches && st == TFM_OK; j++)
+        st = run_batch(e, ctx, ids, n_ids, plan.order + plan.batch[j].start, plan.batch[j].rows, src, out);
     if (ids)
         for (size_t i = 0; i < n; i++) free(ids[i]);
     free(ids);
     free(n_ids);
-    free(order);
+    batch_plan_free(&plan);
     free(src);
     return st;
 }

@@ -1,7 +1,8 @@
 /* Perplexity of text under a decoder-only model (include/tfm/generate.h): each non-blank line is
- * BOS + its subwords + EOS, scored teacher-forced by tfm_model_score in batches of about
- * batch_tokens tokens; the mean negative log-likelihood per predicted token (subwords and EOS),
- * exponentiated. */
+ * BOS + its subwords + EOS, scored teacher-forced by tfm_model_score in batches of lines of
+ * similar length (batch_plan.h) of at most batch_tokens tokens; the mean negative log-likelihood
+ * per predicted token (subwords and EOS), exponentiated. */
+#include "batch_plan.h"
 #include "core_internal.h"
 #include "model_internal.h"
 #include "tfm/generate.h"
@@ -13,19 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Scores rows[0..B) (each BOS ... [EOS], lengths len[]) as one padded batch into *st. */
-static tfm_status score_batch(tfm_context *ctx, int32_t *const *rows, const int *len, int B, int32_t *buf,
-                              double *lp, int *nt, tfm_perplexity_stats *st) {
+/* Scores the lines idx[0..B) (row i: BOS ... [EOS], len[i] tokens, T the longest) as one padded
+ * batch: their log-probabilities and predicted-token counts into lp[i], nt[i]. */
+static tfm_status score_batch(tfm_context *ctx, int32_t *const *rows, const size_t *len, const size_t *idx, int B,
+                              int T, int32_t *buf, double *lp_b, int *nt_b, double *lp, int *nt) {
     const tfm_config *c = &ctx->m->cfg;
-    int T = 2;
     for (int b = 0; b < B; b++)
-        if (len[b] > T) T = len[b];
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) buf[(size_t)b * (size_t)T + (size_t)t] = t < len[b] ? rows[b][t] : c->pad_id;
-    TRY(tfm_model_score(ctx, B, 0, T, NULL, buf, lp, nt, NULL));
+        for (int t = 0; t < T; t++)
+            buf[(size_t)b * (size_t)T + (size_t)t] = (size_t)t < len[idx[b]] ? rows[idx[b]][t] : c->pad_id;
+    TRY(tfm_model_score(ctx, B, 0, T, NULL, buf, lp_b, nt_b, NULL));
     for (int b = 0; b < B; b++) {
-        st->nll -= lp[b];
-        st->tokens += (size_t)nt[b];
+        lp[idx[b]] = lp_b[b];
+        nt[idx[b]] = nt_b[b];
     }
     return TFM_OK;
 }
@@ -38,67 +38,74 @@ tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const
     RETURN_IF(c->arch != TFM_ARCH_DECODER_ONLY, TFM_ERR_INVALID_ARG,
               "perplexity needs a decoder-only model, this one is %s", tfm_arch_name(c->arch));
     TRY(tfm_tokenizer_check_model(tok, c));
-    if (batch_tokens < c->max_len + 1) batch_tokens = c->max_len + 1;
-    /* never more than all the lines at their longest: a huge budget must not allocate for nothing */
-    const size_t all = (n ? n : 1) * (size_t)(c->max_len + 1);
-    if ((size_t)batch_tokens > all) batch_tokens = (int)all;
-    const int max_rows = batch_tokens / 2; /* rows are at least BOS + EOS */
-    int32_t **rows = calloc((size_t)max_rows, sizeof *rows);
-    int *len = malloc(sizeof(int) * (size_t)max_rows), *nt = malloc(sizeof(int) * (size_t)max_rows);
-    double *lp = malloc(sizeof(double) * (size_t)max_rows);
-    int32_t *buf = malloc(sizeof(int32_t) * (size_t)batch_tokens);
-    tfm_status st = rows && len && nt && lp && buf ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
-    int B = 0, Tmax = 0;
-    for (size_t i = 0; st == TFM_OK && i <= n; i++) {
+    if (batch_tokens < c->max_len + 1) batch_tokens = c->max_len + 1; /* a line alone always fits */
+    const size_t m = n ? n : 1;
+    int32_t **rows = calloc(m, sizeof *rows);
+    size_t *len = calloc(m, sizeof *len); /* 0: a blank line, in no batch */
+    double *lp = calloc(m, sizeof *lp);
+    int *nt = calloc(m, sizeof *nt);
+    tfm_status st = rows && len && lp && nt ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
+    for (size_t i = 0; st == TFM_OK && i < n; i++) {
+        const size_t bytes = strlen(lines[i]);
+        if (tfm_text_is_blank(lines[i], bytes)) {
+            stats->skipped_blank++;
+            continue;
+        }
         int32_t *ids = NULL;
         size_t n_ids = 0;
-        if (i < n) {
-            const size_t bytes = strlen(lines[i]);
-            if (tfm_text_is_blank(lines[i], bytes)) {
-                stats->skipped_blank++;
-                continue;
-            }
-            st = tfm_tokenizer_encode(tok, lines[i], bytes, &ids, &n_ids);
-            if (st != TFM_OK) {
-                st = tfm_error_prefix(st, "line %zu: ", i + 1);
-                break;
-            }
+        st = tfm_tokenizer_encode(tok, lines[i], bytes, &ids, &n_ids);
+        if (st != TFM_OK) {
+            st = tfm_error_prefix(st, "line %zu: ", i + 1);
+            break;
         }
         /* BOS + tokens + EOS; a line past max_len − 1 tokens keeps max_len of them and no EOS */
         const int cut = n_ids + 1 > (size_t)c->max_len;
-        const int L = i < n ? (cut ? c->max_len + 1 : (int)n_ids + 2) : 0;
-        const int T2 = L > Tmax ? L : Tmax;
-        if (B > 0 && (i == n || B == max_rows || (size_t)(B + 1) * (size_t)T2 > (size_t)batch_tokens)) {
-            st = score_batch(ctx, rows, len, B, buf, lp, nt, stats);
-            for (int b = 0; b < B; b++) free(rows[b]);
-            B = 0;
-            Tmax = 0;
-        }
-        if (i == n || st != TFM_OK) {
-            free(ids);
-            break;
-        }
-        int32_t *row = malloc(sizeof(int32_t) * (size_t)L);
-        if (!row) {
+        const int L = cut ? c->max_len + 1 : (int)n_ids + 2;
+        rows[i] = malloc(sizeof(int32_t) * (size_t)L);
+        if (!rows[i]) {
             free(ids);
             st = tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
             break;
         }
-        row[0] = c->bos_id;
-        for (int t = 1; t < L; t++) row[t] = t - 1 < (int)n_ids ? ids[t - 1] : c->eos_id;
+        rows[i][0] = c->bos_id;
+        for (int t = 1; t < L; t++) rows[i][t] = t - 1 < (int)n_ids ? ids[t - 1] : c->eos_id;
         free(ids);
-        rows[B] = row;
-        len[B++] = L;
-        if (L > Tmax) Tmax = L;
+        len[i] = (size_t)L;
         stats->lines++;
         stats->truncated += (size_t)cut;
     }
-    for (int b = 0; rows && b < B; b++) free(rows[b]);
+    /* batches of similar lengths within batch_tokens (padding included; rows are at least BOS +
+     * EOS); buffers sized from the plan, never from batch_tokens alone */
+    batch_plan plan = {0};
+    const batch_limits lim = {.max_rows = (size_t)batch_tokens / 2, .max_tokens = (size_t)batch_tokens};
+    if (st == TFM_OK) st = batch_plan_make(&plan, len, n, lim);
+    int32_t *buf = NULL;
+    double *lp_b = NULL;
+    int *nt_b = NULL;
+    if (st == TFM_OK && plan.n_batches > 0) {
+        buf = malloc(sizeof(int32_t) * plan.max_tokens);
+        lp_b = malloc(sizeof(double) * plan.max_rows);
+        nt_b = malloc(sizeof(int) * plan.max_rows);
+        if (!buf || !lp_b || !nt_b) st = tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
+    }
+    for (size_t j = 0; st == TFM_OK && j < plan.n_batches; j++)
+        st = score_batch(ctx, rows, len, plan.order + plan.batch[j].start, (int)plan.batch[j].rows,
+                         (int)plan.batch[j].len, buf, lp_b, nt_b, lp, nt);
+    /* summed in the lines' order, so the total does not depend on the batching */
+    for (size_t i = 0; st == TFM_OK && i < n; i++) {
+        if (!len[i]) continue;
+        stats->nll -= lp[i];
+        stats->tokens += (size_t)nt[i];
+    }
     stats->perplexity = stats->tokens > 0 ? exp(stats->nll / (double)stats->tokens) : NAN;
+    for (size_t i = 0; rows && i < n; i++) free(rows[i]);
     free(rows);
     free(len);
-    free(nt);
     free(lp);
+    free(nt);
+    batch_plan_free(&plan);
     free(buf);
+    free(lp_b);
+    free(nt_b);
     return st;
 }

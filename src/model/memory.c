@@ -1,6 +1,7 @@
 /* Memory up front (include/tfm/memory.h): the decoding estimate, the machine's available memory,
  * sizes as people write them, and the check that refuses a run before it starts. The training
  * estimate, which needs the batchers' shapes, is in src/train/memory_train.c. */
+#include "batch_plan.h"
 #include "model_internal.h"
 #include "memory_internal.h"
 
@@ -56,11 +57,6 @@ tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences
     return TFM_OK;
 }
 
-static int by_size(const void *a, const void *b) {
-    const size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
-}
-
 tfm_status tfm_memory_estimate_translate(const tfm_config *cfg, const tfm_decode_config *dc, int batch_sentences,
                                          const size_t *src_len, size_t n, size_t text_bytes,
                                          tfm_memory_estimate *out) {
@@ -76,22 +72,20 @@ tfm_status tfm_memory_estimate_translate(const tfm_config *cfg, const tfm_decode
         len[i] = src_len[i] < (size_t)cfg->max_len ? src_len[i] : (size_t)cfg->max_len;
         tokens = add_sat(tokens, len[i]);
     }
-    qsort(len, n, sizeof *len, by_size); /* as tfm_translate_text: short first, blank lines apart */
     const int per = batch_sentences / dc->beam > 0 ? batch_sentences / dc->beam : 1;
-    size_t first = 0;
-    while (first < n && len[first] == 0) first++;
-    tfm_status st = TFM_OK;
-    for (size_t i = first; st == TFM_OK && i < n; i += (size_t)per) {
-        const size_t B = n - i < (size_t)per ? n - i : (size_t)per;
-        const int S = (int)len[i + B - 1]; /* sorted: the batch's last is its longest */
+    batch_plan plan; /* tfm_translate_text's batches: short first, blank lines apart */
+    tfm_status st = batch_plan_make(&plan, len, n, (batch_limits){.max_rows = (size_t)per});
+    for (size_t j = 0; st == TFM_OK && j < plan.n_batches; j++) {
+        const int B = (int)plan.batch[j].rows, S = (int)plan.batch[j].len;
         double lim = (double)dc->max_len_a * S + dc->max_len_b;
         if (lim > cfg->max_len - 1) lim = cfg->max_len - 1;
         tfm_memory_estimate b;
-        st = tfm_memory_estimate_decode_beams(cfg, (int)B, dc->beam, S, lim < 0 ? 0 : (int)lim, dc->use_cache, 0, &b);
+        st = tfm_memory_estimate_decode_beams(cfg, B, dc->beam, S, lim < 0 ? 0 : (int)lim, dc->use_cache, 0, &b);
         if (st == TFM_OK && b.activations > out->activations) out->activations = b.activations;
         if (st == TFM_OK && b.cache > out->cache) out->cache = b.cache;
         if (st == TFM_OK && b.workspace > out->workspace) out->workspace = b.workspace;
     }
+    batch_plan_free(&plan);
     free(len);
     if (st != TFM_OK) {
         memset(out, 0, sizeof *out);
