@@ -4,6 +4,7 @@
  * apart; a sentence stops (tfm_beam_stop) when K hypotheses have finished (fairseq, CTranslate2)
  * or, with TFM_BEAM_STOP_BOUND, when no live beam can beat its best finished hypothesis
  * (tensor2tensor). */
+#include "arena.h"
 #include "decode_internal.h"
 #include "ops.h"
 
@@ -64,37 +65,49 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     const tfm_config *cfg = &m->cfg;
     const int K = dc->beam, R = B * K, C = 2 * K;
     const size_t V = (size_t)cfg->tgt_vocab;
-    int cap = 1;
-    int *limit = malloc((size_t)B * sizeof *limit);
-    for (int i = 0; limit && i < B; i++) {
-        limit[i] = decode_limit(m, dc, src + (size_t)i * (size_t)S, S);
-        if (limit[i] + 1 > cap) cap = limit[i] + 1;
+    int cap = 1; /* positions: the longest output limit + 1 */
+    for (int i = 0; i < B; i++) {
+        const int lim = decode_limit(m, dc, src + (size_t)i * (size_t)S, S);
+        if (lim + 1 > cap) cap = lim + 1;
     }
-    /* the reference path recomputes every row from its source: each sentence copied per beam;
-     * the KV cache encodes each sentence once and its beams share that memory */
-    int32_t *srcK = dc->use_cache ? NULL : malloc((size_t)R * (size_t)S * sizeof *srcK);
-    int32_t *hist = malloc((size_t)R * (size_t)cap * sizeof *hist);     /* tokens of each live beam */
-    int32_t *prefix = malloc((size_t)R * (size_t)cap * sizeof *prefix); /* BOS + hist: the step's input */
-    int32_t *hist2 = malloc((size_t)R * (size_t)cap * sizeof *hist2);
-    float *score = malloc((size_t)R * sizeof *score);
-    float *score2 = malloc((size_t)R * sizeof *score2);
-    float *lse = malloc((size_t)R * sizeof *lse);     /* log Σ exp of each row's logits */
-    uint8_t *idle = malloc((size_t)R);                /* rows without a live hypothesis this step */
-    int *act = malloc((size_t)B * sizeof *act);       /* the sentence of each group of K step rows */
-    int *keep = malloc((size_t)R * sizeof *keep);
-    int32_t *tok = malloc((size_t)R * sizeof *tok);
-    int *parent = malloc((size_t)R * sizeof *parent);
-    int *topi = malloc((size_t)C * sizeof *topi);
-    cand *cands = malloc((size_t)K * (size_t)C * sizeof *cands);
-    double *best = malloc((size_t)B * sizeof *best); /* best finished normalised score per sentence */
-    int32_t *best_tok = malloc((size_t)B * (size_t)cap * sizeof *best_tok);
-    int *best_len = malloc((size_t)B * sizeof *best_len);
-    uint8_t *done = calloc((size_t)B, 1);
-    int *n_finished = calloc((size_t)B, sizeof *n_finished); /* finished hypotheses per sentence */
+    /* The search's buffers, carved from one arena: a counting pass (no memory) sizes it, the second
+     * pass hands out the pointers; the arena comes zeroed (done, n_finished). */
+    int *limit, *act, *keep, *parent, *topi, *best_len, *n_finished;
+    int32_t *srcK, *hist, *prefix, *hist2, *tok, *best_tok;
+    float *score, *score2, *lse;
+    uint8_t *idle, *done;
+    cand *cands;
+    double *best;
+    tfm_arena arena = {0};
     tfm_status st = TFM_OK;
-    if (!limit || !prefix || (!srcK && !dc->use_cache) || !hist || !hist2 || !score || !score2 || !lse || !idle || !act || !keep || !tok || !parent || !topi || !cands || !best ||
-        !best_tok || !best_len || !done || !n_finished)
-        st = tfm_set_error(TFM_ERR_NOMEM, "out of memory in beam search");
+    for (int pass = 0; pass < 2 && st == TFM_OK; pass++) {
+        if (pass == 1) st = arena_init(&arena, arena.used, "beam search");
+#define TAKE(n, type) ((type *)arena_take_bytes(&arena, (size_t)(n) * sizeof(type)))
+        limit = TAKE(B, int);
+        /* the reference path recomputes every row from its source: each sentence copied per beam;
+         * the KV cache encodes each sentence once and its beams share that memory */
+        srcK = dc->use_cache ? NULL : TAKE((size_t)R * (size_t)S, int32_t);
+        hist = TAKE((size_t)R * (size_t)cap, int32_t);   /* tokens of each live beam */
+        prefix = TAKE((size_t)R * (size_t)cap, int32_t); /* BOS + hist: the step's input */
+        hist2 = TAKE((size_t)R * (size_t)cap, int32_t);
+        score = TAKE(R, float);
+        score2 = TAKE(R, float);
+        lse = TAKE(R, float);   /* log Σ exp of each row's logits */
+        idle = TAKE(R, uint8_t); /* rows without a live hypothesis this step */
+        act = TAKE(B, int);     /* the sentence of each group of K step rows */
+        keep = TAKE(R, int);
+        tok = TAKE(R, int32_t);
+        parent = TAKE(R, int);
+        topi = TAKE(C, int);
+        cands = TAKE((size_t)K * (size_t)C, cand);
+        best = TAKE(B, double); /* best finished normalised score per sentence */
+        best_tok = TAKE((size_t)B * (size_t)cap, int32_t);
+        best_len = TAKE(B, int);
+        done = TAKE(B, uint8_t);
+        n_finished = TAKE(B, int); /* finished hypotheses per sentence */
+#undef TAKE
+    }
+    for (int i = 0; st == TFM_OK && i < B; i++) limit[i] = decode_limit(m, dc, src + (size_t)i * (size_t)S, S);
     if (st == TFM_OK) {
         for (int r = 0; srcK && r < R; r++)
             memcpy(srcK + (size_t)r * (size_t)S, src + (size_t)(r / K) * (size_t)S, (size_t)S * sizeof *srcK);
@@ -239,25 +252,6 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
         if (out_score) out_score[i] = best[i];
         memcpy(out + (size_t)i * (size_t)max_out, best_tok + (size_t)i * (size_t)cap, (size_t)out_len[i] * sizeof *out);
     }
-    free(prefix);
-    free(limit);
-    free(srcK);
-    free(hist);
-    free(hist2);
-    free(score);
-    free(score2);
-    free(lse);
-    free(idle);
-    free(act);
-    free(keep);
-    free(tok);
-    free(parent);
-    free(topi);
-    free(cands);
-    free(best);
-    free(best_tok);
-    free(best_len);
-    free(done);
-    free(n_finished);
+    arena_free(&arena);
     return st;
 }
