@@ -97,16 +97,19 @@ static int run(int argc, char **argv) {
     }
     const tfm_config *c = tfm_model_config(m);
     if (!check_pairs(c, &src, src_path, &tgt, tgt_path)) goto done;
-    size_t T_file = 0;
-    for (size_t i = 0; i < tgt.n_lines; i++)
+    size_t S_file = 0, T_file = 0; /* the longest lines: the buffers hold the data, not the limits */
+    for (size_t i = 0; i < tgt.n_lines; i++) {
+        if (tfm_id_lines_len(&src, i) > S_file) S_file = tfm_id_lines_len(&src, i);
         if (tfm_id_lines_len(&tgt, i) > T_file) T_file = tfm_id_lines_len(&tgt, i);
+    }
+    if ((size_t)batch > src.n_lines) batch = src.n_lines > 0 ? (int)src.n_lines : 1; /* no rows for lines not there */
     const size_t V = (size_t)c->tgt_vocab;
     if (dump) {
         if (!cli_output_open("score", dump, &dump_out)) goto done;
         df = dump_out.f;
     }
-    sbuf = malloc((size_t)batch * (size_t)c->max_len * sizeof *sbuf + sizeof *sbuf);
-    tbuf = malloc((size_t)batch * ((size_t)c->max_len + 1) * sizeof *tbuf);
+    sbuf = malloc((size_t)batch * S_file * sizeof *sbuf + sizeof *sbuf);
+    tbuf = malloc((size_t)batch * T_file * sizeof *tbuf + sizeof *tbuf);
     lp = malloc((size_t)batch * sizeof *lp);
     nt = malloc((size_t)batch * sizeof *nt);
     if (dump) logits = malloc((size_t)batch * (T_file - 1) * V * sizeof *logits);
