@@ -2,14 +2,12 @@
  * SGD, constant or noam learning rate, dropout, clipping; prints the loss of every step. A thin
  * command line over the library's training loop (include/tfm/train_loop.h) with line-count batches
  * (tfm_batcher_create_lines); `tfm train --data` is in train_text.c. */
-#include "kernel_env.h"
 #include "args.h"
 #include "memory_check.h"
 #include "text_io.h"
 #include "train_common.h"
 #include "train_text.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,61 +83,29 @@ static int run(int argc, char **argv) {
     for (int i = 1; i < argc; i++) /* training on a text corpus has its own flags */
         if (strcmp(argv[i], "--data") == 0 || strcmp(argv[i], "--text") == 0) return train_text_run(&cmd_train, argc, argv);
     const char *init = NULL, *src_path = NULL, *tgt_path = NULL, *save = NULL;
-    const char *optimizer = "adam", *schedule = "constant", *max_memory = NULL;
-    int steps = 0, batch = 32, warmup = 4000, seed = 1;
-    float lr = 1e-3f, dropout = 0.0f, smoothing = 0.0f, clip = 0.0f, mpi_timeout = TRAIN_MPI_TIMEOUT_S;
+    int steps = 0, batch = 32;
+    train_flags t = TRAIN_FLAGS_IDS;
     cli_opt opts[] = {
         {"--init", OPT_STR, &init, 1, "starting checkpoint (from tfm init, or a PyTorch-made one)"},
         {"--src-ids", OPT_STR, &src_path, 1, "source token ids, one sequence per line"},
         {"--tgt-ids", OPT_STR, &tgt_path, 1, "target token ids (BOS first, EOS last)"},
         {"--steps", OPT_INT, &steps, 1, "optimizer steps"},
         {"--save", OPT_STR, &save, 1, "where to write the trained model (atomically; also on Ctrl-C)"},
-        {"--optimizer", OPT_STR, &optimizer, 0, "adam or sgd"},
-        {"--lr", OPT_FLOAT, &lr, 0, "learning rate (constant) or factor (noam)"},
-        {"--schedule", OPT_STR, &schedule, 0, "constant or noam"},
-        {"--warmup", OPT_INT, &warmup, 0, "warm-up steps of the noam schedule"},
-        {"--dropout", OPT_FLOAT, &dropout, 0, "dropout probability"},
-        {"--label-smoothing", OPT_FLOAT, &smoothing, 0, "label smoothing epsilon"},
         {"--batch-size", OPT_INT, &batch, 0, "sentences per step (lines; with B >= the number of lines every "
                                              "step uses every line, in file order)"},
-        {"--clip-norm", OPT_FLOAT, &clip, 0, "clip the global gradient norm (0: off)"},
-        {"--seed", OPT_INT, &seed, 0, "seed of dropout and shuffling"},
-        {"--mpi-timeout", OPT_FLOAT, &mpi_timeout, 0, "under mpirun: seconds to wait for the other ranks "
-                                                      "before failing (docs/MPI.md)"},
-        MEMORY_OPT(max_memory),
+        TRAIN_OPTS(t),
     };
     int r = cli_parse(&cmd_train, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : EXIT_USAGE;
-    tfm_train_config tc = tfm_train_config_default();
-    tc.kernels = *cli_kernels();
-    if (!train_parse_optim(optimizer, schedule, &tc)) return EXIT_USAGE;
-    if (steps < 1 || batch < 1 || seed < 0) {
-        cli_error("train", "--steps and --batch-size must be >= 1 and --seed >= 0");
+    if (steps < 1 || batch < 1) {
+        cli_error("train", "--steps and --batch-size must be >= 1");
         return EXIT_USAGE;
     }
-    /* the trainer checks these too, but a bad flag is a usage error, found before any loading */
-    const char *bad = !(dropout >= 0.0f && dropout < 1.0f)           ? "--dropout must be in [0, 1)"
-                      : !(smoothing >= 0.0f && smoothing <= 1.0f)     ? "--label-smoothing must be in [0, 1]"
-                      : !(lr > 0.0f) || !isfinite(lr)                 ? "--lr must be positive"
-                      : !(clip >= 0.0f) || !isfinite(clip)            ? "--clip-norm must be >= 0 (0: off)"
-                      : tc.schedule == TFM_SCHEDULE_NOAM && warmup < 1 ? "--warmup must be >= 1 with noam"
-                      : !(mpi_timeout > 0.0f)                          ? "--mpi-timeout must be > 0"
-                                                                       : NULL;
-    if (bad) {
-        cli_error("train", "%s; got --dropout %g --label-smoothing %g --lr %g --clip-norm %g --warmup %d", bad,
-                  (double)dropout, (double)smoothing, (double)lr, (double)clip, warmup);
-        return EXIT_USAGE;
-    }
-    if (!memory_flag_ok("train", max_memory)) return EXIT_USAGE;
+    tfm_train_config tc;
+    if (!train_flags_config(&t, &tc)) return EXIT_USAGE; /* a bad flag is a usage error, found before loading */
     const cli_path ins[] = {{"--init", init}, {"--src-ids", src_path}, {"--tgt-ids", tgt_path}},
                    outs[] = {{"--save", save}};
     if (!cli_outputs_ok("train", ins, 3, outs, 1)) return EXIT_RUNTIME;
-    tc.lr = lr;
-    tc.warmup = warmup;
-    tc.dropout = dropout;
-    tc.label_smoothing = smoothing;
-    tc.clip_norm = clip;
-    tc.seed = (uint64_t)seed;
 
     tfm_model *m = NULL;
     tfm_dataset *ds = NULL;
@@ -147,7 +113,7 @@ static int run(int argc, char **argv) {
     tfm_trainer *tr = NULL;
     tfm_dist *dist = NULL;
     int rc = EXIT_RUNTIME;
-    if (!train_dist_start(mpi_timeout, &dist)) return EXIT_RUNTIME;
+    if (!train_dist_start(t.mpi_timeout, &dist)) return EXIT_RUNTIME;
     if (tfm_model_load(init, &m) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
@@ -155,11 +121,11 @@ static int run(int argc, char **argv) {
     const tfm_config *c = tfm_model_config(m);
     if (!model_arch_ok("train", init, c, MODEL_DECODES)) goto done;
     if (!load_data(c, src_path, tgt_path, &ds)) goto done;
-    if (tfm_batcher_create_lines(ds, batch, c->pad_id, 1, (uint64_t)seed, &bt) != TFM_OK) {
+    if (tfm_batcher_create_lines(ds, batch, c->pad_id, 1, (uint64_t)t.seed, &bt) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());
         goto done;
     }
-    if (!memory_fits_train("train", max_memory, c, tc.optimizer, bt, NULL, tfm_memory_dataset_bytes(ds), "--batch-size"))
+    if (!memory_fits_train("train", t.max_memory, c, tc.optimizer, bt, NULL, tfm_memory_dataset_bytes(ds), "--batch-size"))
         goto done;
     if (tfm_trainer_create(m, &tc, 1, 1, 2, &tr) != TFM_OK || tfm_trainer_set_dist(tr, dist) != TFM_OK) {
         cli_error("train", "%s", tfm_last_error());

@@ -3,6 +3,7 @@
 #include "train_common.h"
 
 #include "args.h"
+#include "kernel_env.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,13 +34,30 @@ void train_catch_signals(void) {
     sigaction(SIGTERM, &sa, NULL);
 }
 
-int train_parse_optim(const char *optimizer, const char *schedule, tfm_train_config *tc) {
-    if (tfm_optimizer_from_name(optimizer, &tc->optimizer) != TFM_OK) {
-        cli_error("train", "--optimizer must be %s, got '%s'", tfm_optimizer_names(), optimizer);
+int train_flags_config(const train_flags *f, tfm_train_config *tc) {
+    *tc = tfm_train_config_default();
+    tc->kernels = *cli_kernels();
+    if (tfm_optimizer_from_name(f->optimizer, &tc->optimizer) != TFM_OK) {
+        cli_error("train", "--optimizer must be %s, got '%s'", tfm_optimizer_names(), f->optimizer);
         return 0;
     }
-    if (tfm_schedule_from_name(schedule, &tc->schedule) != TFM_OK) {
-        cli_error("train", "--schedule must be %s, got '%s'", tfm_schedule_names(), schedule);
+    if (tfm_schedule_from_name(f->schedule, &tc->schedule) != TFM_OK) {
+        cli_error("train", "--schedule must be %s, got '%s'", tfm_schedule_names(), f->schedule);
+        return 0;
+    }
+    if (f->seed < 0 || !(f->mpi_timeout > 0.0f)) {
+        cli_error("train", "--seed must be >= 0 and --mpi-timeout > 0, got %d and %g", f->seed, (double)f->mpi_timeout);
+        return 0;
+    }
+    if (!memory_flag_ok("train", f->max_memory)) return 0;
+    tc->lr = f->lr;
+    tc->warmup = f->warmup;
+    tc->dropout = f->dropout;
+    tc->label_smoothing = f->smoothing;
+    tc->clip_norm = f->clip;
+    tc->seed = (uint64_t)f->seed;
+    if (tfm_train_config_check(tc) != TFM_OK) { /* the trainer's own rules, before any loading */
+        cli_error("train", "a training flag is out of range: %s", tfm_last_error());
         return 0;
     }
     return 1;

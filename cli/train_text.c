@@ -25,11 +25,10 @@ static int file_exists(const char *p) { return access(p, R_OK) == 0; }
 
 typedef struct {
     const char *data, *src, *tgt, *init, *resume, *save, *save_best;
-    int steps, batch_tokens, warmup, seed, vocab_size, eval_every, log_every, save_every;
-    float lr, dropout, smoothing, clip, time_limit, mpi_timeout;
-    const char *optimizer, *schedule;
-    const char *max_memory; /* --max-memory, NULL: MemAvailable */
+    int steps, batch_tokens, vocab_size, eval_every, log_every, save_every;
+    float time_limit;
     const char *text, *valid_text; /* --text mode: a decoder-only LM on plain text (cli/train_lm.h) */
+    train_flags t;                 /* the training flags (train_common.h) */
 } text_flags;
 
 /* Everything the run holds, freed by run_free. */
@@ -228,7 +227,7 @@ static int setup_model(text_run *r, const text_flags *f, model_flags *mf) {
         mf->c.pad_id = tfm_tokenizer_pad_id(r->tok);
         mf->c.bos_id = tfm_tokenizer_bos_id(r->tok);
         mf->c.eos_id = tfm_tokenizer_eos_id(r->tok);
-        if (tfm_model_create(&mf->c, (uint64_t)f->seed, &r->m) != TFM_OK) {
+        if (tfm_model_create(&mf->c, (uint64_t)f->t.seed, &r->m) != TFM_OK) {
             cli_error("train", "%s", tfm_last_error());
             return EXIT_RUNTIME;
         }
@@ -256,7 +255,7 @@ static int setup_model(text_run *r, const text_flags *f, model_flags *mf) {
 /* Cuts the training (shuffled) and validation datasets into batches of --batch-tokens. */
 static int make_batchers(text_run *r, const text_flags *f) {
     const int pad = tfm_model_config(r->m)->pad_id;
-    if (tfm_batcher_create(r->train, f->batch_tokens, pad, 1, (uint64_t)f->seed, &r->tb) != TFM_OK ||
+    if (tfm_batcher_create(r->train, f->batch_tokens, pad, 1, (uint64_t)f->t.seed, &r->tb) != TFM_OK ||
         (r->valid && tfm_batcher_create(r->valid, f->batch_tokens, pad, 0, 0, &r->vb) != TFM_OK)) {
         cli_error("train", "%s", tfm_last_error());
         return 0;
@@ -317,8 +316,8 @@ static int setup_trainer(text_run *r, const text_flags *f, const tfm_train_confi
  * means 0: see the caller). */
 static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags *fp, model_flags *mfp,
                        tfm_train_config *tc) {
-    text_flags f = {NULL, "en", "es", NULL, NULL, NULL, NULL, 1000000, 3000, 400, 1, 8000, 500, 50, 0,
-                    0.32f, 0.1f, 0.1f, 1.0f, 0.0f, (float)TRAIN_MPI_TIMEOUT_S, "adam", "noam", NULL, NULL, NULL};
+    text_flags f = {.src = "en", .tgt = "es", .steps = 1000000, .batch_tokens = 3000, .vocab_size = 8000,
+                    .eval_every = 500, .log_every = 50, .t = TRAIN_FLAGS_TEXT};
     model_flags mf = model_flags_default();
     mf.c.norm_first = 1; /* pre-LN trains stably at this learning rate (docs/BENCH.md) */
     mf.c.tie_embeddings = 1;
@@ -339,33 +338,20 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
         {"--steps", OPT_INT, &f.steps, 0, "stop after this many steps"},
         {"--time-limit", OPT_FLOAT, &f.time_limit, 0, "stop after this many minutes of training (0: none)"},
         {"--batch-tokens", OPT_INT, &f.batch_tokens, 0, "tokens per batch, padding included"},
-        {"--optimizer", OPT_STR, &f.optimizer, 0, "adam or sgd"},
-        {"--lr", OPT_FLOAT, &f.lr, 0, "noam factor (peak = lr / sqrt(d_model * warmup)) or constant lr"},
-        {"--schedule", OPT_STR, &f.schedule, 0, "noam or constant"},
-        {"--warmup", OPT_INT, &f.warmup, 0, "warm-up steps"},
-        {"--dropout", OPT_FLOAT, &f.dropout, 0, "dropout probability"},
-        {"--label-smoothing", OPT_FLOAT, &f.smoothing, 0, "label smoothing epsilon"},
-        {"--clip-norm", OPT_FLOAT, &f.clip, 0, "clip the global gradient norm (0: off)"},
-        {"--seed", OPT_INT, &f.seed, 0, "seed of initialisation, shuffling and dropout"},
         {"--vocab-size", OPT_INT, &f.vocab_size, 0, "joint subword vocabulary (when the model has no tokenizer)"},
         {"--eval-every", OPT_INT, &f.eval_every, 0, "validate (and checkpoint) every N steps"},
         {"--save-every", OPT_INT, &f.save_every, 0, "checkpoint every N steps (default: --eval-every)"},
         {"--log-every", OPT_INT, &f.log_every, 0, "log line every N steps when stderr is not a terminal"},
-        {"--mpi-timeout", OPT_FLOAT, &f.mpi_timeout, 0, "under mpirun: seconds to wait for the other ranks "
-                                                        "before failing (docs/MPI.md)"},
-        MEMORY_OPT(f.max_memory),
+        TRAIN_OPTS(f.t),
         MODEL_OPTS(mf),
     };
     int r = cli_parse(cmd, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? -1 : EXIT_USAGE;
-    *tc = tfm_train_config_default();
-    tc->kernels = *cli_kernels();
-    if (!train_parse_optim(f.optimizer, f.schedule, tc)) return EXIT_USAGE;
-    if (!memory_flag_ok("train", f.max_memory)) return EXIT_USAGE;
-    if (f.steps < 1 || f.batch_tokens < 1 || f.seed < 0 || f.eval_every < 1 || f.log_every < 1 || f.save_every < 0 ||
-        !(f.time_limit >= 0) || !(f.mpi_timeout > 0)) {
-        cli_error("train", "--steps, --batch-tokens, --eval-every and --log-every must be >= 1; --seed, "
-                           "--save-every and --time-limit >= 0; --mpi-timeout > 0");
+    if (!train_flags_config(&f.t, tc)) return EXIT_USAGE;
+    if (f.steps < 1 || f.batch_tokens < 1 || f.eval_every < 1 || f.log_every < 1 || f.save_every < 0 ||
+        !(f.time_limit >= 0)) {
+        cli_error("train", "--steps, --batch-tokens, --eval-every and --log-every must be >= 1; --save-every and "
+                           "--time-limit >= 0");
         return EXIT_USAGE;
     }
     if (f.save_every == 0) f.save_every = f.eval_every;
@@ -398,12 +384,6 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
             return EXIT_USAGE;
         }
     }
-    tc->lr = f.lr;
-    tc->warmup = f.warmup;
-    tc->dropout = f.dropout;
-    tc->label_smoothing = f.smoothing;
-    tc->clip_norm = f.clip;
-    tc->seed = (uint64_t)f.seed;
     *fp = f;
     *mfp = mf;
     return 0;
@@ -512,14 +492,14 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
         run_free(&r);
         return EXIT_RUNTIME;
     }
-    if (!train_dist_start(f.mpi_timeout, &r.dist)) {
+    if (!train_dist_start(f.t.mpi_timeout, &r.dist)) {
         run_free(&r);
         return EXIT_RUNTIME;
     }
     r.root = train_is_root(r.dist);
     rc = setup_model(&r, &f, &mf);
     if (rc == 0 && !(setup_corpus(&r, &f) &&
-                     memory_fits_train("train", f.max_memory, tfm_model_config(r.m), tc.optimizer, r.tb, r.vb,
+                     memory_fits_train("train", f.t.max_memory, tfm_model_config(r.m), tc.optimizer, r.tb, r.vb,
                                        tfm_memory_dataset_bytes(r.train) + tfm_memory_dataset_bytes(r.valid),
                                        "--batch-tokens") &&
                      setup_trainer(&r, &f, &tc)))
@@ -533,10 +513,10 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
         fprintf(stderr, "tfm train: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, %zu parameters; "
                     "%zu batches/epoch of <= %d tokens; %s lr %s %g (peak %.3g), warm-up %d\n",
             c->d_model, c->n_heads, c->n_enc_layers, c->n_dec_layers, c->d_ff, c->tgt_vocab,
-            tfm_config_param_count(c), tfm_batcher_batches_per_epoch(r.tb), f.batch_tokens, f.optimizer, f.schedule,
-            (double)f.lr,
-            tc.schedule == TFM_SCHEDULE_NOAM ? (double)f.lr / sqrt((double)c->d_model * f.warmup) : (double)f.lr,
-            f.warmup);
+            tfm_config_param_count(c), tfm_batcher_batches_per_epoch(r.tb), f.batch_tokens, f.t.optimizer, f.t.schedule,
+            (double)f.t.lr,
+            tc.schedule == TFM_SCHEDULE_NOAM ? (double)f.t.lr / sqrt((double)c->d_model * f.t.warmup) : (double)f.t.lr,
+            f.t.warmup);
 
     train_dist_report(r.dist, c);
     progress_view view = {isatty(STDERR_FILENO), 0, f.log_every, f.steps, (double)f.time_limit * 60.0, f.save};

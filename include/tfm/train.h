@@ -38,6 +38,13 @@ typedef struct {
 /** Adam, constant lr 1e-3, no dropout or smoothing or clipping, warm-up 4000, β (0.9, 0.98), ε 1e-9. */
 TFM_API tfm_train_config tfm_train_config_default(void);
 
+/** Checks a configuration as tfm_trainer_create does, so a program can refuse bad settings before
+ * loading anything: optimizer and schedule known, lr positive and finite, warmup >= 1 with noam,
+ * dropout in [0, 1), label_smoothing in [0, 1], clip_norm >= 0 and finite, 0 <= beta1, beta2 < 1,
+ * adam_eps > 0. Errors: TFM_ERR_INVALID_ARG naming the setting and its value ("dropout must be in
+ * [0, 1), got 1.5"). */
+TFM_API tfm_status tfm_train_config_check(const tfm_train_config *c);
+
 typedef struct tfm_trainer tfm_trainer;
 
 /** What one step did. */

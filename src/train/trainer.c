@@ -47,7 +47,8 @@ tfm_train_config tfm_train_config_default(void) {
     return c;
 }
 
-static tfm_status validate(const tfm_train_config *c) {
+tfm_status tfm_train_config_check(const tfm_train_config *c) {
+    RETURN_IF(!c, TFM_ERR_INVALID_ARG, "tfm_train_config_check: NULL config");
     TRY(tfm_kernel_opts_validate(&c->kernels));
     RETURN_IF(c->optimizer != TFM_OPTIMIZER_ADAM && c->optimizer != TFM_OPTIMIZER_SGD, TFM_ERR_INVALID_ARG,
               "optimizer must be adam or sgd");
@@ -106,7 +107,7 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
     RETURN_IF(tfm_model_config(m)->embed_norm || tfm_model_config(m)->type_vocab, TFM_ERR_UNSUPPORTED,
               "BERT's embedding block (type_vocab, embed_norm) has no backward pass here: inference only "
               "(docs/BERT.md)");
-    TRY(validate(cfg));
+    TRY(tfm_train_config_check(cfg));
     tfm_trainer *t = calloc(1, sizeof *t);
     RETURN_IF(!t, TFM_ERR_NOMEM, "out of memory creating a trainer");
     t->m = m;

@@ -71,14 +71,20 @@ expect_fail "missing --save" 2 "missing required option --save" "$TFM" train --i
   --steps 2
 expect_fail "--optimizer foo" 2 "--optimizer must be adam or sgd, got 'foo'" "${TRAIN[@]}" --optimizer foo
 expect_fail "--schedule foo" 2 "--schedule must be constant or noam, got 'foo'" "${TRAIN[@]}" --schedule foo
-expect_fail "--dropout 1.5" 2 "--dropout must be in [0, 1)" "${TRAIN[@]}" --dropout 1.5
-expect_fail "--dropout -0.1" 2 "--dropout must be in [0, 1)" "${TRAIN[@]}" --dropout -0.1
-expect_fail "--label-smoothing 2" 2 "--label-smoothing must be in [0, 1]" "${TRAIN[@]}" --label-smoothing 2
-expect_fail "--lr 0" 2 "--lr must be positive" "${TRAIN[@]}" --lr 0
-expect_fail "--clip-norm -1" 2 "--clip-norm must be >= 0" "${TRAIN[@]}" --clip-norm -1
-expect_fail "noam without warm-up" 2 "--warmup must be >= 1" "${TRAIN[@]}" --schedule noam --warmup 0
+expect_fail "--dropout 1.5" 2 "dropout must be in [0, 1), got 1.5" "${TRAIN[@]}" --dropout 1.5
+expect_fail "--dropout -0.1" 2 "dropout must be in [0, 1), got -0.1" "${TRAIN[@]}" --dropout -0.1
+expect_fail "--label-smoothing 2" 2 "label smoothing must be in [0, 1], got 2" "${TRAIN[@]}" --label-smoothing 2
+expect_fail "--lr 0" 2 "lr must be positive, got 0" "${TRAIN[@]}" --lr 0
+expect_fail "--clip-norm -1" 2 "clip norm must be >= 0 (0: off), got -1" "${TRAIN[@]}" --clip-norm -1
+expect_fail "noam without warm-up" 2 "the noam schedule needs warmup >= 1, got 0" "${TRAIN[@]}" --schedule noam --warmup 0
 expect_fail "--steps 0" 2 "--steps and --batch-size must be >= 1" "${TRAIN[@]}" --steps 0
 expect_fail "--batch-size 0" 2 "--steps and --batch-size must be >= 1" "${TRAIN[@]}" --batch-size 0
+# the same checks (one table, train_common.h) in the text mode, before the corpus is looked at
+expect_fail "--data: --dropout 1.5" 2 "dropout must be in [0, 1), got 1.5" "$TFM" train --data "$WORK/no-corpus" \
+  --dropout 1.5 --save "$WORK/x.st"
+expect_fail "--text: --lr -1" 2 "lr must be positive, got -1" "$TFM" train --arch decoder-only \
+  --text "$WORK/no-text" --lr -1 --save "$WORK/x.st"
+expect_fail "--data: --seed -1" 2 "--seed must be >= 0" "$TFM" train --data "$WORK/no-corpus" --seed -1 --save "$WORK/x.st"
 expect_fail "--steps not a number" 2 "option --steps expects an integer, got 'many'" "${TRAIN[@]}" --steps many
 
 expect_fail "missing --init file" 1 "cannot open checkpoint $WORK/none.st" "$TFM" train --init "$WORK/none.st" \
@@ -118,7 +124,7 @@ cp "$WORK/fit.st" "$WORK/keep.st"
 cp "$WORK/fit.st" "$WORK/keep.bak"
 expect_fail "bad ids keep --save" 1 "token id 25 is outside the vocabulary" "$TFM" train --init "$WORK/init.st" \
   --src-ids "$WORK/oov_s.ids" --tgt-ids "$WORK/tgt.ids" --steps 2 --save "$WORK/keep.st"
-expect_fail "bad flag keeps --save" 2 "--dropout must be in [0, 1)" "$TFM" train --init "$WORK/init.st" "${DATA[@]}" \
+expect_fail "bad flag keeps --save" 2 "dropout must be in [0, 1)" "$TFM" train --init "$WORK/init.st" "${DATA[@]}" \
   --steps 2 --dropout 1.5 --save "$WORK/keep.st"
 expect_fail "diverging run keeps --save" 1 "parameters left unchanged" "$TFM" train --init "$WORK/init.st" \
   "${DATA[@]}" --steps 5 --lr 1e30 --save "$WORK/keep.st"
