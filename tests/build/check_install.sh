@@ -61,6 +61,28 @@ for ex in translate generate embed; do
     -o "$WORK/$ex-static"
 done
 ldd "$WORK/translate" | grep -q "$P/lib/libtfm.so" && ok || bad "translate does not load the installed libtfm.so"
+# a program with its own linear_forward, beam_search and arena_init (names the library uses inside)
+# that pulls in the translation code: links with both libraries and keeps its own functions (the
+# build tree's libtfm_internal.a, whose internal names are global, fails this with "multiple
+# definition")
+cat > "$WORK/clash.c" <<'CLASH'
+#include <tfm/tfm.h>
+#include <stdio.h>
+int linear_forward(int x) { return x + 1; }
+int beam_search(void) { return 7; }
+int arena_init(void) { return 3; }
+int main(void) {
+    tfm_status (*volatile fn)(tfm_context *, const tfm_tokenizer *, const tfm_decode_config *, const char *const *,
+                              size_t, int, char **, tfm_translate_stats *) = tfm_translate_text;
+    printf("%d %d %d %s %d\n", linear_forward(1), beam_search(), arena_init(), tfm_status_name(TFM_ERR_IO), fn != 0);
+    return 0;
+}
+CLASH
+for kind in shared static; do
+  if [ $kind = shared ]; then libs=("${LIBS_PC[@]}" -Wl,-rpath,"$P/lib"); else libs=("${LIBS_ST[@]}"); fi
+  if "$CC" -std=c11 "${XF[@]}" "$WORK/clash.c" "${CFLAGS_PC[@]}" "${libs[@]}" -lm -o "$WORK/clash-$kind" 2> "$WORK/clash.log" &&
+     [ "$("$WORK/clash-$kind")" = "2 7 3 io error 1" ]; then ok; else bad "$kind: a program's own linear_forward/beam_search/arena_init clash with the library: $(head -c 400 "$WORK/clash.log")"; fi
+done
 ! ldd "$WORK/translate-static" | grep -q libtfm && ok || bad "translate-static loads libtfm.so"
 cmake -S "$ROOT/examples" -B "$WORK/ex-cmake" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_FLAGS="$XFLAGS" \
   > "$WORK/cmake.log" 2>&1 && cmake --build "$WORK/ex-cmake" >> "$WORK/cmake.log" 2>&1 && ok ||
