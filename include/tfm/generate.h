@@ -79,7 +79,11 @@ typedef int (*tfm_token_fn)(int32_t id, void *user);
 
 /** Generates up to max_tokens tokens after BOS + prompt[0..n_prompt) with the context's decoder-only
  * model, on its KV cache (use_cache = 1; the prompt is fed one position at a time, then each chosen
- * token) or, for tests, recomputing the whole prefix every step (use_cache = 0: the same tokens).
+ * token) or, for tests, recomputing the whole prefix every step (use_cache = 0: the same tokens,
+ * except where rounding decides: the two paths' logits differ in their last bits, so the draw can
+ * differ when u falls within that rounding of a boundary of the cumulative sum, about 1e-7 per
+ * token, or when a --top-k/--top-p cut falls between two probabilities equal within rounding;
+ * docs/LM.md).
  * Stops at EOS (not stored), after max_tokens, when the model's max_len positions are used up
  * (max_len − n_prompt tokens at most: every position read is below max_len), or when `on_token`
  * (nullable) returns nonzero.
@@ -92,7 +96,9 @@ TFM_API tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *cfg, 
 
 /** Chooses one token from logits (V) as tfm_sample_config says, for draw number `step` (the
  * counter of the seed's stream). Overwrites logits with the truncated, renormalised distribution
- * (probabilities; 0 outside the kept set) — useful to tests. scratch needs V ints. Returns the id.
+ * (probabilities; 0 outside the kept set) — useful to tests. The draw is the inverse CDF of the
+ * kept tokens in id order (not most likely first), so logits that differ only in the order
+ * rounding gives near-equal probabilities draw the same token. scratch needs V ints. Returns the id.
  * No allocation; never fails for a validated config. */
 TFM_API int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *model_cfg, float *logits, int V,
                                  uint64_t step, int32_t *scratch);

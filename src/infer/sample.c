@@ -75,35 +75,39 @@ int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *mc, flo
         total += z[i];
     }
     for (size_t i = 0; i < V; i++) z[i] = (float)(z[i] / total);
-    sort_by_prob(z, scratch, V);
     size_t keep = V;
     if (cfg->top_k > 0 && (size_t)cfg->top_k < keep) keep = (size_t)cfg->top_k;
-    if (cfg->top_p < 1.0f) { /* the smallest most-likely-first prefix reaching top_p of what top-k
-                               * kept (renormalised first, as Hugging Face's warpers do); at least one */
-        double in_k = 0.0;
-        for (size_t r = 0; r < keep; r++) in_k += z[scratch[r]];
-        double cum = 0.0;
-        size_t m = 0;
-        while (m < keep) {
-            cum += z[scratch[m++]];
-            if (cum >= (double)cfg->top_p * in_k) break;
+    if (keep < V || cfg->top_p < 1.0f) { /* truncation: the most likely first decides what is kept */
+        sort_by_prob(z, scratch, V);
+        if (cfg->top_p < 1.0f) { /* the smallest most-likely-first prefix reaching top_p of what top-k
+                                  * kept (renormalised first, as Hugging Face's warpers do); at least one */
+            double in_k = 0.0;
+            for (size_t r = 0; r < keep; r++) in_k += z[scratch[r]];
+            double cum = 0.0;
+            size_t m = 0;
+            while (m < keep) {
+                cum += z[scratch[m++]];
+                if (cum >= (double)cfg->top_p * in_k) break;
+            }
+            keep = m;
         }
-        keep = m;
+        double kept = 0.0;
+        for (size_t r = 0; r < keep; r++) kept += z[scratch[r]];
+        for (size_t r = keep; r < V; r++) z[scratch[r]] = 0.0f;
+        for (size_t r = 0; r < keep; r++) z[scratch[r]] = (float)(z[scratch[r]] / kept);
     }
-    double kept = 0.0;
-    for (size_t r = 0; r < keep; r++) kept += z[scratch[r]];
-    for (size_t r = keep; r < V; r++) z[scratch[r]] = 0.0f;
-    for (size_t r = 0; r < keep; r++) z[scratch[r]] = (float)(z[scratch[r]] / kept);
-    /* inverse CDF over the kept tokens, most likely first */
+    /* inverse CDF over the kept tokens in id order, not most likely first: two probabilities that
+     * rounding orders differently (the logits of the KV cache and of a recomputed prefix differ in
+     * their last bits) then draw the same token; only a u within rounding of a boundary of the
+     * cumulative sum can draw another (docs/LM.md) */
     const double u = uniform_at(cfg->seed, step);
     double cum = 0.0;
-    int32_t last = scratch[0];
-    for (size_t r = 0; r < keep; r++) {
-        const int32_t id = scratch[r];
-        if (z[id] <= 0.0f) continue;
-        last = id;
-        cum += z[id];
-        if (u < cum) return id;
+    int32_t last = -1;
+    for (size_t i = 0; i < V; i++) {
+        if (z[i] <= 0.0f) continue;
+        last = (int32_t)i;
+        cum += z[i];
+        if (u < cum) return last;
     }
-    return last; /* u beyond the rounded total: the last token with any probability */
+    return last >= 0 ? last : (int32_t)row_argmax(z, V); /* u beyond the rounded total: the last token with any probability */
 }
