@@ -373,6 +373,11 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
             cli_error("train", "%s", tfm_last_error());
             return EXIT_RUNTIME;
         }
+        if (tfm_model_config(m)->arch == TFM_ARCH_ENCODER_ONLY) { /* BERT: said before any flag of it */
+            model_arch_ok("train", start, tfm_model_config(m), f.text ? TFM_ARCH_DECODER_ONLY : TFM_ARCH_ENCODER_DECODER);
+            tfm_model_free(m);
+            return EXIT_USAGE;
+        }
         char why[256];
         const int bad = model_flags_mismatch("train", opts, sizeof opts / sizeof opts[0], argc, argv, &mf,
                                              tfm_model_config(m), why, sizeof why);

@@ -33,8 +33,8 @@ static tfm_status open_parts(const char *path, tfm_embedder *e) {
     TRY(tfm_model_load(path, &e->model));
     const tfm_config *c = &e->model->cfg;
     RETURN_IF(c->arch != TFM_ARCH_ENCODER_ONLY, TFM_ERR_UNSUPPORTED,
-              "%s: a %s model does not embed sentences (tfm embed needs an encoder-only model, e.g. BERT)", path,
-              c->arch == TFM_ARCH_ENCODER_DECODER ? "encoder-decoder" : "decoder-only");
+              "%s: %s model does not embed sentences (tfm embed needs an encoder-only model, e.g. BERT)", path,
+              c->arch == TFM_ARCH_ENCODER_DECODER ? "an encoder-decoder" : "a decoder-only");
     snprintf(tok, sizeof tok, "%s/tokenizer.json", dir);
     if (!file_exists(tok)) snprintf(tok, sizeof tok, "%s/vocab.txt", dir);
     RETURN_IF(!file_exists(tok), TFM_ERR_IO, "%s: no tokenizer.json nor vocab.txt beside the model", dir);
