@@ -97,8 +97,10 @@ TFM_API tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *cfg, 
 /** Chooses one token from logits (V) as tfm_sample_config says, for draw number `step` (the
  * counter of the seed's stream). Overwrites logits with the truncated, renormalised distribution
  * (probabilities; 0 outside the kept set) — useful to tests. The draw is the inverse CDF of the
- * kept tokens in id order (not most likely first), so logits that differ only in the order
- * rounding gives near-equal probabilities draw the same token. scratch needs V ints. Returns the id.
+ * kept tokens in id order (not most likely first), and a top-k/top-p cut also keeps every token
+ * whose logit is within 1e-4 of the last one kept, so logits that differ only in the order
+ * rounding gives near-equal probabilities draw the same token (docs/LM.md). scratch needs V ints.
+ * Returns the id.
  * No allocation; never fails for a validated config. */
 TFM_API int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *model_cfg, float *logits, int V,
                                  uint64_t step, int32_t *scratch);

@@ -22,6 +22,11 @@ tfm_status tfm_sample_config_validate(const tfm_sample_config *c) {
     return TFM_OK;
 }
 
+/* Logits closer than this count as tied at a top-k/top-p cut. The KV cache and a recomputed prefix
+ * give logits that differ by rounding, about 1e-6 for the models of docs/LM.md; 1e-4 makes the
+ * kept set the same on both paths, and two tokens this close differ in probability by 0.01 % / T. */
+#define SAMPLE_TIE_LOGIT 1e-4f
+
 /* i comes before j: more probable, or equally probable and a lower id (a total order, so the
  * result does not depend on the sort). */
 static int before(const float *p, int32_t i, int32_t j) { return p[i] > p[j] || (p[i] == p[j] && i < j); }
@@ -91,6 +96,11 @@ int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *mc, flo
             }
             keep = m;
         }
+        /* a token tied with the last one kept, within SAMPLE_TIE_LOGIT of its logit, is kept too
+         * (Hugging Face's top-k keeps exact ties at the cut): which of two near-equal tokens
+         * rounding puts first must not decide what is kept */
+        const float tied = z[scratch[keep - 1]] * expf(-SAMPLE_TIE_LOGIT / T);
+        while (keep < V && z[scratch[keep]] > 0.0f && z[scratch[keep]] >= tied) keep++;
         double kept = 0.0;
         for (size_t r = 0; r < keep; r++) kept += z[scratch[r]];
         for (size_t r = keep; r < V; r++) z[scratch[r]] = 0.0f;
@@ -99,7 +109,7 @@ int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *mc, flo
     /* inverse CDF over the kept tokens in id order, not most likely first: two probabilities that
      * rounding orders differently (the logits of the KV cache and of a recomputed prefix differ in
      * their last bits) then draw the same token; only a u within rounding of a boundary of the
-     * cumulative sum can draw another (docs/LM.md) */
+     * cumulative sum can draw another (docs/LM.md, tests/unit/test_sample_ties.c) */
     const double u = uniform_at(cfg->seed, step);
     double cum = 0.0;
     int32_t last = -1;
