@@ -6,10 +6,14 @@
 #   $ED  an encoder-decoder with its tokenizer (hard_model),
 #   $LM  a decoder-only language model with its tokenizer, trained for 4 steps on train.en,
 #   $TOK a SentencePiece tokenizer trained on train.en,
-#   $BERT the tiny Hugging Face BERT folder of tests/golden/bert_tiny;
+#   $BERT the tiny Hugging Face BERT folder of tests/golden/bert_tiny,
+#   $S, $R  aligned English and Spanish text (the corpus's valid.*),
+#   $WORK/s.ids, $WORK/t.ids  two aligned id files (targets with BOS 1 and EOS 2);
 # returns non-zero (after a FAIL) if any cannot be made.
 hard2_models() {
   ED=$WORK/ed.st LM=$WORK/lm.st TOK=$WORK/tok.model BERT=$ROOT/tests/golden/bert_tiny
+  S=$WORK/corpus/valid.en R=$WORK/corpus/valid.es
+  printf '5 6 7\n8 9\n' > "$WORK/s.ids"; printf '1 5 6 2\n1 7 2\n' > "$WORK/t.ids"
   hard_model "$ED" || { bad "tiny encoder-decoder: $(tail -3 "$WORK/hard_model.log")"; return 1; }
   "$TFM" train --arch decoder-only --text "$WORK/corpus/train.en" --save "$LM" --steps 4 --d-model 16 --n-heads 2 \
     --d-ff 32 --n-dec-layers 1 --vocab-size 500 --batch-tokens 600 --warmup 2 --eval-every 2 --max-len 48 --seed 1 \

@@ -9,7 +9,6 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hard_lib.sh"
 source "$(dirname "$0")/hard2_lib.sh"
 hard2_models || { finish hard_float_flags; exit 1; }
-S=$WORK/corpus/valid.en
 
 G=("$TFM" generate --model "$LM" --prompt "And God" --max-tokens 8)
 greedy=$("${G[@]}" --temperature 0 2> /dev/null)

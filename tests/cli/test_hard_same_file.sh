@@ -9,8 +9,6 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hard_lib.sh"
 source "$(dirname "$0")/hard2_lib.sh"
 hard2_models || { finish hard_same_file; exit 1; }
-S=$WORK/corpus/valid.en R=$WORK/corpus/valid.es
-printf '5 6 7\n8 9\n' > "$WORK/s.ids"; printf '1 5 6 2\n1 7 2\n' > "$WORK/t.ids"
 cp -r "$BERT" "$WORK/bert"
 SMALL=(--steps 1 --d-model 16 --n-heads 2 --d-ff 32 --n-dec-layers 1 --vocab-size 500 --max-len 48 --batch-tokens 600)
 

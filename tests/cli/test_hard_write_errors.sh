@@ -9,13 +9,27 @@ source "$(dirname "$0")/hard_lib.sh"
 source "$(dirname "$0")/hard2_lib.sh"
 [ -c /dev/full ] || skip "no /dev/full on this system"
 hard2_models || { finish hard_write_errors; exit 1; }
-S=$WORK/corpus/valid.en R=$WORK/corpus/valid.es
-printf '5 6 7\n8 9\n' > "$WORK/s.ids"; printf '1 5 6 2\n1 7 2\n' > "$WORK/t.ids"
 # file outputs go to a symlink to /dev/full: were a device ever replaced by a renamed temporary
 # file again, only the link in $WORK would be lost, never the system's /dev/full
 FULL=$WORK/full
 ln -s /dev/full "$FULL"
 X=(--steps 1 --d-model 16 --n-heads 2 --d-ff 32 --n-enc-layers 1 --n-dec-layers 1 --vocab-size 500 --max-len 48 --batch-tokens 600)
+
+# rows_fail STDOUT NEEDLE ROW...: each ROW (LABEL|ARGS, split on spaces) runs with standard output
+# on /dev/full (STDOUT "> /dev/full") or /dev/null (""), and must exit 1 with NEEDLE on stderr.
+rows_fail() {
+  local to=$1 needle=$2 row label args err rc
+  shift 2
+  for row in "$@"; do
+    label=${row%%|*}
+    read -r -a args <<< "${row#*|}"
+    if [ -n "$to" ]; then err=$("$TFM" "${args[@]}" 2>&1 > /dev/full); else err=$("$TFM" "${args[@]}" 2>&1 > /dev/null); fi
+    rc=$?
+    [ "$rc" -eq 1 ] && ok || bad "$label $to: exit $rc, want 1 (${err:0:300})"
+    has_text_ "$needle" "$err" && ok || bad "$label $to: no '$needle': ${err:0:300}"
+    no_crash "$label" "$err"
+  done
+}
 
 # every command that prints its result on standard output: LABEL|ARGS (split on spaces)
 STDOUT_ROWS=(
@@ -35,16 +49,7 @@ STDOUT_ROWS=(
   "perplexity|perplexity --model $LM --text $S"
   "train (id files: a line per step)|train --init $ED --src-ids $WORK/s.ids --tgt-ids $WORK/t.ids --steps 1 --save $WORK/id.st"
 )
-for row in "${STDOUT_ROWS[@]}"; do
-  label=${row%%|*}
-  read -r -a args <<< "${row#*|}"
-  err=$("$TFM" "${args[@]}" 2>&1 > /dev/full)
-  rc=$?
-  [ "$rc" -eq 1 ] && ok || bad "$label > /dev/full: exit $rc, want 1 (${err:0:300})"
-  has_text_ "cannot write standard output" "$err" && ok || bad "$label > /dev/full: no 'cannot write standard output': ${err:0:300}"
-  no_crash "$label" "$err"
-done
-
+rows_fail "> /dev/full" "cannot write standard output" "${STDOUT_ROWS[@]}"
 # every file output: LABEL|ARGS; the output is $FULL (/dev/full)
 FILE_ROWS=(
   "translate --output|translate --model $ED --input $S --output $FULL"
@@ -60,15 +65,7 @@ FILE_ROWS=(
   "train --text --save|train --arch decoder-only --text $WORK/corpus/train.en --save $FULL --steps 1 --d-model 16 --n-heads 2 --d-ff 32 --n-dec-layers 1 --vocab-size 500 --max-len 48"
   "train (id files) --save|train --init $ED --src-ids $WORK/s.ids --tgt-ids $WORK/t.ids --steps 1 --save $FULL"
 )
-for row in "${FILE_ROWS[@]}"; do
-  label=${row%%|*}
-  read -r -a args <<< "${row#*|}"
-  err=$("$TFM" "${args[@]}" 2>&1 > /dev/null)
-  rc=$?
-  [ "$rc" -eq 1 ] && ok || bad "$label /dev/full: exit $rc, want 1 (${err:0:300})"
-  has_text_ "cannot write $FULL" "$err" && ok || bad "$label /dev/full: no 'cannot write $FULL': ${err:0:300}"
-  no_crash "$label" "$err"
-done
+rows_fail "" "cannot write $FULL" "${FILE_ROWS[@]}"
 # a device is written in place, never replaced by a renamed temporary file
 check "$FULL is still a link to the device" test -L "$FULL" -a -c "$FULL"
 ln -s /dev/null "$WORK/null"

@@ -10,8 +10,6 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hard_lib.sh"
 source "$(dirname "$0")/hard2_lib.sh"
 hard2_models || { finish hard_wrong_model; exit 1; }
-S=$WORK/corpus/valid.en R=$WORK/corpus/valid.es
-printf '5 6 7\n8 9\n' > "$WORK/s.ids"; printf '1 5 6 2\n1 7 2\n' > "$WORK/t.ids"
 O=$WORK/out/o
 mkdir -p "$WORK/out"
 
