@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int run(int argc, char **argv);
 
@@ -35,6 +36,12 @@ static int run(int argc, char **argv) {
     int rc = EXIT_RUNTIME;
     tfm_perplexity_stats st;
     if (!read_lines("perplexity", text, &lines, &n)) goto done;
+    size_t non_blank = 0; /* an input check, before the model loads */
+    for (size_t i = 0; i < n && !non_blank; i++) non_blank = !tfm_text_is_blank(lines[i], strlen(lines[i]));
+    if (!non_blank) {
+        cli_error("perplexity", "%s has no non-blank line to score", text);
+        goto done;
+    }
     if (!load_model_and_tokenizer("perplexity", model_path, TFM_ARCH_DECODER_ONLY, &m, &tok)) goto done;
     if (tfm_context_create_opts(m, cli_kernels(), &ctx) != TFM_OK ||
         tfm_perplexity_text(ctx, tok, (const char *const *)lines, n, batch_tokens, &st) != TFM_OK) {

@@ -4,7 +4,8 @@
 # tokenizer, minutes on a big corpus): for each text input of both modes (--text, --valid-text,
 # --data's train.* and valid.*), an empty file, a file of blank lines, invalid UTF-8 on its last
 # line, a NUL byte, and (--data) pairs of unequal length: exit 1 naming the file, no "training a
-# joint ... vocabulary" line, nothing written, well under a second.
+# joint ... vocabulary" line, nothing written, well under a second. tfm perplexity refuses a text
+# of blank lines before reading the model.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hard_lib.sh"
 hard_corpus "$WORK/corpus"
@@ -62,5 +63,8 @@ refused "--data valid.* of unequal length" "$WORK/c/valid.es" train --data "$WOR
 rm -rf "$WORK/c"; cp -r "$WORK/corpus" "$WORK/c"
 echo "one more" >> "$WORK/c/train.en"
 refused "--data train.* of unequal length" "$WORK/c/train.es" train --data "$WORK/c" --save "$WORK/out/m.st" "${M[@]}" --n-enc-layers 1
+# tfm perplexity: a text of blank lines is refused before the model is read (here: none exists)
+printf '\n  \n' > "$WORK/blank.txt"
+refused "perplexity --text blank" "$WORK/blank.txt" perplexity --model "$WORK/no_model.st" --text "$WORK/blank.txt"
 
 finish hard_inputs_first
