@@ -109,7 +109,7 @@ int32_t tfm_sample_token(const tfm_sample_config *cfg, const tfm_config *mc, flo
     /* inverse CDF over the kept tokens in id order, not most likely first: two probabilities that
      * rounding orders differently (the logits of the KV cache and of a recomputed prefix differ in
      * their last bits) then draw the same token; only a u within rounding of a boundary of the
-     * cumulative sum can draw another (docs/LM.md, tests/unit/test_sample_ties.c) */
+     * cumulative sum can draw another (docs/LM.md, tests/unit/infer/test_sample_ties.c) */
     const double u = uniform_at(cfg->seed, step);
     double cum = 0.0;
     int32_t last = -1;

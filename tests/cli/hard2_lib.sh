@@ -2,7 +2,7 @@
 # 6-13): the tiny models every row of their tables needs, made in about a second. Source after
 # lib.sh and hard_lib.sh.
 
-# hard2_models: $WORK/corpus (hard_corpus), and
+# hard2_models: $WORK/corpus (tiny_corpus, lib.sh), and
 #   $ED  an encoder-decoder with its tokenizer (hard_model),
 #   $LM  a decoder-only language model with its tokenizer, trained for 4 steps on train.en,
 #   $TOK a SentencePiece tokenizer trained on train.en,

@@ -8,7 +8,7 @@
 # of blank lines before reading the model.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hard_lib.sh"
-hard_corpus "$WORK/corpus"
+tiny_corpus "$WORK/corpus"
 M=(--d-model 16 --n-heads 2 --d-ff 32 --n-dec-layers 1 --vocab-size 500 --max-len 48 --steps 1)
 mkdir -p "$WORK/out"
 

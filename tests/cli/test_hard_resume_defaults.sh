@@ -6,7 +6,7 @@
 # written out must accept the flag left out. A table of (encoding, flags).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hard_lib.sh"
-hard_corpus "$WORK/corpus"
+tiny_corpus "$WORK/corpus"
 A=(--data "$WORK/corpus" --d-model 16 --n-heads 2 --d-ff 32 --n-enc-layers 1 --n-dec-layers 1 --vocab-size 500
    --max-len 48 --batch-tokens 600 --eval-every 1 --seed 1)
 
