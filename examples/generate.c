@@ -43,10 +43,17 @@ int main(int argc, char **argv) {
     if (tfm_generate(ctx, &cfg, prompt, (int)n_prompt, max_tokens, 1, out, max_tokens, &n_out, NULL, NULL) != TFM_OK)
         return fail("generate");
 
+    /* the prompt and the new tokens decoded together, as tfm generate prints them: a token that
+     * continues the prompt's last word (no leading space piece) joins it */
+    int32_t *all = malloc((n_prompt + (size_t)n_out + 1) * sizeof *all);
+    if (!all) return fail("out of memory");
+    memcpy(all, prompt, n_prompt * sizeof *all);
+    memcpy(all + n_prompt, out, (size_t)n_out * sizeof *all);
     char *text = NULL;
     size_t text_len = 0;
-    if (tfm_tokenizer_decode(tok, out, (size_t)n_out, &text, &text_len) != TFM_OK) return fail("decode");
-    printf("%s%s%s\n", argv[2], text_len > 0 && text[0] != ' ' ? " " : "", text);
+    if (tfm_tokenizer_decode(tok, all, n_prompt + (size_t)n_out, &text, &text_len) != TFM_OK) return fail("decode");
+    printf("%s\n", text);
+    free(all);
 
     free(text);
     free(prompt);
