@@ -19,6 +19,7 @@ struct tfm_line_reader {
     char *line; /* the current line, NUL-terminated */
     size_t cap;
     size_t lineno; /* lines returned so far */
+    int past_bom;  /* the file's first 3 bytes (or its first line) have been read: no BOM can follow */
 };
 
 /* U+FEFF ZERO WIDTH NO-BREAK SPACE encoded in UTF-8: a byte order mark when it starts a file. */
@@ -114,12 +115,16 @@ tfm_status tfm_line_reader_next(tfm_line_reader *r, const char **line, size_t *l
         r->line[n++] = (char)c;
         /* a UTF-8 byte order mark at the start of the file is not text: dropped, as "\r" of
          * "\r\n" is (a file of a BOM alone has no lines, as an empty one) */
-        if (n == 3 && r->lineno == 0 && memcmp(r->line, k_bom, 3) == 0) {
-            n = 0;
-            any = 0;
+        if (n == 3 && !r->past_bom) {
+            r->past_bom = 1;
+            if (memcmp(r->line, k_bom, 3) == 0) {
+                n = 0;
+                any = 0;
+            }
         }
     }
     if (c == EOF && ferror(r->f)) return read_error(r);
+    r->past_bom = 1;
     if (!any) return TFM_OK; /* the end of the file: no more lines */
     if (n > 0 && r->line[n - 1] == '\r') n--;
     RETURN_IF(n > r->max_len, TFM_ERR_FORMAT, "%s:%zu: line longer than the limit of %zu bytes", r->name,
