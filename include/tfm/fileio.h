@@ -88,7 +88,8 @@ typedef struct tfm_atomic_file tfm_atomic_file;
  * characters, not locked by a live writer), so repeated crashes do not fill the folder. Write through tfm_atomic_file_stream(), then tfm_atomic_file_commit() (or
  * tfm_atomic_file_abort() to give up). A `path` that exists and is neither a regular file nor a
  * folder (a device such as /dev/null or /dev/full, a FIFO) is opened and written in place, not
- * atomically: a rename would replace the device by a regular file. Errors: TFM_ERR_IO naming the path ("cannot save to PATH:
+ * atomically: a rename would replace the device by a regular file. A `path` that is a symlink to
+ * an existing file replaces that file (its temporary file is made beside it) and stays a link. Errors: TFM_ERR_IO naming the path ("cannot save to PATH:
  * DIR is not an existing folder", or the system's reason), TFM_ERR_NOMEM. */
 TFM_API tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out);
 

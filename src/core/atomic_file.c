@@ -21,6 +21,7 @@ struct tfm_atomic_file {
     FILE *f;
     char *path; /* the target */
     char *tmp;  /* the temporary file beside it; NULL: written in place (a device or a FIFO) */
+    char *target; /* what the rename replaces: path, or the file a symlink at path names */
 };
 
 /* 1 if `path` exists and is neither a regular file nor a folder: a device (/dev/null, /dev/full,
@@ -73,6 +74,7 @@ static void sync_dir(const char *path) {
 
 static void af_free(tfm_atomic_file *af) {
     free(af->path);
+    free(af->target);
     free(af->tmp);
     free(af);
 }
@@ -124,16 +126,25 @@ tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out) {
     *out = NULL;
     RETURN_IF(!path || !*path, TFM_ERR_INVALID_ARG, "tfm_atomic_file_open: empty path");
     tfm_atomic_file *af = calloc(1, sizeof *af);
-    const size_t plen = strlen(path);
+    /* a symlink to an existing file: the file it names is replaced (beside it) and the link stays
+     * a link; a rename over the link itself would turn it into a regular file */
+    struct stat lsb;
+    char *resolved = lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode) ? realpath(path, NULL) : NULL;
+    const char *target = resolved ? resolved : path;
+    const size_t plen = strlen(path), tlen = strlen(target);
     if (af) {
         af->path = malloc(plen + 1);
-        af->tmp = malloc(plen + sizeof ".tmp.XXXXXX");
+        af->target = malloc(tlen + 1);
+        af->tmp = malloc(tlen + sizeof ".tmp.XXXXXX");
     }
-    if (!af || !af->path || !af->tmp) {
+    if (!af || !af->path || !af->target || !af->tmp) {
+        free(resolved);
         if (af) af_free(af);
         return tfm_set_error(TFM_ERR_NOMEM, "out of memory saving %s", path);
     }
     memcpy(af->path, path, plen + 1);
+    memcpy(af->target, target, tlen + 1);
+    free(resolved); /* af->target from here on */
     if (is_special(path)) {
         free(af->tmp);
         af->tmp = NULL;
@@ -146,9 +157,9 @@ tfm_status tfm_atomic_file_open(const char *path, tfm_atomic_file **out) {
         *out = af;
         return TFM_OK;
     }
-    memcpy(af->tmp, path, plen);
-    memcpy(af->tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX"); /* mkstemp replaces the six X */
-    remove_stale_temps(path);
+    memcpy(af->tmp, af->target, tlen);
+    memcpy(af->tmp + tlen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX"); /* mkstemp replaces the six X */
+    remove_stale_temps(af->target);
     int fd = mkstemp(af->tmp);
     if (fd < 0) {
         tfm_status st = open_error(path, errno);
@@ -202,11 +213,11 @@ tfm_status tfm_atomic_file_commit(tfm_atomic_file *af) {
     if (!ok) {
         st = tfm_set_error(TFM_ERR_IO, "cannot write %s (for %s): %s", af->tmp, af->path,
                            e ? strerror(e) : "write error");
-    } else if (rename(af->tmp, af->path) != 0) {
+    } else if (rename(af->tmp, af->target) != 0) {
         st = tfm_set_error(TFM_ERR_IO, "cannot rename %s to %s: %s", af->tmp, af->path, strerror(errno));
     }
     if (st != TFM_OK) unlink(af->tmp);
-    else sync_dir(af->path); /* make the new name itself durable */
+    else sync_dir(af->target); /* make the new name itself durable */
     af_free(af);
     return st;
 }

@@ -79,5 +79,12 @@ expect_ok "--resume R --save R" "$TFM" train --data "$WORK/corpus" --resume "$WO
 expect_ok "--input - --output -" bash -c "\"$TFM\" translate --model \"$ED\" --input - --output - < \"$S\""
 ln -s /dev/null "$WORK/null"
 expect_ok "--input /dev/null --output a link to /dev/null" "$TFM" tokenize --encode --tokenizer "$TOK" --input /dev/null --output "$WORK/null"
+# an output that is a symlink to a file that is no input: that file is replaced, the link stays a
+# link (before, the rename turned the link itself into a regular file)
+echo old > "$WORK/real.txt"; ln -s "$WORK/real.txt" "$WORK/out.link"
+expect_ok "--output a link to another file" "$TFM" tokenize --encode --tokenizer "$TOK" --input "$S" --output "$WORK/out.link"
+check "the link stays a link" test -L "$WORK/out.link"
+check "the file it names holds the output" test "$(head -1 "$WORK/real.txt")" != old
+check "no temporary file left" test -z "$(find "$WORK" -name '*.tmp.*')"
 
 finish hard_same_file
