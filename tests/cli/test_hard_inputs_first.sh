@@ -4,7 +4,7 @@
 # tokenizer, minutes on a big corpus): for each text input of both modes (--text, --valid-text,
 # --data's train.* and valid.*), an empty file, a file of blank lines, invalid UTF-8 on its last
 # line, a NUL byte, and (--data) pairs of unequal length: exit 1 naming the file, no "training a
-# joint ... vocabulary" line, nothing written, well under a second. tfm perplexity refuses a text
+# joint ... vocabulary" line, nothing written, under 2 s (milliseconds on an idle machine). tfm perplexity refuses a text
 # of blank lines before reading the model.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hard_lib.sh"
@@ -21,7 +21,7 @@ bad_file() {
     nul) { cat "$WORK/corpus/train.en"; printf 'the\0end\n'; } > "$2" ;;
   esac
 }
-# refused LABEL PATH ARGS...: exit 1 naming PATH, the tokenizer not trained, nothing written, < 1 s
+# refused LABEL PATH ARGS...: exit 1 naming PATH, the tokenizer not trained, nothing written, < 2 s
 refused() {
   local label=$1 path=$2 err rc t0 t1
   shift 2
@@ -33,7 +33,7 @@ refused() {
   has_text_ "$path" "$err" && ok || bad "$label: the message does not name $path: ${err:0:300}"
   has_text_ "training a joint" "$err" && bad "$label: trained the tokenizer first: ${err:0:300}" || ok
   [ -z "$(ls -A "$WORK/out")" ] && ok || bad "$label: wrote $(ls "$WORK/out")"
-  [ $(((t1 - t0) / 1000000)) -lt 1000 ] && ok || bad "$label: took $(((t1 - t0) / 1000000)) ms"
+  [ $(((t1 - t0) / 1000000)) -lt 2000 ] && ok || bad "$label: took $(((t1 - t0) / 1000000)) ms"
   no_crash "$label" "$err"
   rm -f "$WORK"/out/*
 }
