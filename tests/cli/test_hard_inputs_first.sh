@@ -4,8 +4,8 @@
 # tokenizer, minutes on a big corpus): for each text input of both modes (--text, --valid-text,
 # --data's train.* and valid.*), an empty file, a file of blank lines, invalid UTF-8 on its last
 # line, a NUL byte, and (--data) pairs of unequal length: exit 1 naming the file, no "training a
-# joint ... vocabulary" line, nothing written, under 2 s (milliseconds on an idle machine). tfm perplexity refuses a text
-# of blank lines before reading the model.
+# joint ... vocabulary" line, nothing written, under 2 s (milliseconds on an idle machine).
+# tfm perplexity refuses a text of blank lines before reading the model.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hard_lib.sh"
 tiny_corpus "$WORK/corpus"
