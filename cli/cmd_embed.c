@@ -46,8 +46,14 @@ static int run_embed(int argc, char **argv) {
     int rc = cli_parse(&cmd_embed, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (rc == 1) return 0;
     if (rc != 0) return EXIT_USAGE;
-    const cli_path ins[] = {{"--input", input}, {"--model", model}}, outs[] = {{"--npy", npy}};
-    if (!cli_outputs_ok("embed", ins, 2, outs, 1)) return EXIT_RUNTIME;
+    /* a model folder's files are inputs too (docs/BERT.md: what the embedder reads) */
+    char parts[4][4200];
+    const char *names[4] = {"model.safetensors", "config.json", "tokenizer.json", "vocab.txt"};
+    for (int i = 0; i < 4; i++) snprintf(parts[i], sizeof parts[i], "%s/%s", model, names[i]);
+    const cli_path ins[] = {{"--input", input}, {"--model", model},   {"--model", parts[0]},
+                            {"--model", parts[1]}, {"--model", parts[2]}, {"--model", parts[3]}},
+                   outs[] = {{"--npy", npy}};
+    if (!cli_outputs_ok("embed", ins, 6, outs, 1)) return EXIT_RUNTIME;
     char **lines = NULL;
     size_t n = 0;
     if (!read_lines("embed", input, &lines, &n)) return EXIT_RUNTIME;

@@ -56,6 +56,8 @@ row --wordpiece --output "$WORK/bert/vocab.txt" tokenize --encode --wordpiece "$
 row --input --save-model "$WORK/text.txt" tokenize --train --input "$S,$WORK/text.txt" --vocab-size 400 --save-model @OUT
 row --input --npy "$WORK/in.txt" embed --model "$BERT" --input "$WORK/in.txt" --npy @OUT
 row --model --npy "$WORK/bert/model.safetensors" embed --model "$WORK/bert/model.safetensors" --input "$S" --npy @OUT
+row --model --npy "$WORK/bert/model.safetensors" embed --model "$WORK/bert" --input "$S" --npy @OUT
+row --model --npy "$WORK/bert/vocab.txt" embed --model "$WORK/bert" --input "$S" --npy @OUT
 row --init --save "$WORK/m.st" train --init "$WORK/m.st" --src-ids "$WORK/s.ids" --tgt-ids "$WORK/t.ids" --steps 1 --save @OUT
 row --src-ids --save "$WORK/s.ids" train --init "$ED" --src-ids "$WORK/s.ids" --tgt-ids "$WORK/t.ids" --steps 1 --save @OUT
 row --tgt-ids --save "$WORK/t.ids" train --init "$ED" --src-ids "$WORK/s.ids" --tgt-ids "$WORK/t.ids" --steps 1 --save @OUT
