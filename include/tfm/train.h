@@ -47,6 +47,15 @@ TFM_API tfm_status tfm_train_config_check(const tfm_train_config *c);
 
 typedef struct tfm_trainer tfm_trainer;
 
+/** Which quantity of a training step was not finite (tfm_step_stats.non_finite). A step checks
+ * these two; tfm_train_loop checks more (parameters, validation loss, Adam moments: tfm/train_loop.h)
+ * and names them in its own error. */
+typedef enum {
+    TFM_NON_FINITE_NONE = 0,  /* both were finite */
+    TFM_NON_FINITE_LOSS,      /* the training loss (no backward pass was run) */
+    TFM_NON_FINITE_GRAD_NORM  /* the global L2 norm of the gradient, before clipping */
+} tfm_non_finite;
+
 /** What one step did. */
 typedef struct {
     double loss;      /* mean label-smoothed cross-entropy over the non-pad targets, nats */
@@ -57,6 +66,11 @@ typedef struct {
      * backward from the loss's gradient; update: the gradient allreduce (MPI), clipping and the
      * optimizer. Their sum is the step less the batch checks and the workspace layout. */
     double forward_s, backward_s, update_s;
+    /* Which quantity was not finite when the step returns TFM_ERR_NUMERIC (TFM_NON_FINITE_LOSS or
+     * TFM_NON_FINITE_GRAD_NORM) and its value (NaN, +inf or -inf); the fields above keep what the
+     * step had measured (loss and n_tokens; with GRAD_NORM also grad_norm). Otherwise NONE and 0. */
+    tfm_non_finite non_finite;
+    double non_finite_value;
 } tfm_step_stats;
 
 /** Prepares to train `model` (which the trainer updates in place and does not own): gradients,
@@ -81,9 +95,10 @@ TFM_API tfm_status tfm_trainer_reserve(tfm_trainer *t, int B, int S, int T);
  * the batch is the global batch, the same on every rank: this rank trains its share of the rows,
  * the loss is the mean over the global batch's targets and the gradient is summed over the ranks
  * before clipping and the update (docs/MPI.md). Errors: TFM_ERR_INVALID_ARG / TFM_ERR_RANGE as
- * tfm_model_score; TFM_ERR_NOMEM; TFM_ERR_NUMERIC if the loss or gradient is not finite (the
- * parameters are then left unchanged); with ranks, TFM_ERR_IO when another rank does not answer
- * within the timeout. */
+ * tfm_model_score; TFM_ERR_NOMEM; TFM_ERR_NUMERIC if the loss or gradient norm is not finite (the
+ * parameters are then left unchanged; stats->non_finite says which, with its value); with ranks,
+ * TFM_ERR_IO when another rank does not answer within the timeout. stats may be NULL; else the
+ * step zeroes it first. */
 TFM_API tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                                     tfm_step_stats *stats);
 

@@ -297,14 +297,13 @@ static tfm_status run(loop_state *s, tfm_loop_end *end) {
         memset(&ev, 0, sizeof ev);
         tfm_status st = tfm_batcher_next(s->train, &b);
         if (st == TFM_OK) st = tfm_trainer_step(s->tr, b.B, b.S, b.T, b.src, b.tgt, &ev.stats);
-        if (st == TFM_ERR_NUMERIC) { /* the trainer refused a non-finite loss or gradient norm */
-            /* Its message ("step N: the loss is nan; ..." or "... the gradient norm is inf; ...") is said
-             * again here in the loop's words, the step once (not "step 2: step 2:"). */
+        if (st == TFM_ERR_NUMERIC && ev.stats.non_finite != TFM_NON_FINITE_NONE) {
+            /* the trainer refused a non-finite loss or gradient norm: said again here in the loop's
+             * words, the step once (not "step 2: step 2:") */
             char what[128], where[64];
-            const char *msg = tfm_last_error(), *is = strstr(msg, " is ");
-            const double value = is ? strtod(is + 4, NULL) : NAN;
             snprintf(what, sizeof what, "%s is %s; parameters left unchanged",
-                     strstr(msg, "gradient norm") ? "gradient norm" : "training loss", non_finite_name(value));
+                     ev.stats.non_finite == TFM_NON_FINITE_GRAD_NORM ? "gradient norm" : "training loss",
+                     non_finite_name(ev.stats.non_finite_value));
             snprintf(where, sizeof where, " (epoch %llu, batch %llu)", (unsigned long long)epoch,
                      (unsigned long long)index);
             return diverged(s, step + 1, where, what);

@@ -157,6 +157,7 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     const tfm_config *c = &m->cfg;
     tfm_dist *d = t->dist;
     const int ranks = tfm_dist_size(d);
+    if (stats) memset(stats, 0, sizeof *stats);
     TRY(model_check_batch(m, B, S, T, src, tgt));
     int row0 = 0, rows = B;
     dist_share(d, B, &row0, &rows);
@@ -192,9 +193,12 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
         n_tok = (size_t)v[1];
         loss = n_tok ? v[0] / v[1] : v[0];
     }
-    if (!isfinite(loss))
+    if (!isfinite(loss)) {
+        if (stats) *stats = (tfm_step_stats){.loss = loss, .n_tokens = n_tok, .non_finite = TFM_NON_FINITE_LOSS,
+                                             .non_finite_value = loss};
         return dist_fail(d, tfm_set_error(TFM_ERR_NUMERIC, "step %lld: the loss is %g; parameters left unchanged",
                                           (long long)(t->step + 1), loss), 1);
+    }
     const double t_bwd = step_clock_s();
     if (rows > 0)
         cross_entropy_backward_lse(logits, logits, t->losses + t->cap_rows, t->targets, c->pad_id,
@@ -205,10 +209,13 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     if (ranks > 1) TRY(dist_sum_f32(d, t->grads, m->n_params, "the gradient allreduce"));
     float clip_coef; /* applied by the optimizer as it reads the gradients */
     double norm = optim_clip_coef(t->grads, m->n_params, t->cfg.clip_norm, &clip_coef);
-    if (!isfinite(norm))
+    if (!isfinite(norm)) {
+        if (stats) *stats = (tfm_step_stats){.loss = loss, .grad_norm = norm, .n_tokens = n_tok,
+                                             .non_finite = TFM_NON_FINITE_GRAD_NORM, .non_finite_value = norm};
         return dist_fail(d, tfm_set_error(TFM_ERR_NUMERIC,
                                           "step %lld: the gradient norm is %g; parameters left unchanged",
                                           (long long)(t->step + 1), norm), 1);
+    }
 
     t->step++;
     double lr = lr_schedule(t->cfg.schedule, t->cfg.lr, t->step, c->d_model, t->cfg.warmup);

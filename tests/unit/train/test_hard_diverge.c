@@ -5,7 +5,9 @@
  * validation, no periodic save), infinite parameters after an update (an overflowing SGD step), a
  * NaN parameter after steps that were saved — and each returns
  * TFM_ERR_NUMERIC with "step N...: QUANTITY is ...; training stopped, nothing saved; kept ...",
- * the step said once, and leaves both files byte for byte as the last finite save left them. */
+ * the step said once, and leaves both files byte for byte as the last finite save left them. A
+ * step refused for a NaN loss or gradient norm says which in tfm_step_stats.non_finite, and the
+ * loop's message follows that field. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "test_tiny_model.h"
@@ -217,6 +219,38 @@ int main(void) {
         expect_diverged("optimizer state inf", st, "step 1: the optimizer state train_state.adam_v[", before, ck, n_ck,
                         best, n_best);
         rig_free(&r);
+    }
+    /* 8. the step itself reports which quantity was not finite, as fields (tfm_step_stats), and the
+     * loop's message comes from them: SGD with lr 1e30 overflows the parameters, so the loss of step
+     * 2 is NaN; with lr 1e8 the loss of step 2 stays finite but its gradient is NaN */
+    const struct {
+        double lr;
+        tfm_non_finite what;
+        const char *words;
+    } num[2] = {{1e30, TFM_NON_FINITE_LOSS, "step 2 (epoch 0, batch 1): training loss is NaN; parameters left unchanged"},
+                {1e8, TFM_NON_FINITE_GRAD_NORM,
+                 "step 2 (epoch 0, batch 1): gradient norm is NaN; parameters left unchanged"}};
+    for (int k = 0; k < 2; k++) {
+        if (!rig_make(&r, TFM_OPTIMIZER_SGD, num[k].lr)) break;
+        tfm_batch b;
+        tfm_step_stats st[2];
+        tfm_status sk[2] = {TFM_OK, TFM_OK};
+        for (int i = 0; i < 2 && sk[0] == TFM_OK; i++) {
+            sk[i] = tfm_batcher_next(r.tb, &b);
+            if (sk[i] == TFM_OK) sk[i] = tfm_trainer_step(r.tr, b.B, b.S, b.T, b.src, b.tgt, &st[i]);
+        }
+        CHECK(sk[0] == TFM_OK && st[0].non_finite == TFM_NON_FINITE_NONE && st[0].non_finite_value == 0.0,
+              "lr %g, step 1: status %d, non_finite %d (%s)", num[k].lr, (int)sk[0], (int)st[0].non_finite,
+              tfm_last_error());
+        CHECK(sk[1] == TFM_ERR_NUMERIC && st[1].non_finite == num[k].what && isnan(st[1].non_finite_value) &&
+                  isnan(st[1].loss) == (num[k].what == TFM_NON_FINITE_LOSS),
+              "lr %g, step 2: status %d, non_finite %d, value %g, loss %g (%s)", num[k].lr, (int)sk[1],
+              (int)st[1].non_finite, st[1].non_finite_value, st[1].loss, tfm_last_error());
+        rig_free(&r);
+        if (rig_make(&r, TFM_OPTIMIZER_SGD, num[k].lr)) {
+            expect_diverged(num[k].words, run(&r, 0, 5, 0), num[k].words, before, ck, n_ck, best, n_best);
+            rig_free(&r);
+        }
     }
     /* 6. no file before and none saved: the message says nothing was kept */
     unlink(tmp_path("ck.safetensors"));
