@@ -1,7 +1,8 @@
 /* Model checkpoints: the safetensors contract of docs/FORMATS.md (PyTorch names, config in the
  * header's __metadata__, reserved prefixes tokenizer. and train_state.). */
-#include "model_internal.h"
+#include "checkpoint.h"
 #include "hf.h"
+#include "model_internal.h"
 #include "safetensors.h"
 #include "tfm/embed.h"
 #include "tfm/names.h"
@@ -246,7 +247,21 @@ size_t model_metadata(const tfm_config *c, model_meta *out) {
     return nm;
 }
 
-tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_tensor *extra, size_t n_extra) {
+/* Bytes of one element of `dtype`, 0 if not one ckpt_tensor takes. */
+static size_t ckpt_dtype_size(const char *dtype) {
+    static const struct {
+        const char *name;
+        size_t size;
+    } k[] = {{"F32", 4}, {"F64", 8}, {"I64", 8}, {"U8", 1}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(dtype, k[i].name) == 0) return k[i].size;
+    return 0;
+}
+
+tfm_status model_save_extra(const tfm_model *m, const char *path, const ckpt_tensor *extra, size_t n_extra) {
+    for (size_t i = 0; i < n_extra; i++)
+        RETURN_IF(!ckpt_dtype_size(extra[i].dtype), TFM_ERR_INVALID_ARG, "saving %s: tensor '%s' has dtype '%s'",
+                  path, extra[i].name, extra[i].dtype);
     model_meta meta;
     const size_t nm = model_metadata(&m->cfg, &meta);
     st_out_tensor *t = calloc(m->n_entries + 1 + n_extra, sizeof *t);
@@ -260,8 +275,34 @@ tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_t
     }
     if (m->tokenizer)
         t[n++] = (st_out_tensor){TOKENIZER_TENSOR, "U8", 1, {m->tokenizer_len, 0}, m->tokenizer, m->tokenizer_len};
-    for (size_t i = 0; i < n_extra; i++) t[n++] = extra[i];
+    for (size_t i = 0; i < n_extra; i++, n++) {
+        const ckpt_tensor *x = &extra[i];
+        t[n] = (st_out_tensor){x->name, x->dtype, 1, {x->count, 0}, x->data,
+                               (uint64_t)x->count * ckpt_dtype_size(x->dtype)};
+    }
     tfm_status st = st_write(path, meta.kv, nm, t, n);
     free(t);
+    return st;
+}
+
+/* Reads one extra tensor of an open checkpoint (model_read_extra). */
+static tfm_status read_extra(const st_file *f, const ckpt_tensor *x, const char *missing) {
+    const size_t size = ckpt_dtype_size(x->dtype), bytes = x->count * size;
+    RETURN_IF(!size, TFM_ERR_INVALID_ARG, "reading %s: tensor '%s' has dtype '%s'", f->path, x->name, x->dtype);
+    const st_tensor *e = st_find(f, x->name);
+    RETURN_IF(!e, TFM_ERR_FORMAT, "%s: no tensor '%s': %s", f->path, x->name, missing);
+    RETURN_IF(strcmp(e->dtype, x->dtype) != 0 || e->ndim != 1 || e->shape[0] != x->count ||
+                  e->end - e->begin != bytes,
+              TFM_ERR_FORMAT, "%s: tensor '%s' must be %s with %zu bytes (was it saved for another model or optimizer?)",
+              f->path, x->name, x->dtype, bytes);
+    return st_read(f, e, x->data);
+}
+
+tfm_status model_read_extra(const char *path, const ckpt_tensor *extra, size_t n_extra, const char *missing) {
+    st_file f;
+    TRY(st_open(path, &f));
+    tfm_status st = TFM_OK;
+    for (size_t i = 0; i < n_extra && st == TFM_OK; i++) st = read_extra(&f, &extra[i], missing);
+    st_close(&f);
     return st;
 }

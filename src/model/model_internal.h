@@ -5,11 +5,11 @@
 #define TFM_MODEL_INTERNAL_H
 
 #include "arena.h"
+#include "checkpoint.h"
 #include "ops.h"
 #include "params.h"
 #include "pe.h"
 #include "stack.h"
-#include "safetensors.h"
 #include "tfm/model.h"
 
 /* A sub-layer wrapped in its residual connection and LayerNorm (Vaswani et al. 2017, §3.1):
@@ -82,20 +82,6 @@ struct tfm_model {
     unsigned char *tokenizer; /* serialized tokenizer (tokenizer.model), or NULL */
     size_t tokenizer_len;
 };
-
-/** tfm_model_save plus extra tensors (names under train_state.), written in the same atomic file.
- * Errors: those of tfm_model_save. */
-/** The checkpoint metadata of a configuration (docs/FORMATS.md keys, docs/POSITION.md options):
- * kv[2i] is a key, kv[2i+1] its value (pointing into vals or to static names); returns the pair
- * count. The one list of what a configuration is: checkpoints write it, MPI ranks compare it. */
-#define MODEL_META_MAX 40
-typedef struct {
-    char vals[MODEL_META_MAX][32];
-    const char *kv[2 * MODEL_META_MAX];
-} model_meta;
-size_t model_metadata(const tfm_config *c, model_meta *out);
-
-tfm_status model_save_extra(const tfm_model *m, const char *path, const st_out_tensor *extra, size_t n_extra);
 
 /** Allocates a model with its parameter arena (zeroed) and table, no workspace yet. */
 tfm_status model_alloc(const tfm_config *cfg, tfm_model **out);

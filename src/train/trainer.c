@@ -309,58 +309,45 @@ uint64_t trainer_fingerprint(const tfm_trainer *t) {
     return h;
 }
 
-tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path) {
-    const tfm_model *m = t->m;
-    const uint64_t n = m->n_params;
-    const int64_t step = t->step;
-    const int64_t position[3] = {(int64_t)t->progress.epoch, (int64_t)t->progress.index, t->progress.batch_tokens};
-    const double best = t->progress.best_valid_loss;
-    double config[N_CONFIG];
-    config_values(&t->cfg, config);
-    st_out_tensor x[7];
+/* The tensors of train_state. (tfm_trainer_save) over the given buffers, in the order they are
+ * written and read; returns their count (the Adam moments only with Adam). */
+static size_t state_tensors(const tfm_trainer *t, int64_t *step, tfm_rng *rng, int64_t position[3], double *best,
+                            double config[N_CONFIG], ckpt_tensor x[7]) {
+    const size_t n = t->m->n_params;
     size_t k = 0;
     if (t->adam_m) {
-        x[k++] = (st_out_tensor){"train_state.adam_m", "F32", 1, {n, 0}, t->adam_m, n * sizeof(float)};
-        x[k++] = (st_out_tensor){"train_state.adam_v", "F32", 1, {n, 0}, t->adam_v, n * sizeof(float)};
+        x[k++] = (ckpt_tensor){"train_state.adam_m", "F32", n, t->adam_m};
+        x[k++] = (ckpt_tensor){"train_state.adam_v", "F32", n, t->adam_v};
     }
-    x[k++] = (st_out_tensor){"train_state.step", "I64", 1, {1, 0}, &step, sizeof step};
-    x[k++] = (st_out_tensor){"train_state.rng", "U8", 1, {sizeof t->rng, 0}, &t->rng, sizeof t->rng};
-    x[k++] = (st_out_tensor){"train_state.position", "I64", 1, {3, 0}, position, sizeof position};
-    x[k++] = (st_out_tensor){"train_state.config", "F64", 1, {N_CONFIG, 0}, config, sizeof config};
-    x[k++] = (st_out_tensor){"train_state.best_valid_loss", "F64", 1, {1, 0}, &best, sizeof best};
-    return model_save_extra(m, path, x, k);
+    x[k++] = (ckpt_tensor){"train_state.step", "I64", 1, step};
+    x[k++] = (ckpt_tensor){"train_state.rng", "U8", sizeof *rng, rng};
+    x[k++] = (ckpt_tensor){"train_state.position", "I64", 3, position};
+    x[k++] = (ckpt_tensor){"train_state.config", "F64", N_CONFIG, config};
+    x[k++] = (ckpt_tensor){"train_state.best_valid_loss", "F64", 1, best};
+    return k;
 }
 
-/* Reads train_state.<name> of exactly `bytes` bytes and dtype `dtype` into dst. */
-static tfm_status read_state(const st_file *f, const char *name, const char *dtype, void *dst, size_t bytes) {
-    const st_tensor *e = st_find(f, name);
-    RETURN_IF(!e, TFM_ERR_FORMAT, "%s: no tensor '%s': not a resumable checkpoint (save one with tfm train --data)",
-              f->path, name);
-    RETURN_IF(strcmp(e->dtype, dtype) != 0 || e->end - e->begin != bytes, TFM_ERR_FORMAT,
-              "%s: tensor '%s' must be %s with %zu bytes (was it saved for another model or optimizer?)", f->path, name,
-              dtype, bytes);
-    return st_read(f, e, dst);
+tfm_status tfm_trainer_save(const tfm_trainer *t, const char *path) {
+    int64_t step = t->step;
+    int64_t position[3] = {(int64_t)t->progress.epoch, (int64_t)t->progress.index, t->progress.batch_tokens};
+    double best = t->progress.best_valid_loss;
+    double config[N_CONFIG];
+    config_values(&t->cfg, config);
+    tfm_rng rng = t->rng;
+    ckpt_tensor x[7];
+    const size_t k = state_tensors(t, &step, &rng, position, &best, config, x);
+    return model_save_extra(t->m, path, x, k);
 }
 
 tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path) {
-    st_file f;
-    TRY(st_open(path, &f));
-    const size_t n = t->m->n_params;
     int64_t step = 0, position[3] = {0, 0, 0};
     double config[N_CONFIG], mine[N_CONFIG];
     config_values(&t->cfg, mine);
     double best = INFINITY;
     tfm_rng rng;
-    tfm_status st = TFM_OK;
-    if (t->adam_m) {
-        st = read_state(&f, "train_state.adam_m", "F32", t->adam_m, n * sizeof(float));
-        if (st == TFM_OK) st = read_state(&f, "train_state.adam_v", "F32", t->adam_v, n * sizeof(float));
-    }
-    if (st == TFM_OK) st = read_state(&f, "train_state.step", "I64", &step, sizeof step);
-    if (st == TFM_OK) st = read_state(&f, "train_state.rng", "U8", &rng, sizeof rng);
-    if (st == TFM_OK) st = read_state(&f, "train_state.position", "I64", position, sizeof position);
-    if (st == TFM_OK) st = read_state(&f, "train_state.best_valid_loss", "F64", &best, sizeof best);
-    if (st == TFM_OK) st = read_state(&f, "train_state.config", "F64", config, sizeof config);
+    ckpt_tensor x[7];
+    const size_t k = state_tensors(t, &step, &rng, position, &best, config, x);
+    tfm_status st = model_read_extra(path, x, k, "not a resumable checkpoint (save one with tfm train --data)");
     for (int i = 0; st == TFM_OK && i < N_CONFIG; i++)
         if (config[i] != mine[i])
             st = tfm_set_error(TFM_ERR_INVALID_ARG,
@@ -369,7 +356,6 @@ tfm_status tfm_trainer_load_state(tfm_trainer *t, const char *path) {
                                path, k_config_names[i], config[i], mine[i]);
     if (st == TFM_OK && (step < 0 || position[0] < 0 || position[1] < 0))
         st = tfm_set_error(TFM_ERR_FORMAT, "%s: train_state holds a negative step or position", path);
-    st_close(&f);
     TRY(st);
     t->step = step;
     t->rng = rng;

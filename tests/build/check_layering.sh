@@ -8,6 +8,7 @@
 source "$(dirname "$0")/../cli/lib.sh"
 CC=$1 SRC=$2
 shift 2
+declare -A FLAGS # each layer's -I flags, for the owners' check below
 declare -A USES=([core]="core" [ops]="ops core" [model]="model ops core" [train]="train model ops core text"
                  [infer]="infer model ops core text" [text]="text core")
 [ $# -ge 2 ] || bad "no layers given"
@@ -18,6 +19,7 @@ while [ $# -ge 2 ]; do
   flags=()
   IFS=: read -r -a ds <<< "$dirs"
   for d in "${ds[@]}"; do flags+=(-I "$d"); done
+  FLAGS[$layer]="${flags[*]}"
   for other in "${!USES[@]}"; do
     allowed=0
     for u in ${USES[$layer]}; do [ "$u" = "$other" ] && allowed=1; done
@@ -37,6 +39,27 @@ while [ $# -ge 2 ]; do
     done
   done
 done
+# One owner of each file format inside a layer: OWNED[header]=layer. The source files of every other
+# layer are preprocessed with its own include folders (-MM: one rule per file, the project headers it
+# reads, directly or through another header), and none may read the owned header (train/ reaches
+# checkpoints through model/'s checkpoint.h, never the safetensors format itself).
+declare -A OWNED=([safetensors.h]="model")
+for layer in "${!FLAGS[@]}"; do
+  read -r -a flags <<< "${FLAGS[$layer]}"
+  srcs=("$SRC"/src/"$layer"/*.c)
+  [ -e "${srcs[0]}" ] || continue
+  if ! deps=$("$CC" -MM "${flags[@]}" -I "$SRC/include" "${srcs[@]}" 2>&1); then
+    bad "$layer: cannot list the headers of its sources: ${deps:0:300}"; continue
+  fi
+  deps=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' <<< "$deps") # one line per source file
+  for h in "${!OWNED[@]}"; do
+    [ "${OWNED[$h]}" = "$layer" ] && continue
+    readers=$(grep -E "[/ ]$h( |\$)" <<< "$deps" | cut -d: -f1 | sed 's/\.o$/.c/')
+    [ -z "$readers" ] && ok
+    for f in $readers; do bad "$layer/$f includes $h, which only ${OWNED[$h]}/ may"; done
+  done
+done
+
 # A quoted include is looked up in the including file's own folder first, so a path that climbs out
 # of it ("../model/x.h") would bypass the include folders above: none may exist under src/.
 climbers=$(grep -rnE '#[[:space:]]*include[[:space:]]*"[^"]*\.\./' "$SRC/src" || true)

@@ -1,6 +1,8 @@
 /* Checkpoints: round trips, tied embeddings, the tokenizer blob, and every malformed or foreign
- * file of docs/FORMATS.md rejected with a message naming the tensor, key or byte offset. */
+ * file of docs/FORMATS.md rejected with a message naming the tensor, key or byte offset; extra
+ * tensors (checkpoint.h, a trainer's train_state.*) written and read back with their checks. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#include "checkpoint.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
@@ -235,11 +237,59 @@ static void fresh_models(void) {
     tfm_model_free(r);
 }
 
+/* model_save_extra / model_read_extra: the values come back; a missing tensor, another dtype or
+ * another element count is refused naming the tensor, and the model still loads without them. */
+static void extra_tensors(void) {
+    tfm_model *m = NULL;
+    CHECK(tfm_model_load(GOLDEN, &m) == TFM_OK, "load golden: %s", tfm_last_error());
+    if (!m) return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/extra.safetensors", g_tmpdir);
+    int64_t step = 42, pos[3] = {1, -2, 3};
+    double loss = 2.5;
+    unsigned char bytes[5] = {9, 8, 7, 6, 5};
+    ckpt_tensor out[4] = {{"train_state.step", "I64", 1, &step},
+                          {"train_state.position", "I64", 3, pos},
+                          {"train_state.loss", "F64", 1, &loss},
+                          {"train_state.bytes", "U8", 5, bytes}};
+    CHECK(model_save_extra(m, path, out, 4) == TFM_OK, "save extra: %s", tfm_last_error());
+    int64_t step2 = 0, pos2[3] = {0, 0, 0};
+    double loss2 = 0.0;
+    unsigned char bytes2[5] = {0};
+    ckpt_tensor in[4] = {{"train_state.step", "I64", 1, &step2},
+                         {"train_state.position", "I64", 3, pos2},
+                         {"train_state.loss", "F64", 1, &loss2},
+                         {"train_state.bytes", "U8", 5, bytes2}};
+    CHECK(model_read_extra(path, in, 4, "not what we want") == TFM_OK, "read extra: %s", tfm_last_error());
+    CHECK(step2 == 42 && pos2[0] == 1 && pos2[1] == -2 && pos2[2] == 3 && loss2 == 2.5 &&
+              memcmp(bytes, bytes2, 5) == 0,
+          "extra tensors came back as %lld [%lld %lld %lld] %g", (long long)step2, (long long)pos2[0],
+          (long long)pos2[1], (long long)pos2[2], loss2);
+    tfm_model *r = NULL;
+    CHECK(tfm_model_load(path, &r) == TFM_OK, "a model load skips train_state.: %s", tfm_last_error());
+    tfm_model_free(r);
+    const struct {
+        ckpt_tensor t;
+        const char *needle;
+    } bad[] = {{{"train_state.none", "I64", 1, &step2}, "no tensor 'train_state.none': not what we want"},
+               {{"train_state.step", "F64", 1, &loss2}, "tensor 'train_state.step' must be F64 with 8 bytes"},
+               {{"train_state.position", "I64", 2, pos2}, "tensor 'train_state.position' must be I64 with 16 bytes"},
+               {{"train_state.bytes", "U8", 4, bytes2}, "tensor 'train_state.bytes' must be U8 with 4 bytes"},
+               {{"train_state.step", "F16", 1, &step2}, "tensor 'train_state.step' has dtype 'F16'"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const tfm_status st = model_read_extra(path, &bad[i].t, 1, "not what we want");
+        CHECK(st != TFM_OK && strstr(tfm_last_error(), bad[i].needle) && strstr(tfm_last_error(), path),
+              "%s: status %d, message %s", bad[i].needle, (int)st, tfm_last_error());
+    }
+    tfm_model_free(m);
+}
+
 int main(void) {
     if (!test_make_tmpdir(g_tmpdir, sizeof g_tmpdir, "ckpt")) return 2;
     malformed();
     round_trip();
     fresh_models();
+    extra_tensors();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmpdir);
