@@ -61,8 +61,8 @@ tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int
 
 tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                               int32_t *out, int max_out, int *out_len, double *out_score) {
-    const tfm_model *m = ctx->m;
-    const tfm_config *cfg = &m->cfg;
+    const tfm_model *m = tfm_context_model(ctx);
+    const tfm_config *cfg = tfm_model_config(m);
     const int K = dc->beam, R = B * K, C = 2 * K;
     const size_t V = (size_t)cfg->tgt_vocab;
     int cap = 1; /* positions: the longest output limit + 1 */

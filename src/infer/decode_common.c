@@ -8,9 +8,9 @@
 
 int decode_limit(const tfm_model *m, const tfm_decode_config *dc, const int32_t *src_row, int S) {
     int n = 0;
-    for (int s = 0; s < S; s++) n += src_row[s] != m->cfg.pad_id;
+    for (int s = 0; s < S; s++) n += src_row[s] != tfm_model_config(m)->pad_id;
     double lim = (double)dc->max_len_a * n + dc->max_len_b;
-    int cap = m->cfg.max_len - 1;
+    int cap = tfm_model_config(m)->max_len - 1;
     if (lim > cap) lim = cap;
     return lim < 0 ? 0 : (int)lim;
 }
@@ -36,14 +36,14 @@ tfm_status decode_step(tfm_context *ctx, const tfm_decode_config *dc, int B, int
                        const int32_t *prefix, int t, int cap, float **logits) {
     if (dc->use_cache) {
         model_decode_step(ctx, prefix + t, (size_t)cap);
-        *logits = ctx->cache.logits;
+        *logits = kv_cache_logits(ctx);
         return TFM_OK;
     }
     TRY(context_reserve(ctx, B, S, t + 1, 0));
     model_forward(ctx, B, S, t + 1, src, prefix, (size_t)cap, NULL);
     /* rows of the last position, gathered to the front of the logits buffer: (B, V) */
-    const size_t V = (size_t)ctx->m->cfg.tgt_vocab;
-    float *all = ctx->acts.logits;
+    const size_t V = (size_t)context_config(ctx)->tgt_vocab;
+    float *all = context_logits(ctx);
     for (int b = 0; b < B; b++)
         memmove(all + (size_t)b * V, all + ((size_t)b * (size_t)(t + 1) + (size_t)t) * V, V * sizeof(float));
     *logits = all;
@@ -55,7 +55,7 @@ void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *ro
 }
 
 int decode_compact(tfm_context *ctx, const tfm_decode_config *dc, const int *keep, int n) {
-    if (!dc->use_cache || n < 1 || n == ctx->cache.B || !ctx->decode_compact) return 0;
+    if (!dc->use_cache || n < 1 || n == kv_cache_rows(ctx) || !context_decode_compact(ctx)) return 0;
     kv_cache_compact(ctx, keep, n);
     return 1;
 }

@@ -4,7 +4,8 @@
 #define TFM_DECODE_INTERNAL_H
 
 #include "core_internal.h"
-#include "model_internal.h"
+#include "kv_cache.h"
+#include "model_context.h"
 #include "tfm/decode.h"
 
 /** The output length limit of a source row: min(floor(a · n + b), max_len − 1), n its non-pad

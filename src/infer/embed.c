@@ -2,7 +2,7 @@
  * pool, normalise — as sentence-transformers' Transformer → Pooling → Normalize modules do. */
 #include "batch_plan.h"
 #include "hf.h"
-#include "model_internal.h"
+#include "model_context.h"
 #include "tfm/embed.h"
 #include "tfm/wordpiece.h"
 
@@ -31,7 +31,7 @@ static tfm_status open_parts(const char *path, tfm_embedder *e) {
     char dir[4096], tok[4200];
     TRY(hf_model_dir(path, dir, sizeof dir));
     TRY(tfm_model_load(path, &e->model));
-    const tfm_config *c = &e->model->cfg;
+    const tfm_config *c = tfm_model_config(e->model);
     RETURN_IF(c->arch != TFM_ARCH_ENCODER_ONLY, TFM_ERR_UNSUPPORTED,
               "%s: %s model does not embed sentences (tfm embed needs an encoder-only model, e.g. BERT)", path,
               c->arch == TFM_ARCH_ENCODER_DECODER ? "an encoder-decoder" : "a decoder-only");
@@ -62,7 +62,7 @@ tfm_status tfm_embedder_open(const char *path, tfm_embedder **out) {
     return TFM_OK;
 }
 
-int tfm_embedder_dim(const tfm_embedder *e) { return e->model->cfg.d_model; }
+int tfm_embedder_dim(const tfm_embedder *e) { return tfm_model_config(e->model)->d_model; }
 int tfm_embedder_max_tokens(const tfm_embedder *e) { return e->max_tokens; }
 const tfm_model *tfm_embedder_model(const tfm_embedder *e) { return e->model; }
 
@@ -98,7 +98,7 @@ static void pool(const tfm_embedder *e, const float *H, size_t S_i, size_t d, fl
  * pools each into its row of out. */
 static tfm_status run_batch(const tfm_embedder *e, tfm_context *ctx, int32_t *const *ids, const size_t *n_ids,
                             const size_t *order, size_t B, int32_t *src, float *out) {
-    const tfm_config *c = &e->model->cfg;
+    const tfm_config *c = tfm_model_config(e->model);
     const size_t S = n_ids[order[B - 1]], d = (size_t)c->d_model;
     for (size_t b = 0; b < B; b++) {
         const size_t i = order[b];
@@ -107,7 +107,7 @@ static tfm_status run_batch(const tfm_embedder *e, tfm_context *ctx, int32_t *co
     }
     TRY(context_reserve(ctx, (int)B, (int)S, 1, 0));
     model_forward(ctx, (int)B, (int)S, 1, src, NULL, 0, NULL);
-    const float *H = ctx->acts.stack[0].out;
+    const float *H = context_stack_output(ctx, 0);
     for (size_t b = 0; b < B; b++) pool(e, H + b * S * d, n_ids[order[b]], d, out + order[b] * d);
     return TFM_OK;
 }
@@ -115,14 +115,14 @@ static tfm_status run_batch(const tfm_embedder *e, tfm_context *ctx, int32_t *co
 tfm_status tfm_embedder_encode(const tfm_embedder *e, tfm_context *ctx, const char *const *texts, const size_t *lens,
                                size_t n, const char *name, float *out) {
     RETURN_IF(!e || !ctx || (n && (!texts || !lens || !out)), TFM_ERR_INVALID_ARG, "tfm_embedder_encode: NULL argument");
-    RETURN_IF(ctx->m != e->model, TFM_ERR_INVALID_ARG, "tfm_embedder_encode: the context is of another model");
+    RETURN_IF(tfm_context_model(ctx) != e->model, TFM_ERR_INVALID_ARG, "tfm_embedder_encode: the context is of another model");
     if (n == 0) return TFM_OK;
     int32_t **ids = calloc(n, sizeof *ids);
     size_t *n_ids = calloc(n, sizeof *n_ids);
     int32_t *src = NULL;
     batch_plan plan = {0};
     tfm_status st = ids && n_ids ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory embedding %zu texts", n);
-    const int32_t V = e->model->cfg.src_vocab, pad = e->model->cfg.pad_id;
+    const int32_t V = tfm_model_config(e->model)->src_vocab, pad = tfm_model_config(e->model)->pad_id;
     for (size_t i = 0; i < n && st == TFM_OK; i++) {
         st = tfm_wordpiece_encode(e->wp, texts[i], lens[i], 1, (size_t)e->max_tokens, &ids[i], &n_ids[i]);
         if (st != TFM_OK) {

@@ -13,7 +13,7 @@ tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *sc, const int
     RETURN_IF(!ctx || !out_len || (n_prompt > 0 && !prompt) || (max_out > 0 && !out), TFM_ERR_INVALID_ARG,
               "generate: NULL argument");
     *out_len = 0;
-    const tfm_config *cfg = &ctx->m->cfg;
+    const tfm_config *cfg = context_config(ctx);
     RETURN_IF(cfg->arch != TFM_ARCH_DECODER_ONLY, TFM_ERR_INVALID_ARG,
               "generate needs a decoder-only model, this one is %s", tfm_arch_name(cfg->arch));
     TRY(tfm_sample_config_validate(sc));

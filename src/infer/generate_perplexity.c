@@ -4,7 +4,7 @@
  * per predicted token (subwords and EOS), exponentiated. */
 #include "batch_plan.h"
 #include "core_internal.h"
-#include "model_internal.h"
+#include "model_context.h"
 #include "tfm/generate.h"
 #include "tfm/names.h"
 #include "tfm/score.h"
@@ -18,7 +18,7 @@
  * batch: their log-probabilities and predicted-token counts into lp[i], nt[i]. */
 static tfm_status score_batch(tfm_context *ctx, int32_t *const *rows, const size_t *len, const size_t *idx, int B,
                               int T, int32_t *buf, double *lp_b, int *nt_b, double *lp, int *nt) {
-    const tfm_config *c = &ctx->m->cfg;
+    const tfm_config *c = context_config(ctx);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++)
             buf[(size_t)b * (size_t)T + (size_t)t] = (size_t)t < len[idx[b]] ? rows[idx[b]][t] : c->pad_id;
@@ -34,7 +34,7 @@ tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const
                                int batch_tokens, tfm_perplexity_stats *stats) {
     RETURN_IF(!ctx || !tok || !stats || (n > 0 && !lines), TFM_ERR_INVALID_ARG, "perplexity: NULL argument");
     memset(stats, 0, sizeof *stats);
-    const tfm_config *c = &ctx->m->cfg;
+    const tfm_config *c = context_config(ctx);
     RETURN_IF(c->arch != TFM_ARCH_DECODER_ONLY, TFM_ERR_INVALID_ARG,
               "perplexity needs a decoder-only model, this one is %s", tfm_arch_name(c->arch));
     TRY(tfm_tokenizer_check_model(tok, c));

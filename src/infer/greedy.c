@@ -9,8 +9,8 @@
 
 tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                          int32_t *out, int max_out, int *out_len) {
-    const tfm_model *m = ctx->m;
-    const tfm_config *cfg = &m->cfg;
+    const tfm_model *m = tfm_context_model(ctx);
+    const tfm_config *cfg = tfm_model_config(m);
     int *limit = malloc((size_t)B * sizeof *limit);
     uint8_t *done = calloc((size_t)B, 1);
     int cap = 1;

@@ -1,6 +1,7 @@
 /* Teacher-forced scoring: log p(target | source) under the model, per pair. */
 #include "core_internal.h"
-#include "model_internal.h"
+#include "model_context.h"
+#include "model_params.h"
 #include "ops.h"
 #include "tfm/score.h"
 
@@ -9,14 +10,14 @@
 
 tfm_status tfm_model_score(tfm_context *ctx, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                            double *out_logprob, int *out_ntok, float *out_logits) {
-    const tfm_config *cfg = &ctx->m->cfg;
+    const tfm_config *cfg = context_config(ctx);
     RETURN_IF(cfg->arch == TFM_ARCH_ENCODER_ONLY, TFM_ERR_UNSUPPORTED,
               "an encoder-only model has no generator: it embeds (tfm embed), it does not score targets");
-    TRY(model_check_batch(ctx->m, B, S, T, src, tgt));
+    TRY(model_check_batch(tfm_context_model(ctx), B, S, T, src, tgt));
     const int Td = T - 1; /* decoder positions */
     TRY(context_reserve(ctx, B, S, Td, 0));
     model_forward(ctx, B, S, Td, src, tgt, (size_t)T, NULL);
-    float *logits = ctx->acts.logits;
+    float *logits = context_logits(ctx);
 
     const size_t V = (size_t)cfg->tgt_vocab, N = (size_t)B * (size_t)Td;
     if (out_logits) memcpy(out_logits, logits, N * V * sizeof(float));

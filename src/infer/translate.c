@@ -16,7 +16,7 @@ tfm_decode_config tfm_decode_config_default(void) {
 /* The checks tfm_model_translate and tfm_context_reserve_decode share: the model, B, S, the config. */
 static tfm_status check_call(const tfm_context *ctx, const tfm_decode_config *dc, int B, int S) {
     RETURN_IF(!ctx || !dc, TFM_ERR_INVALID_ARG, "translate: NULL context or config");
-    const tfm_config *cfg = &ctx->m->cfg;
+    const tfm_config *cfg = context_config(ctx);
     RETURN_IF(cfg->arch != TFM_ARCH_ENCODER_DECODER, TFM_ERR_INVALID_ARG,
               "translate needs an encoder-decoder model, this one is %s (a decoder-only model writes with "
               "tfm_generate / tfm generate)", tfm_arch_name(cfg->arch));
@@ -35,7 +35,7 @@ static tfm_status check_call(const tfm_context *ctx, const tfm_decode_config *dc
 tfm_status tfm_context_reserve_decode(tfm_context *ctx, const tfm_decode_config *dc, int B, int S) {
     TRY(check_call(ctx, dc, B, S));
     if (!dc->use_cache) return TFM_OK;
-    const tfm_config *cfg = &ctx->m->cfg;
+    const tfm_config *cfg = context_config(ctx);
     double lim = (double)dc->max_len_a * S + dc->max_len_b; /* decode_limit's bound for S tokens */
     if (lim > cfg->max_len - 1) lim = cfg->max_len - 1;
     const int cap = (int)lim + 1; /* lim >= 0: a, b >= 0 */
@@ -45,7 +45,7 @@ tfm_status tfm_context_reserve_decode(tfm_context *ctx, const tfm_decode_config 
 tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                                int32_t *out, int max_out, int *out_len) {
     TRY(check_call(ctx, dc, B, S));
-    const tfm_config *cfg = &ctx->m->cfg;
+    const tfm_config *cfg = context_config(ctx);
     RETURN_IF(max_out < 0, TFM_ERR_INVALID_ARG, "translate needs max_out >= 0, got %d", max_out);
     for (size_t i = 0; i < (size_t)B * (size_t)S; i++)
         RETURN_IF(src[i] < 0 || src[i] >= cfg->src_vocab, TFM_ERR_RANGE,

@@ -39,6 +39,16 @@ void tfm_context_free(tfm_context *ctx) {
 
 const tfm_model *tfm_context_model(const tfm_context *ctx) { return ctx->m; }
 
+const tfm_config *context_config(const tfm_context *ctx) { return &ctx->m->cfg; }
+
+float *context_logits(tfm_context *ctx) { return ctx->acts.logits; }
+
+const float *context_stack_output(const tfm_context *ctx, int stack) { return ctx->acts.stack[stack].out; }
+
+const ops_kernels *context_kernels(const tfm_context *ctx) { return &ctx->kernels; }
+
+int context_decode_compact(const tfm_context *ctx) { return ctx->decode_compact; }
+
 const char *tfm_context_kernels(const tfm_context *ctx, char *buf, size_t n) {
     return ops_kernels_describe(&ctx->kernels, buf, n);
 }

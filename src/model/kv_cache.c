@@ -202,3 +202,7 @@ void kv_cache_compact(tfm_context *ctx, const int *keep, int n) {
     }
     c->B = n;
 }
+
+float *kv_cache_logits(tfm_context *ctx) { return ctx->cache.logits; }
+
+int kv_cache_rows(const tfm_context *ctx) { return ctx->cache.B; }

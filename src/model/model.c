@@ -83,6 +83,26 @@ void tfm_model_free(tfm_model *m) {
 
 const tfm_config *tfm_model_config(const tfm_model *m) { return &m->cfg; }
 
+size_t model_n_params(const tfm_model *m) { return m->n_params; }
+
+float *model_param_data(tfm_model *m) { return (float *)m->param_arena.base; }
+
+int model_params_non_finite(const tfm_model *m, const char **tensor, size_t *index, float *value) {
+    const float *base = (const float *)m->param_arena.base;
+    for (size_t e = 0; e < m->n_entries; e++) {
+        const param_entry *pe = &m->entries[e];
+        if (pe->alias_of >= 0) continue; /* tied: checked with its owner */
+        for (size_t i = 0; i < pe->numel; i++)
+            if (!isfinite(base[pe->offset + i])) {
+                *tensor = pe->name;
+                *index = i;
+                *value = base[pe->offset + i];
+                return 1;
+            }
+    }
+    return 0;
+}
+
 const unsigned char *tfm_model_tokenizer(const tfm_model *m, size_t *len) {
     *len = m->tokenizer_len;
     return m->tokenizer;

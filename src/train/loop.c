@@ -23,7 +23,7 @@
 #include "core_internal.h"
 #include "data_internal.h"
 #include "dist_internal.h"
-#include "model_internal.h"
+#include "model_params.h"
 #include "tfm/fileio.h"
 #include "tfm/score.h"
 #include "tfm/train_loop.h"
@@ -114,22 +114,13 @@ static tfm_status diverged(const loop_state *s, int64_t step, const char *where,
 /* TFM_ERR_NUMERIC (through diverged) if a parameter of the model is NaN or infinite after the
  * update of `step`, naming the first such tensor and element. */
 static tfm_status check_params(const loop_state *s, int64_t step) {
-    const tfm_model *m = tfm_trainer_model(s->tr);
-    const float *base = (const float *)m->param_arena.base;
-    for (size_t e = 0; e < m->n_entries; e++) {
-        const param_entry *pe = &m->entries[e];
-        if (pe->alias_of >= 0) continue; /* tied: checked with its owner */
-        for (size_t i = 0; i < pe->numel; i++) {
-            const float v = base[pe->offset + i];
-            if (!isfinite(v)) {
-                char what[256];
-                snprintf(what, sizeof what, "parameter %s[%zu] is %s after the update", pe->name, i,
-                         non_finite_name((double)v));
-                return diverged(s, step, "", what);
-            }
-        }
-    }
-    return TFM_OK;
+    const char *tensor = NULL;
+    size_t i = 0;
+    float v = 0.0f;
+    if (!model_params_non_finite(tfm_trainer_model(s->tr), &tensor, &i, &v)) return TFM_OK;
+    char what[256];
+    snprintf(what, sizeof what, "parameter %s[%zu] is %s after the update", tensor, i, non_finite_name((double)v));
+    return diverged(s, step, "", what);
 }
 
 static void emit(const loop_state *s, tfm_loop_event *ev) {

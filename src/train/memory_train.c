@@ -2,8 +2,9 @@
  * and tfm_train_loop will allocate, counted with the layout functions that carve them, for every
  * batch shape the batchers make. */
 #include "data_internal.h"
+#include "activations.h"
 #include "memory_internal.h"
-#include "model_internal.h"
+#include "model_grad.h"
 
 #include <string.h>
 

@@ -1,7 +1,10 @@
 /* The training step: forward with dropout, label-smoothed cross-entropy, backward, clipping,
  * Adam or SGD (Vaswani et al. 2017, §5). Every buffer is allocated by tfm_trainer_create. */
 #include "dist_internal.h"
-#include "model_internal.h"
+#include "checkpoint.h"
+#include "model_context.h"
+#include "model_grad.h"
+#include "model_params.h"
 #include "ops.h"
 #include "optim.h"
 #include "rng.h"
@@ -73,8 +76,9 @@ static tfm_status reserve_rows(tfm_trainer *t, int B, int S, int T) {
     tfm_model *m = t->m;
     RETURN_IF(B < 1 || S < 0 || T < 2, TFM_ERR_INVALID_ARG,
               "batch sizes must be B >= 1, S >= 0, T >= 2; got %d, %d, %d", B, S, T);
-    RETURN_IF(S > m->cfg.max_len || T - 1 > m->cfg.max_len, TFM_ERR_RANGE,
-              "a batch of source %d and target %d tokens exceeds the model's max_len %d", S, T - 1, m->cfg.max_len);
+    RETURN_IF(S > tfm_model_config(m)->max_len || T - 1 > tfm_model_config(m)->max_len, TFM_ERR_RANGE,
+              "a batch of source %d and target %d tokens exceeds the model's max_len %d", S, T - 1,
+              tfm_model_config(m)->max_len);
     const size_t rows = (size_t)B * (size_t)(T - 1);
     if (rows > t->cap_rows) {
         float *l = realloc(t->losses, 2 * rows * sizeof *l);
@@ -85,7 +89,7 @@ static tfm_status reserve_rows(tfm_trainer *t, int B, int S, int T) {
         t->cap_rows = rows;
     }
     tfm_arena counter = {NULL, 0, 0};
-    grad_workspace_layout(&t->ctx->kernels, &m->cfg, B, S, T - 1, &counter, NULL);
+    grad_workspace_layout(context_kernels(t->ctx), tfm_model_config(m), B, S, T - 1, &counter, NULL);
     if (counter.used > t->ws_arena.cap) {
         arena_free(&t->ws_arena);
         TRY(arena_init(&t->ws_arena, counter.used, "the backward workspace"));
@@ -114,7 +118,7 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
     t->cfg = *cfg;
     rng_seed(&t->rng, cfg->seed, 0x7472616eULL);
     t->progress.best_valid_loss = INFINITY;
-    const size_t n = m->n_params;
+    const size_t n = model_n_params(m);
     const int adam = cfg->optimizer == TFM_OPTIMIZER_ADAM;
     /* the same sequence of takes counts the bytes (base NULL), then hands out the pointers */
     tfm_arena counter = {NULL, 0, 0};
@@ -129,7 +133,7 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
     }
     if (st == TFM_OK) st = tfm_context_create_opts(m, &cfg->kernels, &t->ctx);
     if (st == TFM_OK) {
-        params_layout(&m->cfg, &t->g, t->grads, NULL, NULL);
+        params_layout(tfm_model_config(m), &t->g, t->grads, NULL, NULL);
         st = tfm_trainer_reserve(t, max_B, max_S, max_T);
     }
     if (st != TFM_OK) {
@@ -154,7 +158,8 @@ static double step_clock_s(void) {
 tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *src, const int32_t *tgt,
                             tfm_step_stats *stats) {
     tfm_model *m = t->m;
-    const tfm_config *c = &m->cfg;
+    const tfm_config *c = tfm_model_config(m);
+    const size_t n_params = model_n_params(m);
     tfm_dist *d = t->dist;
     const int ranks = tfm_dist_size(d);
     if (stats) memset(stats, 0, sizeof *stats);
@@ -168,19 +173,19 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     if (rows > 0) TRY(reserve_rows(t, rows, S, T)); /* a reserved shape only re-carves: no allocation */
     tfm_arena ws = t->ws_arena;
     ws.used = 0;
-    if (rows > 0) grad_workspace_layout(&t->ctx->kernels, c, rows, S, Td, &ws, &t->ws);
+    if (rows > 0) grad_workspace_layout(context_kernels(t->ctx), c, rows, S, Td, &ws, &t->ws);
     /* the step's dropout seed: two draws, high half first (rng_u64 fixes the order, which an
      * expression with two rng_u32 calls would leave to the compiler); every rank draws it */
     dropout_cfg drop = {t->cfg.dropout, dist_dropout_seed(d, rng_u64(&t->rng))};
     if (d) d->step = t->step + 1;
 
-    float *logits = t->ctx->acts.logits;
+    float *logits = context_logits(t->ctx);
     size_t n_tok = 0;
     double loss = 0.0;
     const double t_fwd = step_clock_s();
     if (rows > 0) {
         model_forward(t->ctx, rows, S, Td, src, tgt, (size_t)T, &drop);
-        logits = t->ctx->acts.logits;
+        logits = context_logits(t->ctx);
         for (int b = 0; b < rows; b++)
             for (int i = 0; i < Td; i++)
                 t->targets[(size_t)b * (size_t)Td + (size_t)i] = tgt[(size_t)b * (size_t)T + (size_t)i + 1];
@@ -203,12 +208,12 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
     if (rows > 0)
         cross_entropy_backward_lse(logits, logits, t->losses + t->cap_rows, t->targets, c->pad_id,
                                    t->cfg.label_smoothing, n_tok, N, V);
-    memset(t->grads, 0, m->n_params * sizeof(float));
+    memset(t->grads, 0, n_params * sizeof(float));
     if (rows > 0) model_backward(t->ctx, &t->g, &t->ws, src, tgt, (size_t)T, &drop);
     const double t_upd = step_clock_s();
-    if (ranks > 1) TRY(dist_sum_f32(d, t->grads, m->n_params, "the gradient allreduce"));
+    if (ranks > 1) TRY(dist_sum_f32(d, t->grads, n_params, "the gradient allreduce"));
     float clip_coef; /* applied by the optimizer as it reads the gradients */
-    double norm = optim_clip_coef(t->grads, m->n_params, t->cfg.clip_norm, &clip_coef);
+    double norm = optim_clip_coef(t->grads, n_params, t->cfg.clip_norm, &clip_coef);
     if (!isfinite(norm)) {
         if (stats) *stats = (tfm_step_stats){.loss = loss, .grad_norm = norm, .n_tokens = n_tok,
                                              .non_finite = TFM_NON_FINITE_GRAD_NORM, .non_finite_value = norm};
@@ -219,12 +224,12 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
 
     t->step++;
     double lr = lr_schedule(t->cfg.schedule, t->cfg.lr, t->step, c->d_model, t->cfg.warmup);
-    float *params = (float *)m->param_arena.base;
+    float *params = model_param_data(m);
     if (t->cfg.optimizer == TFM_OPTIMIZER_ADAM) {
         adam_hparams hp = {t->cfg.beta1, t->cfg.beta2, t->cfg.adam_eps};
-        optim_adam_step(params, t->adam_m, t->adam_v, t->grads, clip_coef, m->n_params, lr, &hp, t->step);
+        optim_adam_step(params, t->adam_m, t->adam_v, t->grads, clip_coef, n_params, lr, &hp, t->step);
     } else {
-        optim_sgd_step(params, t->grads, clip_coef, m->n_params, lr);
+        optim_sgd_step(params, t->grads, clip_coef, n_params, lr);
     }
     if (stats) {
         stats->loss = loss;
@@ -241,7 +246,7 @@ tfm_status tfm_trainer_step(tfm_trainer *t, int B, int S, int T, const int32_t *
 
 tfm_status tfm_trainer_set_dist(tfm_trainer *t, tfm_dist *d) {
     RETURN_IF(!t, TFM_ERR_INVALID_ARG, "tfm_trainer_set_dist: NULL trainer");
-    if (d) TRY(dist_comm_reserve(d, t->m->n_params));
+    if (d) TRY(dist_comm_reserve(d, model_n_params(t->m)));
     t->dist = d;
     return TFM_OK;
 }
@@ -254,8 +259,9 @@ int trainer_optimizer_non_finite(const tfm_trainer *t, const char **which, size_
     if (!t->adam_m) return 0;
     const float *const moments[2] = {t->adam_m, t->adam_v};
     static const char *const names[2] = {"adam_m", "adam_v"};
+    const size_t n = model_n_params(t->m);
     for (int k = 0; k < 2; k++)
-        for (size_t i = 0; i < t->m->n_params; i++)
+        for (size_t i = 0; i < n; i++)
             if (!isfinite(moments[k][i])) {
                 *which = names[k];
                 *index = i;
@@ -265,7 +271,7 @@ int trainer_optimizer_non_finite(const tfm_trainer *t, const char **which, size_
 }
 
 uint64_t trainer_weights_fingerprint(const tfm_trainer *t) {
-    return dist_fingerprint(0, t->m->param_arena.base, t->m->n_params * sizeof(float));
+    return dist_fingerprint(0, model_param_data(t->m), model_n_params(t->m) * sizeof(float));
 }
 
 int64_t tfm_trainer_steps(const tfm_trainer *t) { return t->step; }
@@ -293,18 +299,19 @@ static void config_values(const tfm_train_config *c, double v[N_CONFIG]) {
 uint64_t trainer_fingerprint(const tfm_trainer *t) {
     double config[N_CONFIG];
     config_values(&t->cfg, config);
+    const size_t n = model_n_params(t->m);
     uint64_t h = dist_fingerprint(trainer_weights_fingerprint(t), config, sizeof config);
-    h = dist_fingerprint(h, &t->m->n_params, sizeof t->m->n_params);
+    h = dist_fingerprint(h, &n, sizeof n);
     /* the model's configuration as its checkpoint metadata states it: two models with the same
      * tensor shapes but another position encoding, norm placement, epsilon ... must not mix */
     model_meta meta;
-    const size_t nm = model_metadata(&t->m->cfg, &meta);
+    const size_t nm = model_metadata(tfm_model_config(t->m), &meta);
     for (size_t i = 0; i < 2 * nm; i++) h = dist_fingerprint(h, meta.kv[i], strlen(meta.kv[i]) + 1);
     h = dist_fingerprint(h, &t->step, sizeof t->step);
     h = dist_fingerprint(h, &t->rng, sizeof t->rng);
     if (t->adam_m) {
-        h = dist_fingerprint(h, t->adam_m, t->m->n_params * sizeof(float));
-        h = dist_fingerprint(h, t->adam_v, t->m->n_params * sizeof(float));
+        h = dist_fingerprint(h, t->adam_m, n * sizeof(float));
+        h = dist_fingerprint(h, t->adam_v, n * sizeof(float));
     }
     return h;
 }
@@ -313,7 +320,7 @@ uint64_t trainer_fingerprint(const tfm_trainer *t) {
  * written and read; returns their count (the Adam moments only with Adam). */
 static size_t state_tensors(const tfm_trainer *t, int64_t *step, tfm_rng *rng, int64_t position[3], double *best,
                             double config[N_CONFIG], ckpt_tensor x[7]) {
-    const size_t n = t->m->n_params;
+    const size_t n = model_n_params(t->m);
     size_t k = 0;
     if (t->adam_m) {
         x[k++] = (ckpt_tensor){"train_state.adam_m", "F32", n, t->adam_m};

@@ -42,8 +42,10 @@ done
 # One owner of each file format inside a layer: OWNED[header]=layer. The source files of every other
 # layer are preprocessed with its own include folders (-MM: one rule per file, the project headers it
 # reads, directly or through another header), and none may read the owned header (train/ reaches
-# checkpoints through model/'s checkpoint.h, never the safetensors format itself).
-declare -A OWNED=([safetensors.h]="model")
+# checkpoints through model/'s checkpoint.h, never the safetensors format itself; model_internal.h,
+# the whole model layer at once, is for model/ itself: the others include the headers of the
+# concerns they use, docs/ARCHITECTURE.md's table).
+declare -A OWNED=([safetensors.h]="model" [model_internal.h]="model")
 for layer in "${!FLAGS[@]}"; do
   read -r -a flags <<< "${FLAGS[$layer]}"
   srcs=("$SRC"/src/"$layer"/*.c)
@@ -59,6 +61,13 @@ for layer in "${!FLAGS[@]}"; do
     for f in $readers; do bad "$layer/$f includes $h, which only ${OWNED[$h]}/ may"; done
   done
 done
+
+# Outside src/model/ the model and context are read through accessors (model_params.h,
+# model_context.h, kv_cache.h): no other layer names a field only struct tfm_model or struct
+# tfm_context has (the others, m/cfg/kernels/pe, are common names of other structs).
+reach=$(grep -rnE '(->|\.)(acts|cache|param_arena|entries|n_entries|n_params|act_arena|decode_compact|tokenizer_len)\b' \
+  "$SRC/src" --include='*.c' --include='*.h' | grep -v "^$SRC/src/model/" || true)
+[ -z "$reach" ] && ok || bad "fields of struct tfm_model / tfm_context read outside src/model/ (use model/'s accessors): $reach"
 
 # A quoted include is looked up in the including file's own folder first, so a path that climbs out
 # of it ("../model/x.h") would bypass the include folders above: none may exist under src/.

@@ -8,6 +8,7 @@
  * fixed and dead rows; the BOUND stop rule never ends with a worse score than FINISHED (both
  * follow the same beams; BOUND stops only when nothing left can win), and a bad rule is refused. */
 #include "decode_internal.h"
+#include "model_internal.h"
 #include "ops.h"
 #include "copy_task.h"
 #include "test_util.h"

@@ -3,6 +3,7 @@
  * sequence an exhaustive search ranks best, with length penalty 0 (total log-probability) and 1
  * (per-token average); the length limit holds. */
 #include "decode_internal.h"
+#include "model_internal.h"
 #include "copy_task.h"
 #include "test_util.h"
 #include "tfm/tfm.h"

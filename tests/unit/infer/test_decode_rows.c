@@ -7,6 +7,7 @@
  *    where the rows cross linear_rows_max() (128 with AVX-512, 8 on the plain path). */
 #include "cpu.h"
 #include "decode_internal.h"
+#include "model_internal.h"
 #include "gemm_small.h"
 #include "ops.h"
 #include "parallel.h"

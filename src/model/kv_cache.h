@@ -1,0 +1,92 @@
+/* The KV cache of incremental decoding: the decoder's keys and values of the positions decoded so
+ * far and the memory's cross-attention keys and values, kept in a context (model_context.h); the
+ * calls that lay it out, step it, reorder and compact its rows for beam search and finished rows. */
+#ifndef TFM_KV_CACHE_H
+#define TFM_KV_CACHE_H
+
+#include "activations.h"
+
+/** Incremental decoding state for B rows (sentences, or sentences × beams) of the generator's
+ * stack: the self-attention keys and values of every position decoded so far, per block, and the
+ * cross-attention keys and values of the memory, computed once (the "KV cache"); and the
+ * activations of one step (one new position per row), shared by the blocks since a step is
+ * never differentiated. One arena, grown on demand. */
+typedef struct {
+    int B, S, cap_T; /* rows, source (memory) length, positions the cache can hold */
+    int B_mem, beams; /* sentences (memory rows) and rows per sentence: B = B_mem · beams */
+    int B_start;     /* rows at kv_cache_reserve (B_mem · beams): the linear layers' kernels are chosen
+                        for these (linear_forward_rows) however many rows kv_cache_compact keeps */
+    int len;         /* positions decoded so far */
+    float *self_k[TFM_MAX_LAYERS], *self_v[TFM_MAX_LAYERS]; /* (B, cap_T, d) */
+    float *cross_kv[TFM_MAX_LAYERS];                        /* (B_mem, S, 2d) packed K|V */
+    uint8_t *mem_pad;                                       /* (B_mem, S) key padding of the memory */
+    int32_t *mem_row; /* (B) memory row of each row: b / beams, until kv_cache_compact moves rows */
+    int32_t *slot;    /* (B) kv_cache_reorder's scratch: staging slot of each source row */
+    float **cp_dst;   /* (B) kv_cache_reorder's scratch: the copies of one phase (ops_copy_rows) */
+    const float **cp_src;
+    float *x0;      /* (B, d) embedding + PE of the newest tokens */
+    layer_acts step; /* one block's activations for (B, 1) queries over cap_T / S keys */
+    float *out, *out_mean, *out_rstd; /* (B, d) final LayerNorm */
+    float *logits;  /* (B, V_tgt) of the newest position */
+    float *tmp;     /* (B, cap_T, d) scratch for reordering rows */
+    /* The decoder's linear weights and the generator's, transposed for linear_panels_forward_t:
+     * laid out only when the call's B_start rows take them (linear_panels_t_use), copied from the
+     * model at every model_decode_start; else all NULL. */
+    layer_wt wt[TFM_MAX_LAYERS];
+    float *generator_t; /* (d, V_tgt), or NULL: no transposed copies this call */
+    tfm_arena arena;
+    tfm_arena wt_arena; /* wt and generator_t: their size does not depend on the batch's lengths */
+} kv_cache;
+
+/** Lays the context's KV cache out for B rows, sources of S tokens and up to cap_T decoded
+ * positions (growing its arena only if needed), and reserves the workspace for encoding (B, S).
+ * Errors: TFM_ERR_INVALID_ARG (sizes), TFM_ERR_NOMEM. */
+tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T);
+/** kv_cache_reserve for beam search: B_mem sentences of `beams` rows each (row r = i·beams + k
+ * decodes sentence i), B_mem · beams rows in all. Each sentence is encoded once and its memory
+ * (cross-attention K|V, mem_pad) stored once: the beams' cross-attention indexes it by sentence
+ * (attn_args.kv_row). The workspace is reserved for encoding (B_mem, S). Errors as
+ * kv_cache_reserve. */
+tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S, int cap_T);
+/** Bytes of the KV cache arena kv_cache_reserve(B, S, cap_T) lays out (its layout, counted). */
+size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T);
+/** Bytes of the decoder's transposed weights (kv_cache.wt) a call of B rows lays out on kernel
+ * table kern: 0 unless linear_panels_t_use(kern, B). */
+size_t kv_cache_wt_bytes(const ops_kernels *kern, const tfm_config *cfg, int B);
+/** Bytes of the arena kv_cache_reserve_beams(B_mem, beams, S, cap_T) lays out. */
+size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T);
+void kv_cache_free(kv_cache *c);
+
+/** Beam bookkeeping: row b of the cache becomes (a copy of) row rows[b], for the len cached
+ * self-attention positions; rows[b] must decode the same sentence as b (the memory, stored once
+ * per sentence, does not move). Rows with rows[b] == b are not touched; a moved row's source is
+ * copied in place, or through the scratch buffer when that source moves itself: at most two
+ * copies of len positions per moved row, none per kept row. No allocation. */
+void kv_cache_reorder(tfm_context *ctx, const int *rows);
+
+/** Drops finished rows: rows keep[0..n) (strictly increasing, n >= 1) become rows 0..n−1 — their
+ * len cached self-attention positions and the memory row each reads (mem_row; the memory itself
+ * does not move) — and the following steps run on n rows (B = n). A row's results do not depend
+ * on the other rows of the step and the decode step's linear layers keep the kernels chosen for
+ * B_start rows (linear_forward_rows), so within the decode call the kept rows decode bit for bit
+ * as they would with every row kept. No allocation. */
+void kv_cache_compact(tfm_context *ctx, const int *keep, int n);
+
+/** Encodes src (B_mem, S, padded with pad_id: one row per sentence) into the context's cache
+ * (laid out by kv_cache_reserve or kv_cache_reserve_beams) and fills the cross-attention
+ * keys/values once per sentence; len = 0. */
+void model_decode_start(tfm_context *ctx, const int32_t *src);
+
+/** Decodes one position for every row: tokens[b · tokens_stride] (b < B) are the inputs at
+ * position cache.len (BOS first). Leaves the logits of that position in ctx->cache.logits (B, V_tgt) and advances
+ * cache.len. Computes what model_forward computes for the last position of the prefix, without
+ * recomputing the prefix. */
+void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_stride);
+
+/** The logits (B, V_tgt) of the position model_decode_step decoded last. */
+float *kv_cache_logits(tfm_context *ctx);
+
+/** Rows the cache decodes now (B: kv_cache_compact lowers it). */
+int kv_cache_rows(const tfm_context *ctx);
+
+#endif
