@@ -4,6 +4,8 @@
  * adds its branch into; a memory stack (the encoder) receives the gradient that every
  * cross-attention block of the stack reading it (the decoder) accumulated into w->d_memory. */
 #include "layer.h"
+#include "model_grad.h"
+#include "model_params.h"
 #include "ops.h"
 
 #include <math.h>

@@ -5,6 +5,7 @@
 #include "layer.h"
 #include "bert.h"
 #include "hash.h"
+#include "model_params.h"
 #include "ops.h"
 
 #include <math.h>

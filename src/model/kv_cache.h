@@ -6,6 +6,14 @@
 
 #include "activations.h"
 
+/** A decoder block's linear weights transposed, (IC, OC) each, for linear_panels_forward_t: the
+ * self-attention's packed Q|K|V (d, 3d) and output (d, d), the cross-attention's query (d, d: rows
+ * [0, d) of its in_proj) and output (d, d), the FFN's W_1 (d, d_ff) and W_2 (d_ff, d). NULL where the
+ * block has no such sub-layer. Copies made for one decoding call (kv_cache), never the model's own. */
+typedef struct {
+    float *self_in, *self_out, *cross_q, *cross_out, *ff1, *ff2;
+} layer_wt;
+
 /** Incremental decoding state for B rows (sentences, or sentences × beams) of the generator's
  * stack: the self-attention keys and values of every position decoded so far, per block, and the
  * cross-attention keys and values of the memory, computed once (the "KV cache"); and the

@@ -4,7 +4,7 @@
 #ifndef TFM_LAYER_H
 #define TFM_LAYER_H
 
-#include "model_internal.h"
+#include "model_context.h"
 #include "pe.h"
 
 /** The dropout of one forward pass: NULL cfg = none (inference, or p = 0). */

@@ -9,14 +9,6 @@
 #include <stddef.h>
 
 #define TFM_MAX_LAYERS 64
-
-/** A decoder block's linear weights transposed, (IC, OC) each, for linear_panels_forward_t: the
- * self-attention's packed Q|K|V (d, 3d) and output (d, d), the cross-attention's query (d, d: rows
- * [0, d) of its in_proj) and output (d, d), the FFN's W_1 (d, d_ff) and W_2 (d_ff, d). NULL where the
- * block has no such sub-layer. Copies made for one decoding call (kv_cache), never the model's own. */
-typedef struct {
-    float *self_in, *self_out, *cross_q, *cross_out, *ff1, *ff2;
-} layer_wt;
 #define TFM_MAX_STACKS 2
 #define TFM_PARAM_NAME_MAX 96
 #define TFM_PE_MAX_TENSORS 8
