@@ -77,7 +77,7 @@ install: deps
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTFM_NATIVE=$(TFM_NATIVE)
 	cmake --build build -j $(JOBS)
 	cmake --install build --prefix $(PREFIX)
-	@[ "$$(id -u)" -ne 0 ] || ldconfig # the dynamic linker's cache, so programs find the new libtfm.so
+	@case "$(PREFIX)" in /usr|/usr/local) [ "$$(id -u)" -ne 0 ] || ldconfig ;; esac # the linker's cache, for system prefixes only
 
 clean:
 	rm -rf build build-asan build-portable build-fuzz out

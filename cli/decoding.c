@@ -28,6 +28,11 @@ int translate_lines(const char *cmd, const char *input, const tfm_model *m, tfm_
     const char *name = input && strcmp(input, "-") != 0 ? input : "<stdin>";
     tfm_context *ctx = NULL;
     tfm_status rc = tfm_context_create_opts(m, cli_kernels(), &ctx);
+    const tfm_kernel_opts def = tfm_kernel_opts_default();
+    if (rc == TFM_OK && memcmp(cli_kernels(), &def, sizeof def) != 0) { /* said when the environment chose */
+        char kernels[96];
+        fprintf(stderr, "tfm %s: kernels: %s\n", cmd, tfm_context_kernels(ctx, kernels, sizeof kernels));
+    }
     if (rc == TFM_OK) rc = tfm_translate_text(ctx, tok, dc, (const char *const *)lines, n, batch, out, &st);
     tfm_context_free(ctx);
     if (rc != TFM_OK) {

@@ -1,3 +1,4 @@
+#include "kernel_env.h"
 #include "memory_check.h"
 
 #include "args.h"
@@ -36,7 +37,7 @@ int memory_fits_train(const char *cmd, const char *max_memory, const tfm_config 
                       const tfm_batcher *train, const tfm_batcher *valid, size_t data_bytes,
                       const char *batch_flag) {
     tfm_memory_estimate e;
-    if (tfm_memory_estimate_train(c, opt, train, valid, data_bytes, &e) != TFM_OK) {
+    if (tfm_memory_estimate_train(c, opt, cli_kernels(), train, valid, data_bytes, &e) != TFM_OK) {
         cli_error(cmd, "%s", tfm_last_error());
         return 0;
     }

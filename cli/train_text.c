@@ -522,6 +522,8 @@ int train_text_run(const cli_command *cmd, int argc, char **argv) {
             (double)f.t.lr,
             tc.schedule == TFM_SCHEDULE_NOAM ? (double)f.t.lr / sqrt((double)c->d_model * f.t.warmup) : (double)f.t.lr,
             f.t.warmup);
+    char kernels[96];
+    if (r.root) fprintf(stderr, "tfm train: kernels: %s\n", tfm_trainer_kernels(r.tr, kernels, sizeof kernels));
 
     train_dist_report(r.dist, c);
     progress_view view = {isatty(STDERR_FILENO), 0, f.log_every, f.steps, (double)f.time_limit * 60.0, f.save};

@@ -44,6 +44,11 @@ typedef struct {
 /** beam 1 (greedy), lenpen 1.0, max length 1.5 · source + 10, KV cache on, beam stop FINISHED. */
 TFM_API tfm_decode_config tfm_decode_config_default(void);
 
+/** Checks a decoding configuration: beam in [1, 256], max_len_a >= 0 and max_len_b >= 0, lenpen in
+ * [0, 10], a known beam_stop. Every decoding call checks its config this way first. Errors:
+ * TFM_ERR_INVALID_ARG naming the field. */
+TFM_API tfm_status tfm_decode_config_validate(const tfm_decode_config *cfg);
+
 /** Translates B source rows src (B, S) with the context's model (its KV cache and workspace are
  * the context's, grown as needed), each padded at the end with pad_id, decoding from BOS
  * until EOS or the length limit. out (B, max_out) receives each row's tokens without BOS and EOS,

@@ -22,12 +22,17 @@ extern "C" {
 /** The widest instruction set the library's own kernels may use. AUTO is what this CPU runs
  * (cpuid, at run time); a narrower choice caps it (an AVX-512 CPU running the AVX2 kernels, to
  * time what an AVX2-only CPU would); a wider one than the CPU has is lowered to the CPU's.
- * BASELINE: no AVX kernel of the library's own (BLIS picks its kernels for the CPU either way). */
+ * BASELINE: none of the library's own AVX kernels runs. BLIS is one per process and keeps its own
+ * choice either way: its kernels for the CPU, and the AVX-512 packing routine the library installs
+ * into it where BLIS runs its 'skx' kernels (a copy: the same bits; docs/THREADS.md). */
 typedef enum { TFM_ISA_AUTO = 0, TFM_ISA_BASELINE = 1, TFM_ISA_AVX2 = 2, TFM_ISA_AVX512 = 3 } tfm_isa;
 
 /** Where the matrix products go. AUTO: the library's register-blocked kernels where they pay
- * (docs/KERNELS.md, "Small products"), BLIS for the rest; BLIS: every product through BLIS (the
- * reference path); SMALL: every product the library's kernels can take (they need AVX2 + FMA). */
+ * (docs/KERNELS.md, "Small products"), BLIS for the rest; BLIS: every product of ops_gemm (training,
+ * scoring, batched decoding) through BLIS (the reference path); SMALL: every product the library's
+ * kernels can take (they need AVX2 + FMA). Decoding steps of at most 8 rows (128 with AVX-512 and
+ * BLIS) run the dot-product kernels of linear_rows_forward whatever the route: BLIS would pack the
+ * whole weight for them; their instruction set follows `isa`. */
 typedef enum { TFM_GEMM_AUTO = 0, TFM_GEMM_BLIS = 1, TFM_GEMM_SMALL = 2 } tfm_gemm_route;
 
 /** A context's kernel choice. All zeros (tfm_kernel_opts_default) is the tuned set for this CPU. */

@@ -47,13 +47,16 @@ typedef struct {
     size_t total;
 } tfm_memory_estimate;
 
-/** Estimates a training run of `cfg` with `optimizer` over the batches of `train` (and `valid`, may
- * be NULL): parameters, gradients, optimizer state, and for the activation and backward workspaces
- * the largest over every batch shape of an epoch (tfm_train_loop reserves exactly those), the
- * dataset ids (data_bytes: what the datasets hold, e.g. from tfm_memory_dataset_bytes) and base.
+/** Estimates a training run of `cfg` with `optimizer` on the kernels `kernels` (the trainer's
+ * tfm_train_config.kernels; NULL: the default, tuned ones — the reference attention keeps every
+ * attention's weights and needs more) over the batches of `train` (and `valid`, may be NULL):
+ * parameters, gradients, optimizer state, and for the activation and backward workspaces the
+ * largest over every batch shape of an epoch (tfm_train_loop reserves exactly those), the dataset
+ * ids (data_bytes: what the datasets hold, e.g. from tfm_memory_dataset_bytes) and base.
  * Formula, with P parameters: 4P (params) + 4P (grads) + 8P (Adam) + max over shapes of the arena
  * layouts + data + base. Errors: TFM_ERR_INVALID_ARG (NULL), TFM_ERR_NOMEM (sizes overflow). */
-TFM_API tfm_status tfm_memory_estimate_train(const tfm_config *cfg, tfm_optimizer optimizer, const tfm_batcher *train,
+TFM_API tfm_status tfm_memory_estimate_train(const tfm_config *cfg, tfm_optimizer optimizer,
+                                             const tfm_kernel_opts *kernels, const tfm_batcher *train,
                                              const tfm_batcher *valid, size_t data_bytes, tfm_memory_estimate *out);
 
 /** Bytes a dataset holds in memory: its ids (4 bytes each), offsets and line numbers, and the

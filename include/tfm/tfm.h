@@ -4,6 +4,7 @@
 #define TFM_TFM_H
 
 #include "tfm/export.h"
+#include "tfm/version.h"
 #include "tfm/status.h"
 #include "tfm/threads.h"
 #include "tfm/kernels.h"

@@ -28,7 +28,7 @@ typedef struct {
     int warmup;             /* noam warm-up steps */
     float dropout;          /* P_drop of §5.4 (0.1 in the paper) */
     float label_smoothing;  /* ε_ls of §5.4 (0.1 in the paper) */
-    float clip_norm;        /* global gradient-norm clipping; <= 0: off */
+    float clip_norm;        /* global gradient-norm clipping; 0: off (negative is refused) */
     double beta1, beta2, adam_eps; /* Adam: 0.9, 0.98, 1e-9 (§5.3) */
     uint64_t seed;          /* dropout masks */
     tfm_kernel_opts kernels; /* the kernels of the trainer's contexts (tfm/kernels.h); all zeros:
@@ -136,6 +136,10 @@ TFM_API tfm_model *tfm_trainer_model(const tfm_trainer *t);
 
 /** The configuration the trainer was created with (owned by the trainer). */
 TFM_API const tfm_train_config *tfm_trainer_config(const tfm_trainer *t);
+
+/** The kernels the trainer's steps run, as tfm_context_kernels names them (written to buf, n bytes,
+ * truncated); returns buf. */
+TFM_API const char *tfm_trainer_kernels(const tfm_trainer *t, char *buf, size_t n);
 
 /** Steps taken so far (the t of Adam's bias correction and of the schedule). */
 TFM_API int64_t tfm_trainer_steps(const tfm_trainer *t);

@@ -22,6 +22,11 @@ static tfm_status check_call(const tfm_context *ctx, const tfm_decode_config *dc
               "tfm_generate / tfm generate)", tfm_arch_name(cfg->arch));
     RETURN_IF(B < 1 || S < 0, TFM_ERR_INVALID_ARG, "translate needs B >= 1, S >= 0, got B=%d S=%d", B, S);
     RETURN_IF(S > cfg->max_len, TFM_ERR_RANGE, "source length %d exceeds the model's max_len %d", S, cfg->max_len);
+    return tfm_decode_config_validate(dc);
+}
+
+tfm_status tfm_decode_config_validate(const tfm_decode_config *dc) {
+    RETURN_IF(!dc, TFM_ERR_INVALID_ARG, "decode config: NULL");
     RETURN_IF(dc->beam < 1 || dc->beam > 256, TFM_ERR_INVALID_ARG, "beam must be in [1, 256], got %d", dc->beam);
     RETURN_IF(!(dc->max_len_a >= 0.0f) || dc->max_len_b < 0, TFM_ERR_INVALID_ARG,
               "the length limit a·source + b needs a >= 0 and b >= 0");

@@ -23,6 +23,7 @@ tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const 
     memset(stats, 0, sizeof *stats);
     for (size_t i = 0; i < n; i++) out[i] = NULL;
     RETURN_IF(batch_sentences < 1, TFM_ERR_INVALID_ARG, "batch_sentences must be >= 1");
+    TRY(tfm_decode_config_validate(dc)); /* before the beam divides anything */
     TRY(tfm_tokenizer_check_model(tok, cfg));
     encoded *enc = calloc(n ? n : 1, sizeof *enc);
     size_t *len = calloc(n ? n : 1, sizeof *len); /* 0: a blank line, in no batch */

@@ -95,7 +95,8 @@ void layer_acts_layout(const ops_kernels *kern, const tfm_config *cfg, const blo
 int attn_use_fused(const ops_kernels *kern, const tfm_config *cfg, int cross, int training);
 
 /** Bytes of the activation workspace of a batch of (B, S, T) (with the training buffers if asked),
- * laid out for the tuned kernel table (the estimates' assumption: tfm/memory.h). */
-size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training);
+ * laid out for kernel table `kern` (only training layouts depend on it: the attention's weights or
+ * its log-sum-exps). */
+size_t activations_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, int S, int T, int training);
 
 #endif

@@ -143,8 +143,8 @@ static size_t layout_bytes(const ops_kernels *kern, const tfm_config *cfg, int B
     return counter.used;
 }
 
-size_t activations_bytes(const tfm_config *cfg, int B, int S, int T, int training) {
-    return layout_bytes(ops_kernels_tuned(), cfg, B, S, T, training, tfm_get_threads());
+size_t activations_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, int S, int T, int training) {
+    return layout_bytes(kern, cfg, B, S, T, training, tfm_get_threads());
 }
 
 tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) {

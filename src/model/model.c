@@ -128,7 +128,7 @@ size_t tfm_model_estimate_bytes(const tfm_config *cfg, int max_batch, int max_sr
                     ((double)cfg->n_heads * ((double)max_src + max_tgt) + 16.0 * cfg->d_model + cfg->d_ff +
                      cfg->tgt_vocab) * (cfg->n_enc_layers + cfg->n_dec_layers + 2) * 4.0;
     if (approx > 1e18) return 0;
-    return tfm_config_param_count(cfg) * sizeof(float) + activations_bytes(cfg, max_batch, max_src, max_tgt, 0);
+    return tfm_config_param_count(cfg) * sizeof(float) + activations_bytes(ops_kernels_tuned(), cfg, max_batch, max_src, max_tgt, 0);
 }
 
 /* Checks ids against a vocabulary; names the first offender by row and position. */

@@ -18,26 +18,31 @@ size_t tfm_memory_dataset_bytes(const tfm_dataset *ds) {
 
 /* The largest activation and backward-workspace bytes over the batches of b (training = 1), or the
  * largest scoring workspace (training = 0, validation). */
-static void largest_batch(const tfm_config *cfg, const tfm_batcher *b, int training, size_t *act, size_t *ws,
+static void largest_batch(const ops_kernels *kern, const tfm_config *cfg, const tfm_batcher *b, int training, size_t *act, size_t *ws,
                           size_t *rows) {
     for (size_t k = 0; k < batcher_shape_count(b); k++) {
         int B, S, T;
         batcher_shape(b, k, &B, &S, &T);
-        const size_t a = activations_bytes(cfg, B, S, T - 1, training);
+        const size_t a = activations_bytes(kern, cfg, B, S, T - 1, training);
         if (a > *act) *act = a;
         const size_t r = (size_t)B * (size_t)(T - 1);
         if (r > *rows) *rows = r;
         if (training) {
             tfm_arena counter = {NULL, 0, 0};
-            grad_workspace_layout(ops_kernels_tuned(), cfg, B, S, T - 1, &counter, NULL);
+            grad_workspace_layout(kern, cfg, B, S, T - 1, &counter, NULL);
             if (counter.used > *ws) *ws = counter.used;
         }
     }
 }
 
-tfm_status tfm_memory_estimate_train(const tfm_config *cfg, tfm_optimizer optimizer, const tfm_batcher *train,
-                                     const tfm_batcher *valid, size_t data_bytes, tfm_memory_estimate *out) {
+tfm_status tfm_memory_estimate_train(const tfm_config *cfg, tfm_optimizer optimizer, const tfm_kernel_opts *kernels,
+                                     const tfm_batcher *train, const tfm_batcher *valid, size_t data_bytes,
+                                     tfm_memory_estimate *out) {
     RETURN_IF(!cfg || !train || !out, TFM_ERR_INVALID_ARG, "memory estimate: NULL argument");
+    const tfm_kernel_opts def = tfm_kernel_opts_default();
+    if (!kernels) kernels = &def;
+    TRY(tfm_kernel_opts_validate(kernels));
+    const ops_kernels table = ops_kernels_resolve(kernels), *kern = &table;
     memset(out, 0, sizeof *out);
     int mB, mS, mT;
     tfm_batcher_max_dims(train, &mB, &mS, &mT);
@@ -48,12 +53,12 @@ tfm_status tfm_memory_estimate_train(const tfm_config *cfg, tfm_optimizer optimi
     out->grads = P;
     out->optimizer = optimizer == TFM_OPTIMIZER_ADAM ? 2 * P : 0;
     size_t act = 0, ws = 0, rows = 0, vact = 0, vws = 0, vrows = 0;
-    largest_batch(cfg, train, 1, &act, &ws, &rows);
-    if (valid) largest_batch(cfg, valid, 0, &vact, &vws, &vrows);
+    largest_batch(kern, cfg, train, 1, &act, &ws, &rows);
+    if (valid) largest_batch(kern, cfg, valid, 0, &vact, &vws, &vrows);
     /* the loop's scoring context scores validation batches and, before a save that no validation
      * vouched for, the last training batch (docs/HARDENING.md): its workspace is the larger */
     size_t sact = 0, sws = 0, srows = 0;
-    largest_batch(cfg, train, 0, &sact, &sws, &srows);
+    largest_batch(kern, cfg, train, 0, &sact, &sws, &srows);
     if (sact > vact) vact = sact;
     out->activations = act;
     /* the backward workspace, per-row losses, log-sum-exps and targets, and the scoring context */

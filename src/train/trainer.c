@@ -280,6 +280,8 @@ tfm_model *tfm_trainer_model(const tfm_trainer *t) { return t->m; }
 
 const tfm_train_config *tfm_trainer_config(const tfm_trainer *t) { return &t->cfg; }
 
+const char *tfm_trainer_kernels(const tfm_trainer *t, char *buf, size_t n) { return tfm_context_kernels(t->ctx, buf, n); }
+
 void tfm_trainer_set_progress(tfm_trainer *t, const tfm_train_progress *p) { t->progress = *p; }
 
 tfm_train_progress tfm_trainer_progress(const tfm_trainer *t) { return t->progress; }

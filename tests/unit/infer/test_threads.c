@@ -204,6 +204,24 @@ static void text_case(void) {
             free(got[i]);
         }
     }
+    if (m && tok) { /* a bad decode config is refused by the text call itself (beam 0 divided it: SIGFPE) */
+        tfm_context *ctx = NULL;
+        char *out1[1] = {NULL};
+        CHECK(tfm_context_create(m, &ctx) == TFM_OK, "context: %s", tfm_last_error());
+        const int beams[] = {0, -3, 257};
+        for (size_t k = 0; ctx && k < sizeof beams / sizeof *beams; k++) {
+            tfm_decode_config dc = tfm_decode_config_default();
+            dc.beam = beams[k];
+            const tfm_status st = tfm_translate_text(ctx, tok, &dc, (const char *const *)lines, 1, 8, out1, NULL);
+            CHECK(st == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "beam") && out1[0] == NULL,
+                  "beam %d: status %d (%s)", beams[k], (int)st, tfm_last_error());
+        }
+        tfm_decode_config dc = tfm_decode_config_default();
+        dc.max_len_a = -1.0f;
+        CHECK(tfm_translate_text(ctx, tok, &dc, (const char *const *)lines, 1, 8, out1, NULL) == TFM_ERR_INVALID_ARG,
+              "a negative length limit accepted");
+        tfm_context_free(ctx);
+    }
     tfm_model_free(m);
     tfm_tokenizer_free(tok);
     for (int i = 0; i < N_LINES; i++) free(lines[i]);

@@ -81,8 +81,16 @@ static void check_config(const char *tfm, const char *dir, const char *name, tfm
     tfm_memory_estimate e;
     CHECK(tfm_dataset_from_ids(src, tgt, c.max_len, &ds, NULL) == TFM_OK &&
               tfm_batcher_create_lines(ds, batch, c.pad_id, 1, 1, &bt) == TFM_OK &&
-              tfm_memory_estimate_train(&c, TFM_OPTIMIZER_ADAM, bt, NULL, tfm_memory_dataset_bytes(ds), &e) == TFM_OK,
+              tfm_memory_estimate_train(&c, TFM_OPTIMIZER_ADAM, NULL, bt, NULL, tfm_memory_dataset_bytes(ds), &e) == TFM_OK,
           "%s: estimate: %s", name, tfm_last_error());
+    /* the reference kernels keep every attention's weights: their estimate is larger */
+    const tfm_kernel_opts ref = tfm_kernel_opts_reference();
+    tfm_memory_estimate er;
+    CHECK(bt && tfm_memory_estimate_train(&c, TFM_OPTIMIZER_ADAM, &ref, bt, NULL, tfm_memory_dataset_bytes(ds), &er) ==
+                    TFM_OK &&
+              er.activations + er.workspace > e.activations + e.workspace,
+          "%s: the reference kernels' estimate is not larger (%zu vs %zu bytes)", name, er.activations + er.workspace,
+          e.activations + e.workspace);
     tfm_batcher_free(bt);
     tfm_dataset_free(ds);
     const size_t rss = train_peak_rss(tfm, model, src, tgt, batch, out);
