@@ -15,5 +15,6 @@ extern const cli_command cmd_embed;
 extern const cli_command cmd_similarity;
 extern const cli_command cmd_generate;
 extern const cli_command cmd_perplexity;
+extern const cli_command cmd_serve; /* cli/serve/cmd_serve.c */
 
 #endif

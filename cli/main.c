@@ -30,6 +30,7 @@ static const cli_command *const commands[] = {
     &cmd_similarity,
     &cmd_generate,
     &cmd_perplexity,
+    &cmd_serve,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
