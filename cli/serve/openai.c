@@ -3,6 +3,7 @@
 #include "routes.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,8 +68,13 @@ void serve_embeddings(serve_state *s, const cJSON *body, serve_reply *r) {
                 cJSON_AddItemToArray(data, e);
                 cJSON_AddStringToObject(e, "object", "embedding");
                 cJSON_AddNumberToObject(e, "index", (double)i);
-                /* each float as a double: printed with enough digits to give the same float back */
-                for (size_t c = 0; vec && c < d; c++) cJSON_AddItemToArray(vec, cJSON_CreateNumber((double)v[i * d + c]));
+                /* each float with 9 significant digits: read back as a float it is the same float
+                 * (cJSON's own printing rounds to 15 digits when those come within an epsilon) */
+                for (size_t c = 0; vec && c < d; c++) {
+                    char num[32];
+                    snprintf(num, sizeof num, "%.9g", (double)v[i * d + c]);
+                    cJSON_AddItemToArray(vec, cJSON_CreateRaw(num));
+                }
                 cJSON_AddItemToObject(e, "embedding", vec);
             }
             cJSON_AddStringToObject(j, "model", m->name);
