@@ -16,6 +16,7 @@ typedef struct {
     char *body;
     size_t len, cap;
     int too_big;
+    size_t dropped; /* bytes of a body over the cap, read and dropped */
     struct timespec start;
 } conn_state;
 
@@ -74,9 +75,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         if (cl && strtoull(cl, NULL, 10) > s->max_body) cs->too_big = 1;
         if (!cs->too_big) return MHD_YES;
     }
-    if (!cs->too_big && *upload_size) {
+    if (cs->too_big && *upload_size) {
+        /* a body without Content-Length (chunked) went over the cap: read and drop the rest, to
+         * answer 413 after it; one far over the cap closes the connection instead */
+        cs->dropped += *upload_size;
+        *upload_size = 0;
+        return cs->dropped > 16 * s->max_body ? MHD_NO : MHD_YES;
+    }
+    if (*upload_size) {
         if (cs->len + *upload_size > s->max_body) {
             cs->too_big = 1;
+            cs->dropped = cs->len + *upload_size;
+            *upload_size = 0;
+            return MHD_YES;
         } else {
             if (cs->len + *upload_size + 1 > cs->cap) {
                 size_t nc = cs->cap ? cs->cap : 4096;
@@ -94,7 +105,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     }
     serve_reply r = {0};
     if (cs->too_big) {
-        /* answered at once; libmicrohttpd closes the connection after it, the rest unread */
+        /* announced too big: answered at once, before the body (libmicrohttpd then closes the
+         * connection); else answered after the body was read and dropped */
         serve_error(&r, 413, "the body is larger than --max-body %zu bytes", s->max_body);
         return send_reply(conn, method, url, &r, cs);
     }

@@ -226,6 +226,8 @@ allow=$(curl -s -o /dev/null -D - --max-time 10 "http://127.0.0.1:$PORT/v1/compl
 head -c 70000 /dev/zero | tr '\0' 'a' > "$WORK/big.txt"
 req POST /translate -H 'Content-Type: application/json' --data-binary "@$WORK/big.txt"
 want_error "a body over --max-body" 413 "max-body"
+req POST /translate -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary "@$WORK/big.txt"
+want_error "a chunked body over --max-body" 413 "max-body"
 grep -q "POST /translate 413" "$WORK/main.log" && ok || bad "no access-log line for the 413"
 # the server is still well after all that
 req GET /health
