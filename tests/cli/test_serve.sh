@@ -261,6 +261,18 @@ want_error "models without a key" 403 "api_key"
 req GET /languages
 want "languages need no key" 200 'length == 1'
 
+# a slow client (half a request line, then nothing) is disconnected after --timeout 1 s
+exec 3<> "/dev/tcp/127.0.0.1/$PORT"
+printf 'POST /translate HTTP/1.1\r\n' >&3
+t0=$(date +%s%N)
+timeout 5 cat <&3 > /dev/null
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+exec 3<&-
+[ "$rc" = 0 ] && [ "$ms" -lt 4000 ] && ok || bad "slow client: not disconnected in 4 s (rc $rc, $ms ms)"
+req GET /health
+want "health after the slow client" 200 '.status == "ok"'
+
 # queue full: one worker, no queue; a long request (a thousand lines at beam 4) holds the worker,
 # so a second one gets 503 with Retry-After while it runs
 for _ in 1 2 3 4 5; do cat "$WORK/c/train.en"; done | jq -R . | jq -s '{q: ., source: "en", target: "es", api_key: "s3cret"}' > "$WORK/long.json"
@@ -277,23 +289,57 @@ for _ in $(seq 100); do
   fi
   sleep 0.02
 done
+# SIGTERM while the long request runs: it is still answered, then the server exits 0
+kill -TERM "$SPID"
 wait "$LONG"
+for _ in $(seq 150); do kill -0 "$SPID" 2> /dev/null || break; sleep 0.1; done
+if kill -0 "$SPID" 2> /dev/null; then bad "SIGTERM mid-request: still running after 15 s"; else
+  wait "$SPID"
+  rc=$?
+  [ "$rc" = 0 ] && ok || bad "SIGTERM mid-request: exit $rc, want 0 ($(tail -3 "$WORK/keyed.log"))"
+fi
 [ "$busy" = 1 ] && ok || bad "queue full: no 503 with Retry-After while a request held the only worker (busy=$busy)"
 jq -e '.error | contains("busy")' "$WORK/body" > /dev/null && ok || bad "queue full: body $(cat "$WORK/body")"
 [ "$(cat "$WORK/long.code")" = 200 ] && [ "$(jq '.translatedText | length' "$WORK/long.out")" = $((5 * $(wc -l < "$WORK/c/train.en"))) ] &&
-  ok || bad "the long request: $(cat "$WORK/long.code") $(head -c 200 "$WORK/long.out")"
+  ok || bad "the long request, SIGTERM meanwhile: $(cat "$WORK/long.code") $(head -c 200 "$WORK/long.out")"
 
-# a slow client (half a request line, then nothing) is disconnected after --timeout 1 s
-exec 3<> "/dev/tcp/127.0.0.1/$PORT"
-printf 'POST /translate HTTP/1.1\r\n' >&3
-t0=$(date +%s%N)
-timeout 5 cat <&3 > /dev/null
+# --max-connections 2: a third connection is refused while two idle ones are open, then served
+start limited --model "$LM" --max-connections 2 --timeout 20 || { finish serve; exit 1; }
+exec 4<> "/dev/tcp/127.0.0.1/$PORT" 5<> "/dev/tcp/127.0.0.1/$PORT"
+sleep 0.2
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/health")
+[ "$code" = 000 ] && ok || bad "a third connection past --max-connections 2 was answered ($code)"
+exec 4<&- 5<&-
+code=
+for _ in $(seq 50); do
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/health")
+  [ "$code" = 200 ] && break
+  sleep 0.1
+done
+[ "$code" = 200 ] && ok || bad "no connection served after the two idle ones closed ($code)"
+
+# while the models load, /health and every route answer 503 with Retry-After (the model is a FIFO:
+# loading waits for a writer); a model that fails to load (a FIFO cannot seek) stops it with exit 1
+mkfifo "$WORK/fifo.st"
+"$TFM" serve --port 0 --model "$WORK/fifo.st" 2> "$WORK/fifo.log" &
+SPID=$!
+PIDS+=("$SPID")
+PORT=
+for _ in $(seq 100); do
+  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/fifo.log")
+  [ -n "$PORT" ] && break
+  sleep 0.1
+done
+hdr=$(curl -s -D - --max-time 5 "http://127.0.0.1:$PORT/health" | tr -d '\r')
+grep -q '^HTTP/1.1 503' <<< "$hdr" && grep -qi '^Retry-After: 1$' <<< "$hdr" && grep -q 'loading' <<< "$hdr" && ok ||
+  bad "health while loading: $hdr"
+req GET /v1/models
+want_error "a route while loading" 503 "loading"
+timeout 10 cp "$LM" "$WORK/fifo.st"
+for _ in $(seq 100); do kill -0 "$SPID" 2> /dev/null || break; sleep 0.1; done
+wait "$SPID"
 rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-exec 3<&-
-[ "$rc" = 0 ] && [ "$ms" -lt 4000 ] && ok || bad "slow client: not disconnected in 4 s (rc $rc, $ms ms)"
-req GET /health
-want "health after the slow client" 200 '.status == "ok"'
+[ "$rc" = 1 ] && grep -q "error:.*fifo.st" "$WORK/fifo.log" && ok || bad "a model failing to load: exit $rc, $(cat "$WORK/fifo.log")"
 
 # startup errors
 expect_fail "a translation model without its pair" 1 "@SRC:TGT" "$TFM" serve --port 0 --model "$MT"
