@@ -52,7 +52,7 @@ static int append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
         *buf = b;
         *cap = nc;
     }
-    memcpy(*buf + *len, p, n);
+    if (n) memcpy(*buf + *len, p, n); /* p may be NULL when n is 0 */
     *len += n;
     (*buf)[*len] = '\0';
     return 1;
