@@ -160,6 +160,8 @@ static void *stream_main(void *arg) {
     serve_stream *st = arg;
     const char *finish = run_generation(st->ctx, &st->sc, st->pids, st->np, st->max_tokens, &st->c);
     serve_release(st->s, st->m, st->ctx);
+    atomic_fetch_add(&st->s->metrics.tokens_in, (long)st->np);
+    atomic_fetch_add(&st->s->metrics.tokens_out, (long)st->c.tokens);
     if (!atomic_load(&st->cancel)) {
         if (finish) {
             stream_event(st, "", 0, finish);
@@ -311,6 +313,8 @@ void serve_completions(serve_state *s, const cJSON *body, serve_reply *r) {
     }
     const char *finish = run_generation(ctx, &sc, pids, (int)np, max_new, &c);
     serve_release(s, m, ctx);
+    atomic_fetch_add(&s->metrics.tokens_in, (long)np);
+    atomic_fetch_add(&s->metrics.tokens_out, (long)c.tokens);
     if (!finish) {
         serve_error(r, 500, "generation failed: %s", tfm_last_error());
         goto fail;

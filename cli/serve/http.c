@@ -34,8 +34,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static void stream_free(void *cls) { serve_stream_close(cls); }
 
-static enum MHD_Result send_reply(struct MHD_Connection *conn, const char *method, const char *url, serve_reply *r,
-                                  const conn_state *cs) {
+static enum MHD_Result send_reply(serve_state *s, struct MHD_Connection *conn, const char *method, const char *url,
+                                  serve_reply *r, const conn_state *cs) {
     struct MHD_Response *resp;
     if (r->stream) {
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, r->stream, stream_free);
@@ -55,8 +55,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, const char *metho
     if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
     const enum MHD_Result ok = MHD_queue_response(conn, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
-    fprintf(stderr, "tfm serve: %s %s %d %zu %.1f ms\n", method, url, r->status, cs ? cs->len : 0,
-            cs ? 1e3 * seconds_since(&cs->start) : 0.0);
+    const double secs = cs ? seconds_since(&cs->start) : 0.0;
+    serve_metrics_record(s, url, r->status, secs);
+    fprintf(stderr, "tfm serve: %s %s %d %zu %.1f ms\n", method, url, r->status, cs ? cs->len : 0, 1e3 * secs);
     free(r->body);
     return ok;
 }
@@ -108,14 +109,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         /* announced too big: answered at once, before the body (libmicrohttpd then closes the
          * connection); else answered after the body was read and dropped */
         serve_error(&r, 413, "the body is larger than --max-body %zu bytes", s->max_body);
-        return send_reply(conn, method, url, &r, cs);
+        return send_reply(s, conn, method, url, &r, cs);
     }
     const serve_request q = {
         method, url, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION), cs->body ? cs->body : "",
         cs->len};
     serve_route(s, &q, &r);
-    return send_reply(conn, method, url, &r, cs);
+    return send_reply(s, conn, method, url, &r, cs);
 }
 
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe) {

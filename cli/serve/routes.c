@@ -83,8 +83,11 @@ static void translate(serve_state *s, const cJSON *body, serve_reply *r) {
     if (m && !out) serve_error(r, 500, "out of memory");
     tfm_context *ctx = out ? serve_acquire(s, m, r) : NULL;
     if (ctx) {
-        const tfm_status st = tfm_translate_text(ctx, m->tok, &s->dc, q, n, s->batch, out, NULL);
+        tfm_translate_stats stats = {0};
+        const tfm_status st = tfm_translate_text(ctx, m->tok, &s->dc, q, n, s->batch, out, &stats);
         serve_release(s, m, ctx);
+        atomic_fetch_add(&s->metrics.tokens_in, (long)stats.src_tokens);
+        atomic_fetch_add(&s->metrics.tokens_out, (long)stats.out_tokens);
         if (st != TFM_OK) {
             serve_error(r, st == TFM_ERR_NOMEM ? 500 : 400, "q: %s", tfm_last_error());
         } else {
@@ -100,7 +103,7 @@ static void translate(serve_state *s, const cJSON *body, serve_reply *r) {
     free(q);
 }
 
-typedef enum { R_HEALTH, R_LANGUAGES, R_TRANSLATE, R_MODELS, R_EMBEDDINGS, R_COMPLETIONS } route_id;
+typedef enum { R_HEALTH, R_LANGUAGES, R_TRANSLATE, R_MODELS, R_EMBEDDINGS, R_COMPLETIONS, R_METRICS } route_id;
 
 static const struct {
     const char *path, *method;
@@ -108,13 +111,24 @@ static const struct {
 } routes[] = {
     {"/health", "GET", R_HEALTH},         {"/languages", "GET", R_LANGUAGES},         {"/translate", "POST", R_TRANSLATE},
     {"/v1/models", "GET", R_MODELS},      {"/v1/embeddings", "POST", R_EMBEDDINGS}, {"/v1/completions", "POST", R_COMPLETIONS},
+    {"/metrics", "GET", R_METRICS},
 };
+#define N_ROUTES (sizeof routes / sizeof routes[0])
+_Static_assert(N_ROUTES + 1 == SERVE_ROUTES, "SERVE_ROUTES counts the routes and 'other'");
+
+const char *serve_route_path(int k) { return k >= 0 && (size_t)k < N_ROUTES ? routes[k].path : "other"; }
+
+int serve_route_index(const char *path, const char **name) {
+    size_t k = 0;
+    while (k < N_ROUTES && strcmp(routes[k].path, path) != 0) k++;
+    *name = k < N_ROUTES ? routes[k].path : "other";
+    return (int)k;
+}
 
 void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
-    size_t k = 0;
-    const size_t n_routes = sizeof routes / sizeof routes[0];
-    while (k < n_routes && strcmp(routes[k].path, q->path) != 0) k++;
-    if (k == n_routes) {
+    const char *name;
+    const size_t k = (size_t)serve_route_index(q->path, &name);
+    if (k == N_ROUTES) {
         serve_error(r, 404, "no route %.200s (see docs/SERVE.md)", q->path);
         return;
     }
@@ -144,6 +158,7 @@ void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
         /* /languages needs no key, as LibreTranslate's */
         if (routes[k].id != R_LANGUAGES && !serve_authorized(s, q, NULL, r)) return;
         if (routes[k].id == R_LANGUAGES) languages(s, r);
+        else if (routes[k].id == R_METRICS) serve_metrics_reply(s, r);
         else serve_models_list(s, r);
         return;
     }

@@ -26,6 +26,17 @@ typedef struct {
     unsigned char *busy;   /* [workers], under serve_state.mu */
 } serve_model;
 
+/* What GET /metrics reports (metrics.c): requests by route and status, latency, tokens. */
+#define SERVE_ROUTES 8 /* the route table's paths, then "other" (serve_route_index) */
+#define SERVE_CODES 9  /* 200 400 403 404 405 413 500 503, then any other */
+#define SERVE_BUCKETS 9
+typedef struct {
+    atomic_long requests[SERVE_ROUTES][SERVE_CODES];
+    atomic_long latency_le[SERVE_BUCKETS]; /* requests answered within each bucket's bound */
+    atomic_long latency_count, latency_us_sum;
+    atomic_long tokens_in, tokens_out; /* subword tokens read (sources, prompts) and written */
+} serve_metrics;
+
 typedef struct {
     serve_model *models;
     int n_models;
@@ -39,6 +50,7 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int running, waiting; /* under mu */
+    serve_metrics metrics;
 } serve_state;
 
 /* A request as the routes see it: the body whole, NUL-terminated (len bytes; it may hold NULs). */
@@ -104,6 +116,19 @@ void serve_release(serve_state *s, serve_model *m, tfm_context *ctx);
  * waits for it and frees everything. */
 long serve_stream_read(serve_stream *st, char *buf, size_t max);
 void serve_stream_close(serve_stream *st);
+
+/* Counts an answered request (metrics.c): its path, status and seconds from its start. */
+void serve_metrics_record(serve_state *s, const char *path, int status, double seconds);
+
+/* GET /metrics: the counters in Prometheus' text format (version 0.0.4). */
+void serve_metrics_reply(serve_state *s, serve_reply *r);
+
+/* The index of a path in the route table (0..SERVE_ROUTES-2), or SERVE_ROUTES-1 for any other;
+ * its name in *name. */
+int serve_route_index(const char *path, const char **name);
+
+/* The path of route k of the table, "other" past it. */
+const char *serve_route_path(int k);
 
 /* The loaded models (models.c). */
 int serve_models_load(const char *cmd, serve_state *s, char **specs, int n);

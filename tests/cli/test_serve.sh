@@ -233,6 +233,21 @@ grep -q "POST /translate 413" "$WORK/main.log" && ok || bad "no access-log line 
 req GET /health
 want "health after the errors" 200 '.status == "ok"'
 
+# GET /metrics: Prometheus text; the counts of what this test sent
+req GET /metrics
+m=$(cat "$WORK/body")
+n413=$(grep -c 'POST /translate 413' "$WORK/main.log")
+n_tr=$(grep -c 'POST /translate 200' "$WORK/main.log")
+if [ "$CODE" = 200 ] && grep -q '^# TYPE tfm_serve_requests_total counter$' <<< "$m" &&
+   grep -qx "tfm_serve_requests_total{route=\"/translate\",code=\"200\"} $n_tr" <<< "$m" &&
+   grep -qx "tfm_serve_requests_total{route=\"/translate\",code=\"413\"} $n413" <<< "$m" &&
+   grep -qx 'tfm_serve_requests_total{route="other",code="404"} 1' <<< "$m" &&
+   grep -qx 'tfm_serve_requests_total{route="/v1/completions",code="405"} 1' <<< "$m" &&
+   grep -q '^tfm_serve_request_seconds_bucket{le="+Inf"} [1-9]' <<< "$m" &&
+   grep -q '^tfm_serve_tokens_out_total [1-9]' <<< "$m" && grep -qx 'tfm_serve_workers_busy 0' <<< "$m"; then ok; else
+  bad "metrics ($CODE; $n_tr translations, $n413 413s): $m"
+fi
+
 # SIGTERM: exits 0 promptly
 kill -TERM "$MAIN_PID"
 for _ in $(seq 100); do kill -0 "$MAIN_PID" 2> /dev/null || break; sleep 0.1; done
