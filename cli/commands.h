@@ -17,4 +17,7 @@ extern const cli_command cmd_generate;
 extern const cli_command cmd_perplexity;
 extern const cli_command cmd_serve; /* cli/serve/cmd_serve.c */
 
+/* "libmicrohttpd 0.9.75" when tfm serve is built, else NULL (cli/serve/cmd_serve.c). */
+const char *cli_serve_library(void);
+
 #endif

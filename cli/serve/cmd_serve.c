@@ -4,6 +4,7 @@
  * load), then loads each --model once with --threads contexts; SIGTERM or SIGINT stop accepting,
  * let the open connections finish (up to 10 s) and exit 0. Built only with libmicrohttpd. */
 #include "args.h"
+#include "commands.h"
 #include "decoding.h"
 #include "serve.h"
 #ifdef TFM_HAVE_MHD
@@ -22,6 +23,16 @@ const cli_command cmd_serve = {
     "serve", "translation, completions and embeddings over HTTP (LibreTranslate- and OpenAI-compatible)",
     "tfm serve --model M[@SRC:TGT] [--model M2 ...] [--host 127.0.0.1] [--port 8080] [--api-key K] [--threads N]",
     run};
+
+const char *cli_serve_library(void) {
+#ifdef TFM_HAVE_MHD
+    static char buf[64];
+    snprintf(buf, sizeof buf, "libmicrohttpd %s", serve_http_version());
+    return buf;
+#else
+    return NULL;
+#endif
+}
 
 #define MAX_MODELS 16
 

@@ -10,9 +10,8 @@ source "$(dirname "$0")/lib.sh"
 
 command -v curl > /dev/null || skip "curl is not installed (scripts/install-deps installs it)"
 command -v jq > /dev/null || skip "jq is not installed (scripts/install-deps installs it)"
-if "$TFM" serve --model none 2>&1 | grep -q "built without libmicrohttpd"; then
-  skip "this tfm was built without libmicrohttpd (scripts/install-deps, then rebuild)"
-fi
+"$TFM" --version | grep -q "^HTTP server (tfm serve): libmicrohttpd" ||
+  skip "this tfm was built without libmicrohttpd (scripts/install-deps installs libmicrohttpd-dev; then reconfigure)"
 
 PIDS=()
 cleanup() {
