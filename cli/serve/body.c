@@ -161,6 +161,20 @@ cJSON *serve_body_object(const serve_request *q, serve_reply *r) {
                     (unsigned)(unsigned char)q->body[bad]);
         return NULL;
     }
+    const char *nul = memchr(q->body, '\0', q->len);
+    if (nul) {
+        serve_error(r, 400, "the body holds a NUL byte at byte offset %zu", (size_t)(nul - q->body));
+        return NULL;
+    }
+    /* a JSON string may spell NUL as \u0000; cJSON would cut the string there, silently */
+    for (size_t i = 0; i + 1 < q->len; i++) {
+        if (q->body[i] != '\\') continue;
+        if (q->len - i >= 6 && q->body[i + 1] == 'u' && memcmp(q->body + i + 2, "0000", 4) == 0) {
+            serve_error(r, 400, "a string holds \\u0000 (NUL) at byte %zu: text cannot hold NUL", i);
+            return NULL;
+        }
+        i++; /* the escaped character */
+    }
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(q->body, q->len, &end, 0);
     if (!j) {

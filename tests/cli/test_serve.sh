@@ -41,7 +41,7 @@ start() {
   PIDS+=("$SPID")
   PORT=
   for i in $(seq 100); do
-    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/$name.log")
+    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/$name.log" 2> /dev/null)
     [ -n "$PORT" ] && break
     sleep 0.1
   done
@@ -170,6 +170,13 @@ want_error "text after the JSON" 400 "invalid JSON"
 printf '{"q": "caf\xe9", "source": "en", "target": "es"}' > "$WORK/bad_utf8.json"
 req POST /translate -H 'Content-Type: application/json' --data-binary "@$WORK/bad_utf8.json"
 want_error "invalid UTF-8" 400 "UTF-8"
+post /translate '{"q": "a\u0000b", "source": "en", "target": "es"}'
+want_error "a NUL in a string" 400 "NUL"
+post /translate '{"q": "a\\u0000b", "source": "en", "target": "es"}'
+want "an escaped backslash before u0000 is text" 200 '.translatedText | type == "string"'
+printf '{"q": "a\0b", "source": "en", "target": "es"}' > "$WORK/nul.json"
+req POST /translate -H 'Content-Type: application/json' --data-binary "@$WORK/nul.json"
+want_error "a NUL byte in the body" 400 "NUL byte"
 post /translate '[1, 2]'
 want_error "not an object" 400 "JSON object"
 post /translate '{"q": 5, "source": "en", "target": "es"}'
@@ -340,7 +347,7 @@ SPID=$!
 PIDS+=("$SPID")
 PORT=
 for _ in $(seq 100); do
-  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/fifo.log")
+  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/fifo.log" 2> /dev/null)
   [ -n "$PORT" ] && break
   sleep 0.1
 done
