@@ -94,19 +94,21 @@ post /translate "$(jq -R . "$WORK/src.txt" | jq -s '{q: ., source: "en", target:
 want "translate: q an array == tfm translate, line by line" 200 ".translatedText == $(jq -R . "$WORK/cli.txt" | jq -s .)"
 
 # concurrent clients get their own results: 8 at once, one line each
+CC=()
 for i in $(seq 8); do
   q=$(sed -n "${i}p" "$WORK/src.txt")
   curl -s --max-time 20 -H 'Content-Type: application/json' \
     --data-binary "$(jq -n --arg q "$q" '{q: $q, source: "en", target: "es"}')" \
     "http://127.0.0.1:$PORT/translate" > "$WORK/conc.$i" &
+  CC+=($!)
 done
-wait_n=0
+wait "${CC[@]}" # each curl ends within its --max-time
+differ=0
 for i in $(seq 8); do
-  for _ in $(seq 200); do [ -s "$WORK/conc.$i" ] && jq -e . "$WORK/conc.$i" > /dev/null 2>&1 && break; sleep 0.05; done
   got=$(jq -r .translatedText "$WORK/conc.$i" 2> /dev/null)
-  [ "$got" = "$(sed -n "${i}p" "$WORK/cli.txt")" ] || wait_n=$((wait_n + 1))
+  [ "$got" = "$(sed -n "${i}p" "$WORK/cli.txt")" ] || differ=$((differ + 1))
 done
-[ "$wait_n" = 0 ] && ok || bad "concurrent clients: $wait_n of 8 translations differ from tfm translate's"
+[ "$differ" = 0 ] && ok || bad "concurrent clients: $differ of 8 translations differ from tfm translate's"
 
 # --- /v1/completions == tfm generate for the same seed and settings
 prompt="In the beginning"
@@ -132,6 +134,27 @@ streamed=$(jq -j '.choices[0].text' "$WORK/events")
 jq -se 'all(.[]; .object == "text_completion" and .id == (.id | select(startswith("cmpl-")))) and
   (.[-1].choices[0].finish_reason | IN("stop", "length")) and all(.[:-1][]; .choices[0].finish_reason == null)' \
   "$WORK/events" > /dev/null && ok || bad "stream: event shapes: $(head -c 400 "$WORK/sse")"
+# concurrent completions, four seeds at once, streamed and not: each equals tfm generate with its seed
+CC=()
+for seed in 1 2 3 4; do
+  "$TFM" generate --model "$LM" --prompt "$prompt" --max-tokens 12 --seed "$seed" 2> /dev/null > "$WORK/gen.$seed"
+  st=$([ $((seed % 2)) = 0 ] && echo true || echo false)
+  curl -sN --max-time 20 -H 'Content-Type: application/json' \
+    --data-binary "$(jq -n --arg p "$prompt" --argjson s "$seed" --argjson st "$st" '{prompt: $p, max_tokens: 12, seed: $s, stream: $st}')" \
+    "http://127.0.0.1:$PORT/v1/completions" > "$WORK/cc.$seed" &
+  CC+=($!)
+done
+wait "${CC[@]}" # each curl ends within its --max-time
+differ=0
+for seed in 1 2 3 4; do
+  if [ $((seed % 2)) = 0 ]; then
+    got=$(sed -n 's/^data: \({.*\)$/\1/p' "$WORK/cc.$seed" | jq -j '.choices[0].text')
+  else
+    got=$(jq -r '.choices[0].text' "$WORK/cc.$seed")
+  fi
+  [ "$prompt$got" = "$(cat "$WORK/gen.$seed")" ] || differ=$((differ + 1))
+done
+[ "$differ" = 0 ] && ok || bad "concurrent completions: $differ of 4 differ from tfm generate"
 # a stop sequence: the text ends before its first occurrence, finish_reason "stop", streamed alike
 stop=${text:3:2}
 if [ ${#text} -ge 6 ] && [ -n "${stop// /}" ]; then
