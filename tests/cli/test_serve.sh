@@ -71,7 +71,7 @@ want() {
 # want_error LABEL CODE NEEDLE: status CODE and {"error": "...NEEDLE..."}.
 want_error() { want "$1" "$2" ".error | type == \"string\" and contains(\"$3\")"; }
 
-start main --model "$MT@en:es" --model "$LM" --model "$BERT" --threads 2 --max-body 65536 || { finish serve; exit 1; }
+start main --model "$MT@en:es" --model "$LM" --model "$BERT" --threads 2 --max-body 200000 || { finish serve; exit 1; }
 MAIN_PID=$SPID MAIN_PORT=$PORT
 
 # --- routes and shapes
@@ -109,6 +109,26 @@ for i in $(seq 8); do
   [ "$got" = "$(sed -n "${i}p" "$WORK/cli.txt")" ] || differ=$((differ + 1))
 done
 [ "$differ" = 0 ] && ok || bad "concurrent clients: $differ of 8 translations differ from tfm translate's"
+# 4 clients at once with 450 lines each (each its own rotation of the text), so that the two
+# workers compute together: each gets tfm translate's output for its own lines
+CC=()
+for i in 1 2 3 4; do
+  { tail -n +$((i * 50)) "$WORK/c/train.en"; head -n $((i * 50 - 1)) "$WORK/c/train.en"; } > "$WORK/rot.$i"
+  cat "$WORK/rot.$i" "$WORK/rot.$i" > "$WORK/big.$i"
+  "$TFM" translate --model "$MT" --input "$WORK/big.$i" --output "$WORK/big_cli.$i" 2> /dev/null || bad "tfm translate big.$i"
+  jq -R . "$WORK/big.$i" | jq -s '{q: ., source: "en", target: "es"}' > "$WORK/big.$i.json"
+done
+for i in 1 2 3 4; do
+  curl -s --max-time 60 -H 'Content-Type: application/json' --data-binary "@$WORK/big.$i.json" \
+    "http://127.0.0.1:$PORT/translate" > "$WORK/bigconc.$i" &
+  CC+=($!)
+done
+wait "${CC[@]}"
+differ=0
+for i in 1 2 3 4; do
+  jq -r '.translatedText[]' "$WORK/bigconc.$i" 2> /dev/null | cmp -s - "$WORK/big_cli.$i" || differ=$((differ + 1))
+done
+[ "$differ" = 0 ] && ok || bad "4 concurrent clients of 450 lines: $differ of 4 differ from tfm translate's"
 
 # --- /v1/completions == tfm generate for the same seed and settings
 prompt="In the beginning"
@@ -252,7 +272,7 @@ req GET /translate
 want_error "wrong method" 405 "POST"
 allow=$(curl -s -o /dev/null -D - --max-time 10 "http://127.0.0.1:$PORT/v1/completions" | tr -d '\r' | sed -n 's/^Allow: //ip')
 [ "$allow" = POST ] && ok || bad "405 without 'Allow: POST' ($allow)"
-head -c 70000 /dev/zero | tr '\0' 'a' > "$WORK/big.txt"
+head -c 250000 /dev/zero | tr '\0' 'a' > "$WORK/big.txt"
 req POST /translate -H 'Content-Type: application/json' --data-binary "@$WORK/big.txt"
 want_error "a body over --max-body" 413 "max-body"
 req POST /translate -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary "@$WORK/big.txt"
