@@ -12,8 +12,7 @@ static const int codes[SERVE_CODES - 1] = {200, 400, 403, 404, 405, 413, 500, 50
 static const double bounds[SERVE_BUCKETS] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30}; /* seconds */
 
 void serve_metrics_record(serve_state *s, const char *path, int status, double seconds) {
-    const char *name;
-    const int route = serve_route_index(path, &name);
+    const int route = serve_route_index(path);
     int c = 0;
     while (c < SERVE_CODES - 1 && codes[c] != status) c++;
     serve_metrics *m = &s->metrics;

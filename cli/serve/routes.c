@@ -118,16 +118,14 @@ _Static_assert(N_ROUTES + 1 == SERVE_ROUTES, "SERVE_ROUTES counts the routes and
 
 const char *serve_route_path(int k) { return k >= 0 && (size_t)k < N_ROUTES ? routes[k].path : "other"; }
 
-int serve_route_index(const char *path, const char **name) {
+int serve_route_index(const char *path) {
     size_t k = 0;
     while (k < N_ROUTES && strcmp(routes[k].path, path) != 0) k++;
-    *name = k < N_ROUTES ? routes[k].path : "other";
     return (int)k;
 }
 
 void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
-    const char *name;
-    const size_t k = (size_t)serve_route_index(q->path, &name);
+    const size_t k = (size_t)serve_route_index(q->path);
     if (k == N_ROUTES) {
         serve_error(r, 404, "no route %.200s (see docs/SERVE.md)", q->path);
         return;

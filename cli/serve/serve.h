@@ -123,9 +123,8 @@ void serve_metrics_record(serve_state *s, const char *path, int status, double s
 /* GET /metrics: the counters in Prometheus' text format (version 0.0.4). */
 void serve_metrics_reply(serve_state *s, serve_reply *r);
 
-/* The index of a path in the route table (0..SERVE_ROUTES-2), or SERVE_ROUTES-1 for any other;
- * its name in *name. */
-int serve_route_index(const char *path, const char **name);
+/* The index of a path in the route table (0..SERVE_ROUTES-2), or SERVE_ROUTES-1 for any other. */
+int serve_route_index(const char *path);
 
 /* The path of route k of the table, "other" past it. */
 const char *serve_route_path(int k);
