@@ -31,22 +31,29 @@ MT=$WORK/mt.safetensors LM=$WORK/lm.safetensors BERT=$ROOT/tests/golden/bert_tin
   --n-dec-layers 1 --d-ff 64 --batch-tokens 1000 --warmup 10 --lr 1 --steps 20 --seed 3 --max-len 64 \
   --save "$LM" > /dev/null 2> "$WORK/train_lm.log" || bad "train the LM: $(tail -2 "$WORK/train_lm.log")"
 
-# start NAME ARGS...: starts tfm serve --port 0 ARGS in the background (log $WORK/NAME.log), waits
-# (at most 10 s) for its port and for GET /health to say 200; sets PORT and SPID.
-start() {
-  local name=$1 i
+# launch NAME ARGS...: starts tfm serve --port 0 ARGS in the background (log $WORK/NAME.log) and
+# waits (at most 10 s) for its "listening on" line; sets SPID and PORT.
+launch() {
+  local name=$1
   shift
   "$TFM" serve --port 0 "$@" 2> "$WORK/$name.log" &
   SPID=$!
   PIDS+=("$SPID")
   PORT=
-  for i in $(seq 100); do
+  for _ in $(seq 100); do
     PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/$name.log" 2> /dev/null)
-    [ -n "$PORT" ] && break
+    [ -n "$PORT" ] && return 0
     sleep 0.1
   done
-  [ -n "$PORT" ] || { bad "$name: no 'listening on' line in 10 s: $(cat "$WORK/$name.log")"; return 1; }
-  for i in $(seq 100); do
+  bad "$name: no 'listening on' line in 10 s: $(cat "$WORK/$name.log")"
+  return 1
+}
+
+# start NAME ARGS...: launch, then wait (at most 10 s) for GET /health to say 200.
+start() {
+  local name=$1
+  launch "$@" || return 1
+  for _ in $(seq 100); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/health")" = 200 ] && return 0
     sleep 0.1
   done
@@ -385,15 +392,7 @@ done
 # while the models load, /health and every route answer 503 with Retry-After (the model is a FIFO:
 # loading waits for a writer); a model that fails to load (a FIFO cannot seek) stops it with exit 1
 mkfifo "$WORK/fifo.st"
-"$TFM" serve --port 0 --model "$WORK/fifo.st" 2> "$WORK/fifo.log" &
-SPID=$!
-PIDS+=("$SPID")
-PORT=
-for _ in $(seq 100); do
-  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/fifo.log" 2> /dev/null)
-  [ -n "$PORT" ] && break
-  sleep 0.1
-done
+launch fifo --model "$WORK/fifo.st" || { finish serve; exit 1; }
 hdr=$(curl -s -D - --max-time 5 "http://127.0.0.1:$PORT/health" | tr -d '\r')
 grep -q '^HTTP/1.1 503' <<< "$hdr" && grep -qi '^Retry-After: 1$' <<< "$hdr" && grep -q 'loading' <<< "$hdr" && ok ||
   bad "health while loading: $hdr"
