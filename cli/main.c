@@ -30,6 +30,7 @@ static const cli_command *const commands[] = {
     &cmd_similarity,
     &cmd_generate,
     &cmd_perplexity,
+    &cmd_serve,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -83,6 +84,8 @@ static int run_main(int argc, char **argv) {
         else
             printf("MPI: no (built without MPI; install libopenmpi-dev and rebuild to train with mpirun)\n");
         printf("BLAS: %s\n", tfm_blas_kernels());
+        const char *http = cli_serve_library();
+        printf("HTTP server (tfm serve): %s\n", http ? http : "no (built without libmicrohttpd: install libmicrohttpd-dev and rebuild)");
         return 0;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {

@@ -68,36 +68,35 @@ int model_arch_ok(const char *cmd, const char *path, const tfm_config *c, int wa
     return 0;
 }
 
+int model_tokenizer(const char *cmd, const char *path, const tfm_model *m, tfm_tokenizer **tok) {
+    *tok = NULL;
+    size_t len;
+    const unsigned char *bytes = tfm_model_tokenizer(m, &len);
+    if (!bytes) {
+        cli_error(cmd, "%s has no tokenizer: models trained with `tfm train --data` store theirs; "
+                       "this one can only score token ids (tfm score)", path);
+        return 0;
+    }
+    if (tfm_tokenizer_load_bytes(bytes, len, tok) != TFM_OK) {
+        cli_error(cmd, "%s: its tokenizer.model tensor is not a valid tokenizer: %s", path, tfm_last_error());
+        return 0;
+    }
+    if (tfm_tokenizer_check_model(*tok, tfm_model_config(m)) != TFM_OK) {
+        cli_error(cmd, "%s: %s", path, tfm_last_error());
+        tfm_tokenizer_free(*tok);
+        *tok = NULL;
+        return 0;
+    }
+    return 1;
+}
+
 int load_model_and_tokenizer(const char *cmd, const char *path, int want, tfm_model **m, tfm_tokenizer **tok) {
     *tok = NULL;
     if (tfm_model_load(path, m) != TFM_OK) {
         cli_error(cmd, "%s", tfm_last_error());
         return 0;
     }
-    if (!model_arch_ok(cmd, path, tfm_model_config(*m), want)) {
-        tfm_model_free(*m);
-        *m = NULL;
-        return 0;
-    }
-    size_t len;
-    const unsigned char *bytes = tfm_model_tokenizer(*m, &len);
-    if (!bytes) {
-        cli_error(cmd, "%s has no tokenizer: models trained with `tfm train --data` store theirs; "
-                       "this one can only score token ids (tfm score)", path);
-        tfm_model_free(*m);
-        *m = NULL;
-        return 0;
-    }
-    if (tfm_tokenizer_load_bytes(bytes, len, tok) != TFM_OK) {
-        cli_error(cmd, "%s: its tokenizer.model tensor is not a valid tokenizer: %s", path, tfm_last_error());
-        tfm_model_free(*m);
-        *m = NULL;
-        return 0;
-    }
-    if (tfm_tokenizer_check_model(*tok, tfm_model_config(*m)) != TFM_OK) {
-        cli_error(cmd, "%s: %s", path, tfm_last_error());
-        tfm_tokenizer_free(*tok);
-        *tok = NULL;
+    if (!model_arch_ok(cmd, path, tfm_model_config(*m), want) || !model_tokenizer(cmd, path, *m, tok)) {
         tfm_model_free(*m);
         *m = NULL;
         return 0;

@@ -23,6 +23,10 @@ void free_lines(char **lines, size_t n);
  * or tfm similarity for this one". */
 int model_arch_ok(const char *cmd, const char *path, const tfm_config *c, int want);
 
+/* Loads the tokenizer stored in model m (read from `path`, named in messages) and checks it fits
+ * the model; prints a clear error and returns 0 if it has none or it does not fit. */
+int model_tokenizer(const char *cmd, const char *path, const tfm_model *m, tfm_tokenizer **tok);
+
 /* Loads a model, checks its architecture (model_arch_ok) and loads the tokenizer stored in it;
  * prints a clear error if any of it fails or the model has no tokenizer. Returns 0 on failure. */
 int load_model_and_tokenizer(const char *cmd, const char *path, int want, tfm_model **m, tfm_tokenizer **tok);

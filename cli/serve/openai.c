@@ -1,0 +1,87 @@
+/* The OpenAI-compatible /v1/models and /v1/embeddings of tfm serve (routes.h); /v1/completions is
+ * complete.c. */
+#include "routes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int serve_number(const cJSON *body, const char *name, int integer, double lo, double hi, double *v, serve_reply *r) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(body, name);
+    if (!f || cJSON_IsNull(f)) return 1;
+    if (!cJSON_IsNumber(f) || (integer && f->valuedouble != floor(f->valuedouble)) || !(f->valuedouble >= lo) ||
+        !(f->valuedouble <= hi)) {
+        serve_error(r, 400, "%s: must be %s in [%g, %g]", name, integer ? "an integer" : "a number", lo, hi);
+        return 0;
+    }
+    *v = f->valuedouble;
+    return 1;
+}
+
+void serve_models_list(serve_state *s, serve_reply *r) {
+    cJSON *j = cJSON_CreateObject(), *data = cJSON_AddArrayToObject(j, "data");
+    cJSON_AddStringToObject(j, "object", "list");
+    for (int i = 0; data && i < s->n_models; i++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddItemToArray(data, m);
+        cJSON_AddStringToObject(m, "id", s->models[i].name);
+        cJSON_AddStringToObject(m, "object", "model");
+        cJSON_AddNumberToObject(m, "created", 0);
+        cJSON_AddStringToObject(m, "owned_by", "tfm");
+        const serve_kind k = s->models[i].kind;
+        /* an extension: what the model serves */
+        cJSON_AddStringToObject(m, "tfm_route", k == SERVE_TRANSLATE ? "/translate" : k == SERVE_GENERATE ? "/v1/completions"
+                                                                                                         : "/v1/embeddings");
+    }
+    serve_json(r, j);
+}
+
+void serve_embeddings(serve_state *s, const cJSON *body, serve_reply *r) {
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(body, "encoding_format");
+    if (fmt && !cJSON_IsNull(fmt) && !(cJSON_IsString(fmt) && strcmp(fmt->valuestring, "float") == 0)) {
+        serve_error(r, 400, "encoding_format: only \"float\" is supported");
+        return;
+    }
+    serve_model *m = serve_find_model(s, SERVE_EMBED, body, r);
+    const char **in = NULL;
+    size_t n = 0;
+    int is_array;
+    if (!m || !serve_strings(body, "input", &in, &n, &is_array, r)) return;
+    const size_t d = (size_t)tfm_embedder_dim(m->emb);
+    float *v = malloc(n * d * sizeof *v);
+    size_t *lens = malloc(n * sizeof *lens);
+    tfm_context *ctx = v && lens ? serve_acquire(s, m, r) : NULL;
+    if (!v || !lens) serve_error(r, 500, "out of memory");
+    if (ctx) {
+        for (size_t i = 0; i < n; i++) lens[i] = strlen(in[i]);
+        const tfm_status st = tfm_embedder_encode(m->emb, ctx, in, lens, n, "input", v);
+        serve_release(s, m, ctx);
+        if (st != TFM_OK) {
+            serve_error(r, st == TFM_ERR_NOMEM ? 500 : 400, "%s", tfm_last_error());
+        } else {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "object", "list");
+            cJSON *data = cJSON_AddArrayToObject(j, "data");
+            for (size_t i = 0; data && i < n; i++) {
+                cJSON *e = cJSON_CreateObject(), *vec = cJSON_CreateArray();
+                cJSON_AddItemToArray(data, e);
+                cJSON_AddStringToObject(e, "object", "embedding");
+                cJSON_AddNumberToObject(e, "index", (double)i);
+                /* each float with 9 significant digits: read back as a float it is the same float
+                 * (cJSON's own printing rounds to 15 digits when those come within an epsilon) */
+                for (size_t c = 0; vec && c < d; c++) {
+                    char num[32];
+                    snprintf(num, sizeof num, "%.9g", (double)v[i * d + c]);
+                    cJSON_AddItemToArray(vec, cJSON_CreateRaw(num));
+                }
+                cJSON_AddItemToObject(e, "embedding", vec);
+            }
+            cJSON_AddStringToObject(j, "model", m->name);
+            serve_json(r, j);
+        }
+    }
+    free(lens);
+    free(v);
+    free(in);
+}

@@ -1,0 +1,171 @@
+/* The routes of tfm serve (docs/SERVE.md): which path and method run what, /health, and the
+ * LibreTranslate-compatible /languages and /translate. The OpenAI-compatible routes are in openai.c. */
+#include "routes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* English names of common codes, for /languages (LibreTranslate gives names); others use the code. */
+static const char *lang_name(const char *code) {
+    static const char *const names[][2] = {
+        {"ar", "Arabic"},  {"de", "German"},     {"en", "English"}, {"es", "Spanish"},  {"fr", "French"},
+        {"hi", "Hindi"},   {"it", "Italian"},    {"ja", "Japanese"}, {"ko", "Korean"},  {"nl", "Dutch"},
+        {"pl", "Polish"},  {"pt", "Portuguese"}, {"ru", "Russian"}, {"tr", "Turkish"},  {"uk", "Ukrainian"},
+        {"zh", "Chinese"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i][0], code) == 0) return names[i][1];
+    return code;
+}
+
+/* GET /languages: [{"code", "name", "targets": [...]}] for every source language of a loaded pair. */
+static void languages(serve_state *s, serve_reply *r) {
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; list && i < s->n_models; i++) {
+        const serve_model *m = &s->models[i];
+        if (m->kind != SERVE_TRANSLATE) continue;
+        cJSON *entry = NULL;
+        for (cJSON *e = list->child; e; e = e->next)
+            if (strcmp(cJSON_GetObjectItemCaseSensitive(e, "code")->valuestring, m->src) == 0) entry = e;
+        if (!entry) {
+            entry = cJSON_CreateObject();
+            cJSON_AddItemToArray(list, entry);
+            cJSON_AddStringToObject(entry, "code", m->src);
+            cJSON_AddStringToObject(entry, "name", lang_name(m->src));
+            cJSON_AddArrayToObject(entry, "targets");
+        }
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(entry, "targets"), cJSON_CreateString(m->tgt));
+    }
+    serve_json(r, list);
+}
+
+/* The translation model of the request's source and target; NULL after a 400. */
+static serve_model *pair_model(serve_state *s, const cJSON *body, serve_reply *r) {
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(body, "source"), *tgt = cJSON_GetObjectItemCaseSensitive(body, "target");
+    const char *bad = !cJSON_IsString(src) ? "source" : !cJSON_IsString(tgt) ? "target" : NULL;
+    if (bad) {
+        serve_error(r, 400, "%s: required, a language code (GET /languages lists them)", bad);
+        return NULL;
+    }
+    if (strcmp(src->valuestring, "auto") == 0) {
+        serve_error(r, 400, "source: 'auto' (language detection) is not supported: give the source language");
+        return NULL;
+    }
+    int src_known = 0;
+    for (int i = 0; i < s->n_models; i++) {
+        serve_model *m = &s->models[i];
+        if (m->kind != SERVE_TRANSLATE || strcmp(m->src, src->valuestring) != 0) continue;
+        src_known = 1;
+        if (strcmp(m->tgt, tgt->valuestring) == 0) return m;
+    }
+    if (!src_known)
+        serve_error(r, 400, "source: no loaded model translates from '%.40s' (GET /languages lists them)", src->valuestring);
+    else
+        serve_error(r, 400, "target: no loaded model translates from '%.40s' to '%.40s' (GET /languages lists them)",
+                    src->valuestring, tgt->valuestring);
+    return NULL;
+}
+
+/* POST /translate: {"q": text or [texts], "source", "target", "format": "text"} ->
+ * {"translatedText": text or [texts]}, as LibreTranslate. */
+static void translate(serve_state *s, const cJSON *body, serve_reply *r) {
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(body, "format");
+    if (fmt && !(cJSON_IsString(fmt) && strcmp(fmt->valuestring, "text") == 0)) {
+        serve_error(r, 400, "format: only \"text\" is supported");
+        return;
+    }
+    const char **q;
+    size_t n;
+    int is_array;
+    if (!serve_strings(body, "q", &q, &n, &is_array, r)) return;
+    serve_model *m = pair_model(s, body, r);
+    char **out = m ? calloc(n, sizeof *out) : NULL;
+    if (m && !out) serve_error(r, 500, "out of memory");
+    tfm_context *ctx = out ? serve_acquire(s, m, r) : NULL;
+    if (ctx) {
+        tfm_translate_stats stats = {0};
+        const tfm_status st = tfm_translate_text(ctx, m->tok, &s->dc, q, n, s->batch, out, &stats);
+        serve_release(s, m, ctx);
+        atomic_fetch_add(&s->metrics.tokens_in, (long)stats.src_tokens);
+        atomic_fetch_add(&s->metrics.tokens_out, (long)stats.out_tokens);
+        if (st != TFM_OK) {
+            serve_error(r, st == TFM_ERR_NOMEM ? 500 : 400, "q: %s", tfm_last_error());
+        } else {
+            cJSON *j = cJSON_CreateObject();
+            cJSON *t = is_array ? cJSON_CreateStringArray((const char *const *)out, (int)n) : cJSON_CreateString(out[0]);
+            if (j && t) cJSON_AddItemToObject(j, "translatedText", t);
+            else cJSON_Delete(t);
+            serve_json(r, j);
+        }
+    }
+    for (size_t i = 0; out && i < n; i++) free(out[i]);
+    free(out);
+    free(q);
+}
+
+typedef enum { R_HEALTH, R_LANGUAGES, R_TRANSLATE, R_MODELS, R_EMBEDDINGS, R_COMPLETIONS, R_METRICS } route_id;
+
+static const struct {
+    const char *path, *method;
+    route_id id;
+} routes[] = {
+    {"/health", "GET", R_HEALTH},         {"/languages", "GET", R_LANGUAGES},         {"/translate", "POST", R_TRANSLATE},
+    {"/v1/models", "GET", R_MODELS},      {"/v1/embeddings", "POST", R_EMBEDDINGS}, {"/v1/completions", "POST", R_COMPLETIONS},
+    {"/metrics", "GET", R_METRICS},
+};
+#define N_ROUTES (sizeof routes / sizeof routes[0])
+_Static_assert(N_ROUTES + 1 == SERVE_ROUTES, "SERVE_ROUTES counts the routes and 'other'");
+
+const char *serve_route_path(int k) { return k >= 0 && (size_t)k < N_ROUTES ? routes[k].path : "other"; }
+
+int serve_route_index(const char *path) {
+    size_t k = 0;
+    while (k < N_ROUTES && strcmp(routes[k].path, path) != 0) k++;
+    return (int)k;
+}
+
+void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
+    const size_t k = (size_t)serve_route_index(q->path);
+    if (k == N_ROUTES) {
+        serve_error(r, 404, "no route %.200s (see docs/SERVE.md)", q->path);
+        return;
+    }
+    if (strcmp(q->method, routes[k].method) != 0) {
+        serve_error(r, 405, "%.200s takes %s, not %.20s", q->path, routes[k].method, q->method);
+        r->allow = routes[k].method;
+        return;
+    }
+    const int ready = atomic_load(&s->ready);
+    if (routes[k].id == R_HEALTH) {
+        if (ready) {
+            cJSON *j = cJSON_CreateObject();
+            if (j) cJSON_AddStringToObject(j, "status", "ok");
+            serve_json(r, j);
+        } else {
+            serve_error(r, 503, "loading the models");
+            r->retry_after = 1;
+        }
+        return;
+    }
+    if (!ready) {
+        serve_error(r, 503, "loading the models; GET /health says when they are ready");
+        r->retry_after = 1;
+        return;
+    }
+    if (strcmp(routes[k].method, "GET") == 0) {
+        /* /languages needs no key, as LibreTranslate's */
+        if (routes[k].id != R_LANGUAGES && !serve_authorized(s, q, NULL, r)) return;
+        if (routes[k].id == R_LANGUAGES) languages(s, r);
+        else if (routes[k].id == R_METRICS) serve_metrics_reply(s, r);
+        else serve_models_list(s, r);
+        return;
+    }
+    cJSON *body = serve_body_object(q, r);
+    if (!body) return;
+    if (serve_authorized(s, q, body, r)) {
+        if (routes[k].id == R_TRANSLATE) translate(s, body, r);
+        else if (routes[k].id == R_EMBEDDINGS) serve_embeddings(s, body, r);
+        else serve_completions(s, body, r);
+    }
+    cJSON_Delete(body);
+}

@@ -1,0 +1,136 @@
+/* tfm serve (docs/SERVE.md): the models a server holds, the worker contexts they lend to requests,
+ * and the request/reply types the routes use. Nothing here knows HTTP's library: cli/serve/http.c
+ * turns libmicrohttpd's calls into serve_request and serve_reply into its responses. */
+#ifndef TFM_CLI_SERVE_H
+#define TFM_CLI_SERVE_H
+
+#include "tfm/tfm.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+typedef enum { SERVE_TRANSLATE, SERVE_GENERATE, SERVE_EMBED } serve_kind;
+
+/* One --model: loaded once, read-only; `workers` contexts of it are lent out one request at a time. */
+typedef struct {
+    const char *path;      /* as given, without its @SRC:TGT */
+    char name[128];        /* its id in /v1/models and "model": the file name without .safetensors, or the folder's */
+    char src[32], tgt[32]; /* translation: the language pair of --model M@SRC:TGT */
+    serve_kind kind;
+    tfm_model *model;      /* translate, generate (NULL for embed: the embedder owns its model) */
+    tfm_tokenizer *tok;
+    tfm_embedder *emb;     /* embed */
+    tfm_context **ctx;     /* [workers] */
+    unsigned char *busy;   /* [workers], under serve_state.mu */
+} serve_model;
+
+/* What GET /metrics reports (metrics.c): requests by route and status, latency, tokens. */
+#define SERVE_ROUTES 8 /* the route table's paths, then "other" (serve_route_index) */
+#define SERVE_CODES 9  /* 200 400 403 404 405 413 500 503, then any other */
+#define SERVE_BUCKETS 9
+typedef struct {
+    atomic_long requests[SERVE_ROUTES][SERVE_CODES];
+    atomic_long latency_le[SERVE_BUCKETS]; /* requests answered within each bucket's bound */
+    atomic_long latency_count, latency_us_sum;
+    atomic_long tokens_in, tokens_out; /* subword tokens read (sources, prompts) and written */
+} serve_metrics;
+
+typedef struct {
+    serve_model *models;
+    int n_models;
+    int workers;         /* requests computed at once (one context each) */
+    int max_queue;       /* requests waiting for a worker beyond those; more get 503 */
+    size_t max_body;     /* bytes of a request body; more get 413 */
+    const char *api_key; /* NULL: none needed */
+    tfm_decode_config dc;
+    int batch;
+    atomic_int ready; /* 1 once every model is loaded: /health is 503 before */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int running, waiting; /* under mu */
+    serve_metrics metrics;
+} serve_state;
+
+/* A request as the routes see it: the body whole, NUL-terminated (len bytes; it may hold NULs). */
+typedef struct {
+    const char *method, *path;
+    const char *content_type; /* NULL if none */
+    const char *auth;         /* the Authorization header, NULL if none */
+    const char *body;
+    size_t len;
+} serve_request;
+
+typedef struct serve_stream serve_stream;
+
+/* What a route answers: a status and a malloc'd body, or a stream (Server-Sent Events). */
+typedef struct {
+    int status;
+    char *body;               /* malloc'd, NUL-terminated */
+    const char *content_type; /* static */
+    int retry_after;          /* seconds, 0: no Retry-After header */
+    const char *allow;        /* 405: the Allow header */
+    serve_stream *stream;     /* non-NULL: the body comes from serve_stream_read */
+} serve_reply;
+
+/* Routes a request (routes.c): fills *r, never fails (out of memory gives a 500 without body). */
+void serve_route(serve_state *s, const serve_request *q, serve_reply *r);
+
+/* Sets *r to `status` with the body {"error": "<message>"}. */
+void serve_error(serve_reply *r, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Sets *r to 200 with the JSON `j` printed (j is freed). */
+void serve_json(serve_reply *r, cJSON *j);
+
+/* The body as a JSON object (body.c): JSON (application/json, or no Content-Type), or an HTML
+ * form (application/x-www-form-urlencoded: every field a string). Checks the body is UTF-8.
+ * Returns NULL after setting a 400 naming what is wrong. */
+cJSON *serve_body_object(const serve_request *q, serve_reply *r);
+
+/* 1 if no key is set, or the request carries it: "Authorization: Bearer KEY", or the field
+ * "api_key" of `body` (LibreTranslate's; body may be NULL). Compared in constant time. Else 0,
+ * after setting a 403. */
+int serve_authorized(const serve_state *s, const serve_request *q, const cJSON *body, serve_reply *r);
+
+/* The model of kind `kind` the request names in its field "model", or the only one of that kind
+ * when it names none. NULL after setting a 400 naming the field. */
+serve_model *serve_find_model(serve_state *s, serve_kind kind, const cJSON *body, serve_reply *r);
+
+/* A non-empty string or array of strings in field `name` of body: *items (malloc'd array of
+ * pointers into body), *n, *is_array. 0 after setting a 400 naming the field (and item). */
+int serve_strings(const cJSON *body, const char *name, const char ***items, size_t *n, int *is_array,
+                  serve_reply *r);
+
+/* Takes a worker context of model m, waiting while all workers are busy. Returns NULL (after
+ * setting a 503 with Retry-After in *r) when `workers + max_queue` requests are already admitted. */
+tfm_context *serve_acquire(serve_state *s, serve_model *m, serve_reply *r);
+void serve_release(serve_state *s, serve_model *m, tfm_context *ctx);
+
+/* Streams (complete.c): up to `max` bytes of the next events into buf, waiting for them; returns
+ * the count, or -1 at the end of the stream. serve_stream_close cancels the work if it still runs,
+ * waits for it and frees everything. */
+long serve_stream_read(serve_stream *st, char *buf, size_t max);
+void serve_stream_close(serve_stream *st);
+
+/* Counts an answered request (metrics.c): its path, status and seconds from its start. */
+void serve_metrics_record(serve_state *s, const char *path, int status, double seconds);
+
+/* GET /metrics: the counters in Prometheus' text format (version 0.0.4). */
+void serve_metrics_reply(serve_state *s, serve_reply *r);
+
+/* The index of a path in the route table (0..SERVE_ROUTES-2), or SERVE_ROUTES-1 for any other. */
+int serve_route_index(const char *path);
+
+/* The path of route k of the table, "other" past it. */
+const char *serve_route_path(int k);
+
+/* The loaded models (models.c). */
+int serve_models_load(const char *cmd, serve_state *s, char **specs, int n);
+void serve_models_free(serve_state *s);
+
+#endif

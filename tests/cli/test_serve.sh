@@ -1,0 +1,415 @@
+#!/usr/bin/env bash
+# tfm serve (docs/SERVE.md) over loopback with curl, on tiny models trained here in a second (a
+# translation model, a decoder-only LM) and tests/golden/bert_tiny: each route's response shape;
+# /translate (JSON, form, q as an array), /v1/completions (plain, streamed, with stop sequences)
+# and /v1/embeddings give what tfm translate, tfm generate and tfm embed give; concurrent clients
+# get their own results; every error case answers its status and a JSON error naming the field;
+# the API key; the queue limit (503 + Retry-After); a slow client timed out; SIGTERM exits 0.
+# Every server started is killed on exit (trap); every wait is bounded.
+source "$(dirname "$0")/lib.sh"
+
+command -v curl > /dev/null || skip "curl is not installed (scripts/install-deps installs it)"
+command -v jq > /dev/null || skip "jq is not installed (scripts/install-deps installs it)"
+"$TFM" --version | grep -q "^HTTP server (tfm serve): libmicrohttpd" ||
+  skip "this tfm was built without libmicrohttpd (scripts/install-deps installs libmicrohttpd-dev; then reconfigure)"
+
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do { kill -9 "$p" && wait "$p"; } 2> /dev/null; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# the models: a tiny en->es translation model and a tiny LM (seconds); BERT from the golden folder
+tiny_corpus "$WORK/c" || { finish serve; exit 1; }
+MT=$WORK/mt.safetensors LM=$WORK/lm.safetensors BERT=$ROOT/tests/golden/bert_tiny
+"$TFM" train --data "$WORK/c" --save "$MT" --steps 20 --d-model 32 --n-heads 2 --d-ff 64 --n-enc-layers 1 \
+  --n-dec-layers 1 --vocab-size 500 --batch-tokens 1000 --warmup 10 --eval-every 20 --log-every 20 --max-len 64 \
+  --seed 1 > /dev/null 2> "$WORK/train_mt.log" || bad "train the translation model: $(tail -2 "$WORK/train_mt.log")"
+"$TFM" train --arch decoder-only --text "$WORK/c/train.en" --vocab-size 500 --d-model 32 --n-heads 2 \
+  --n-dec-layers 1 --d-ff 64 --batch-tokens 1000 --warmup 10 --lr 1 --steps 20 --seed 3 --max-len 64 \
+  --save "$LM" > /dev/null 2> "$WORK/train_lm.log" || bad "train the LM: $(tail -2 "$WORK/train_lm.log")"
+
+# launch NAME ARGS...: starts tfm serve --port 0 ARGS in the background (log $WORK/NAME.log) and
+# waits (at most 10 s) for its "listening on" line; sets SPID and PORT.
+launch() {
+  local name=$1
+  shift
+  "$TFM" serve --port 0 "$@" 2> "$WORK/$name.log" &
+  SPID=$!
+  PIDS+=("$SPID")
+  PORT=
+  for _ in $(seq 100); do
+    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/$name.log" 2> /dev/null)
+    [ -n "$PORT" ] && return 0
+    sleep 0.1
+  done
+  bad "$name: no 'listening on' line in 10 s: $(cat "$WORK/$name.log")"
+  return 1
+}
+
+# start NAME ARGS...: launch, then wait (at most 10 s) for GET /health to say 200.
+start() {
+  local name=$1
+  launch "$@" || return 1
+  for _ in $(seq 100); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/health")" = 200 ] && return 0
+    sleep 0.1
+  done
+  bad "$name: /health not 200 in 10 s: $(cat "$WORK/$name.log")"
+  return 1
+}
+
+# req METHOD PATH [curl args...]: the response body in $WORK/body, the status in CODE.
+req() {
+  local method=$1 path=$2
+  shift 2
+  CODE=$(curl -s --max-time 20 -o "$WORK/body" -w '%{http_code}' -X "$method" "$@" "http://127.0.0.1:$PORT$path")
+}
+# post PATH JSON: POST a JSON body.
+post() { req POST "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
+# want LABEL CODE JQ_FILTER: the last response had status CODE and a body jq -e FILTER accepts.
+want() {
+  if [ "$CODE" = "$2" ] && jq -e "$3" "$WORK/body" > /dev/null 2>&1; then ok; else
+    bad "$1: status $CODE (want $2), body $(head -c 300 "$WORK/body") (want $3)"
+  fi
+}
+# want_error LABEL CODE NEEDLE: status CODE and {"error": "...NEEDLE..."}.
+want_error() { want "$1" "$2" ".error | type == \"string\" and contains(\"$3\")"; }
+
+start main --model "$MT@en:es" --model "$LM" --model "$BERT" --threads 2 --max-body 200000 || { finish serve; exit 1; }
+MAIN_PID=$SPID MAIN_PORT=$PORT
+
+# --- routes and shapes
+req GET /health
+want "health" 200 '.status == "ok"'
+req GET /languages
+want "languages" 200 '. == [{"code": "en", "name": "English", "targets": ["es"]}]'
+req GET /v1/models
+want "models" 200 '.object == "list" and ([.data[].id] == ["mt", "lm", "bert_tiny"]) and all(.data[]; .object == "model")'
+
+# --- /translate == tfm translate (same default settings)
+head -8 "$WORK/c/valid.en" > "$WORK/src.txt"
+"$TFM" translate --model "$MT" --input "$WORK/src.txt" --output "$WORK/cli.txt" 2> /dev/null || bad "tfm translate"
+line1=$(head -1 "$WORK/src.txt") cli1=$(head -1 "$WORK/cli.txt")
+post /translate "$(jq -n --arg q "$line1" '{q: $q, source: "en", target: "es", format: "text"}')"
+want "translate: one string == tfm translate" 200 ".translatedText == $(jq -n --arg t "$cli1" '$t')"
+req POST /translate --data-urlencode "q=$line1" --data-urlencode source=en --data-urlencode target=es
+want "translate: a form == tfm translate" 200 ".translatedText == $(jq -n --arg t "$cli1" '$t')"
+post /translate "$(jq -R . "$WORK/src.txt" | jq -s '{q: ., source: "en", target: "es"}')"
+want "translate: q an array == tfm translate, line by line" 200 ".translatedText == $(jq -R . "$WORK/cli.txt" | jq -s .)"
+
+# concurrent clients get their own results: 8 at once, one line each
+CC=()
+for i in $(seq 8); do
+  q=$(sed -n "${i}p" "$WORK/src.txt")
+  curl -s --max-time 20 -H 'Content-Type: application/json' \
+    --data-binary "$(jq -n --arg q "$q" '{q: $q, source: "en", target: "es"}')" \
+    "http://127.0.0.1:$PORT/translate" > "$WORK/conc.$i" &
+  CC+=($!)
+done
+wait "${CC[@]}" # each curl ends within its --max-time
+differ=0
+for i in $(seq 8); do
+  got=$(jq -r .translatedText "$WORK/conc.$i" 2> /dev/null)
+  [ "$got" = "$(sed -n "${i}p" "$WORK/cli.txt")" ] || differ=$((differ + 1))
+done
+[ "$differ" = 0 ] && ok || bad "concurrent clients: $differ of 8 translations differ from tfm translate's"
+# 4 clients at once with 450 lines each (each its own rotation of the text), so that the two
+# workers compute together: each gets tfm translate's output for its own lines
+CC=()
+for i in 1 2 3 4; do
+  { tail -n +$((i * 50)) "$WORK/c/train.en"; head -n $((i * 50 - 1)) "$WORK/c/train.en"; } > "$WORK/rot.$i"
+  cat "$WORK/rot.$i" "$WORK/rot.$i" > "$WORK/big.$i"
+  "$TFM" translate --model "$MT" --input "$WORK/big.$i" --output "$WORK/big_cli.$i" 2> /dev/null || bad "tfm translate big.$i"
+  jq -R . "$WORK/big.$i" | jq -s '{q: ., source: "en", target: "es"}' > "$WORK/big.$i.json"
+done
+for i in 1 2 3 4; do
+  curl -s --max-time 60 -H 'Content-Type: application/json' --data-binary "@$WORK/big.$i.json" \
+    "http://127.0.0.1:$PORT/translate" > "$WORK/bigconc.$i" &
+  CC+=($!)
+done
+wait "${CC[@]}"
+differ=0
+for i in 1 2 3 4; do
+  jq -r '.translatedText[]' "$WORK/bigconc.$i" 2> /dev/null | cmp -s - "$WORK/big_cli.$i" || differ=$((differ + 1))
+done
+[ "$differ" = 0 ] && ok || bad "4 concurrent clients of 450 lines: $differ of 4 differ from tfm translate's"
+
+# --- /v1/completions == tfm generate for the same seed and settings
+prompt="In the beginning"
+gen=$("$TFM" generate --model "$LM" --prompt "$prompt" --max-tokens 12 --temperature 0.8 --top-k 20 --top-p 0.9 \
+  --seed 7 2> /dev/null)
+body=$(jq -n --arg p "$prompt" '{model: "lm", prompt: $p, max_tokens: 12, temperature: 0.8, top_k: 20, top_p: 0.9, seed: 7}')
+post /v1/completions "$body"
+want "completions: shape" 200 '.object == "text_completion" and .model == "lm" and (.choices | length) == 1 and
+  .choices[0].index == 0 and (.choices[0].finish_reason | IN("stop", "length")) and .usage.prompt_tokens > 0 and
+  .usage.total_tokens == .usage.prompt_tokens + .usage.completion_tokens'
+text=$(jq -r '.choices[0].text' "$WORK/body")
+[ "$prompt$text" = "$gen" ] && ok || bad "completions: '$prompt$text' != tfm generate's '$gen'"
+# streamed: Server-Sent Events whose texts add up to the same text, then [DONE]
+curl -sN --max-time 20 -H 'Content-Type: application/json' --data-binary "$(jq '. + {stream: true}' <<< "$body")" \
+  "http://127.0.0.1:$PORT/v1/completions" > "$WORK/sse"
+last=$(grep '^data: ' "$WORK/sse" | tail -1)
+[ "$last" = "data: [DONE]" ] && ok || bad "stream: the last event is '$last', not [DONE]"
+sed -n 's/^data: \({.*\)$/\1/p' "$WORK/sse" > "$WORK/events"
+n_events=$(wc -l < "$WORK/events")
+streamed=$(jq -j '.choices[0].text' "$WORK/events")
+[ "$streamed" = "$text" ] && ok || bad "stream: '$streamed' != the plain completion '$text'"
+[ "$n_events" -ge 3 ] && ok || bad "stream: $n_events events for 12 tokens"
+jq -se 'all(.[]; .object == "text_completion" and .id == (.id | select(startswith("cmpl-")))) and
+  (.[-1].choices[0].finish_reason | IN("stop", "length")) and all(.[:-1][]; .choices[0].finish_reason == null)' \
+  "$WORK/events" > /dev/null && ok || bad "stream: event shapes: $(head -c 400 "$WORK/sse")"
+# concurrent completions, four seeds at once, streamed and not: each equals tfm generate with its seed
+CC=()
+for seed in 1 2 3 4; do
+  "$TFM" generate --model "$LM" --prompt "$prompt" --max-tokens 12 --seed "$seed" 2> /dev/null > "$WORK/gen.$seed"
+  st=$([ $((seed % 2)) = 0 ] && echo true || echo false)
+  curl -sN --max-time 20 -H 'Content-Type: application/json' \
+    --data-binary "$(jq -n --arg p "$prompt" --argjson s "$seed" --argjson st "$st" '{prompt: $p, max_tokens: 12, seed: $s, stream: $st}')" \
+    "http://127.0.0.1:$PORT/v1/completions" > "$WORK/cc.$seed" &
+  CC+=($!)
+done
+wait "${CC[@]}" # each curl ends within its --max-time
+differ=0
+for seed in 1 2 3 4; do
+  if [ $((seed % 2)) = 0 ]; then
+    got=$(sed -n 's/^data: \({.*\)$/\1/p' "$WORK/cc.$seed" | jq -j '.choices[0].text')
+  else
+    got=$(jq -r '.choices[0].text' "$WORK/cc.$seed")
+  fi
+  [ "$prompt$got" = "$(cat "$WORK/gen.$seed")" ] || differ=$((differ + 1))
+done
+[ "$differ" = 0 ] && ok || bad "concurrent completions: $differ of 4 differ from tfm generate"
+# a stop sequence: the text ends before its first occurrence, finish_reason "stop", streamed alike
+stop=${text:3:2}
+if [ ${#text} -ge 6 ] && [ -n "${stop// /}" ]; then
+  cut=${text%%"$stop"*}
+  post /v1/completions "$(jq --arg s "$stop" '. + {stop: [$s]}' <<< "$body")"
+  want "stop: cut before '$stop'" 200 ".choices[0].text == $(jq -n --arg t "$cut" '$t') and .choices[0].finish_reason == \"stop\""
+  curl -sN --max-time 20 -H 'Content-Type: application/json' \
+    --data-binary "$(jq --arg s "$stop" '. + {stop: $s, stream: true}' <<< "$body")" \
+    "http://127.0.0.1:$PORT/v1/completions" | sed -n 's/^data: \({.*\)$/\1/p' > "$WORK/events_stop"
+  [ "$(jq -j '.choices[0].text' "$WORK/events_stop")" = "$cut" ] && ok || bad "stop, streamed: $(cat "$WORK/events_stop")"
+else
+  bad "stop: the completion '$text' is too short to pick a stop sequence from"
+fi
+
+# --- /v1/embeddings == tfm embed --npy, to the last bit of each float
+"$TFM" embed --model "$BERT" --input "$BERT/sentences.txt" --npy "$WORK/embed_cli.npy" 2> /dev/null || bad "tfm embed"
+post /v1/embeddings "$(jq -R . "$BERT/sentences.txt" | jq -s '{model: "bert_tiny", input: .}')"
+want "embeddings: shape" 200 ".object == \"list\" and .model == \"bert_tiny\" and (.data | length) == $(wc -l < "$BERT/sentences.txt") and
+  all(.data | to_entries[]; .value.index == .key and .value.object == \"embedding\")"
+python3 - "$WORK/body" "$WORK/embed_cli.npy" << 'EOF' && ok || bad "embeddings differ from tfm embed's"
+import json, struct, sys
+got = [x for d in json.load(open(sys.argv[1]))["data"] for x in d["embedding"]]
+raw = open(sys.argv[2], "rb").read()
+start = 10 + struct.unpack("<H", raw[8:10])[0]
+cli = struct.unpack("<%df" % ((len(raw) - start) // 4), raw[start:])
+# each number, rounded to a float, is tfm embed's float exactly
+f32 = lambda x: struct.unpack("f", struct.pack("f", x))[0]
+sys.exit(0 if len(got) == len(cli) and all(f32(x) == y for x, y in zip(got, cli)) else 1)
+EOF
+
+# --- errors: status, and a JSON error naming the field
+post /translate '{"q": "x", "source": "en"'
+want_error "invalid JSON" 400 "invalid JSON"
+post /translate '{"q": "x"} trailing'
+want_error "text after the JSON" 400 "invalid JSON"
+printf '{"q": "caf\xe9", "source": "en", "target": "es"}' > "$WORK/bad_utf8.json"
+req POST /translate -H 'Content-Type: application/json' --data-binary "@$WORK/bad_utf8.json"
+want_error "invalid UTF-8" 400 "UTF-8"
+post /translate '{"q": "a\u0000b", "source": "en", "target": "es"}'
+want_error "a NUL in a string" 400 "NUL"
+post /translate '{"q": "a\\u0000b", "source": "en", "target": "es"}'
+want "an escaped backslash before u0000 is text" 200 '.translatedText | type == "string"'
+printf '{"q": "a\0b", "source": "en", "target": "es"}' > "$WORK/nul.json"
+req POST /translate -H 'Content-Type: application/json' --data-binary "@$WORK/nul.json"
+want_error "a NUL byte in the body" 400 "NUL byte"
+post /translate '[1, 2]'
+want_error "not an object" 400 "JSON object"
+post /translate '{"q": 5, "source": "en", "target": "es"}'
+want_error "q a number" 400 "q:"
+post /translate '{"q": ["a", 3], "source": "en", "target": "es"}'
+want_error "q[1] a number" 400 "q[1]"
+post /translate '{"q": "", "source": "en", "target": "es"}'
+want_error "empty q" 400 "q: empty"
+post /translate '{"q": [], "source": "en", "target": "es"}'
+want_error "empty q array" 400 "q: empty"
+post /translate '{"source": "en", "target": "es"}'
+want_error "no q" 400 "q: required"
+post /translate '{"q": "x", "source": "en", "target": "fr"}'
+want_error "unknown target" 400 "target:"
+post /translate '{"q": "x", "source": "de", "target": "es"}'
+want_error "unknown source" 400 "source:"
+post /translate '{"q": "x", "source": "auto", "target": "es"}'
+want_error "source auto" 400 "source:"
+post /translate '{"q": "x", "target": "es"}'
+want_error "no source" 400 "source:"
+post /translate '{"q": "x", "source": "en", "target": "es", "format": "html"}'
+want_error "format html" 400 "format:"
+req POST /translate -H 'Content-Type: text/plain' --data-binary 'hello'
+want_error "Content-Type" 400 "Content-Type"
+post /v1/completions '{"model": "nope", "prompt": "x"}'
+want_error "unknown model" 400 "model:"
+post /v1/completions '{"model": "mt", "prompt": "x"}'
+want_error "model of the wrong kind" 400 "model:"
+post /v1/completions '{"prompt": 3}'
+want_error "prompt a number" 400 "prompt:"
+post /v1/completions '{"prompt": "x", "max_tokens": -1}'
+want_error "max_tokens < 0" 400 "max_tokens:"
+post /v1/completions '{"prompt": "x", "max_tokens": 2.5}'
+want_error "max_tokens not an integer" 400 "max_tokens:"
+post /v1/completions '{"prompt": "x", "temperature": "hot"}'
+want_error "temperature a string" 400 "temperature:"
+post /v1/completions '{"prompt": "x", "top_p": 0}'
+want_error "top_p 0" 400 "top_p"
+post /v1/completions '{"prompt": "x", "stream": "yes"}'
+want_error "stream a string" 400 "stream:"
+post /v1/completions '{"prompt": "x", "stop": ["a", "b", "c", "d", "e"]}'
+want_error "five stop sequences" 400 "stop:"
+post /v1/embeddings '{"input": ["a", null]}'
+want_error "input[1] null" 400 "input[1]"
+post /v1/embeddings '{"input": "a", "encoding_format": "base64"}'
+want_error "base64" 400 "encoding_format:"
+req GET /nope
+want_error "unknown path" 404 "/nope"
+req GET /translate
+want_error "wrong method" 405 "POST"
+allow=$(curl -s -o /dev/null -D - --max-time 10 "http://127.0.0.1:$PORT/v1/completions" | tr -d '\r' | sed -n 's/^Allow: //ip')
+[ "$allow" = POST ] && ok || bad "405 without 'Allow: POST' ($allow)"
+head -c 250000 /dev/zero | tr '\0' 'a' > "$WORK/big.txt"
+req POST /translate -H 'Content-Type: application/json' --data-binary "@$WORK/big.txt"
+want_error "a body over --max-body" 413 "max-body"
+req POST /translate -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary "@$WORK/big.txt"
+want_error "a chunked body over --max-body" 413 "max-body"
+grep -q "POST /translate 413" "$WORK/main.log" && ok || bad "no access-log line for the 413"
+# the server is still well after all that
+req GET /health
+want "health after the errors" 200 '.status == "ok"'
+
+# GET /metrics: Prometheus text; the counts of what this test sent
+req GET /metrics
+m=$(cat "$WORK/body")
+n413=$(grep -c 'POST /translate 413' "$WORK/main.log")
+n_tr=$(grep -c 'POST /translate 200' "$WORK/main.log")
+if [ "$CODE" = 200 ] && grep -q '^# TYPE tfm_serve_requests_total counter$' <<< "$m" &&
+   grep -qx "tfm_serve_requests_total{route=\"/translate\",code=\"200\"} $n_tr" <<< "$m" &&
+   grep -qx "tfm_serve_requests_total{route=\"/translate\",code=\"413\"} $n413" <<< "$m" &&
+   grep -qx 'tfm_serve_requests_total{route="other",code="404"} 1' <<< "$m" &&
+   grep -qx 'tfm_serve_requests_total{route="/v1/completions",code="405"} 1' <<< "$m" &&
+   grep -q '^tfm_serve_request_seconds_bucket{le="+Inf"} [1-9]' <<< "$m" &&
+   grep -q '^tfm_serve_tokens_out_total [1-9]' <<< "$m" && grep -qx 'tfm_serve_workers_busy 0' <<< "$m"; then ok; else
+  bad "metrics ($CODE; $n_tr translations, $n413 413s): $m"
+fi
+
+# SIGTERM: exits 0 promptly
+kill -TERM "$MAIN_PID"
+for _ in $(seq 100); do kill -0 "$MAIN_PID" 2> /dev/null || break; sleep 0.1; done
+if kill -0 "$MAIN_PID" 2> /dev/null; then bad "SIGTERM: still running after 10 s"; else
+  wait "$MAIN_PID"
+  rc=$?
+  [ "$rc" = 0 ] && ok || bad "SIGTERM: exit $rc, want 0 ($(tail -3 "$WORK/main.log"))"
+fi
+
+# --- the API key (compared in constant time), the queue, slow clients: a second server
+start keyed --model "$MT@en:es" --api-key s3cret --threads 1 --max-queue 0 --beam 4 --timeout 1 || { finish serve; exit 1; }
+post /translate '{"q": "x", "source": "en", "target": "es"}'
+want_error "no key" 403 "api_key"
+post /translate '{"q": "x", "source": "en", "target": "es", "api_key": "s3creT"}'
+want_error "wrong key" 403 "api_key"
+req POST /translate -H 'Authorization: Bearer s3cre' -H 'Content-Type: application/json' \
+  --data-binary '{"q": "x", "source": "en", "target": "es"}'
+want_error "a prefix of the key" 403 "api_key"
+post /translate '{"q": "x", "source": "en", "target": "es", "api_key": "s3cret"}'
+want "key in the body" 200 '.translatedText | type == "string"'
+req POST /translate -H 'Authorization: Bearer s3cret' -H 'Content-Type: application/json' \
+  --data-binary '{"q": "x", "source": "en", "target": "es"}'
+want "key as a bearer token" 200 '.translatedText | type == "string"'
+req GET /v1/models
+want_error "models without a key" 403 "api_key"
+req GET /languages
+want "languages need no key" 200 'length == 1'
+
+# a slow client (half a request line, then nothing) is disconnected after --timeout 1 s
+exec 3<> "/dev/tcp/127.0.0.1/$PORT"
+printf 'POST /translate HTTP/1.1\r\n' >&3
+t0=$(date +%s%N)
+timeout 5 cat <&3 > /dev/null
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+exec 3<&-
+[ "$rc" = 0 ] && [ "$ms" -lt 4000 ] && ok || bad "slow client: not disconnected in 4 s (rc $rc, $ms ms)"
+req GET /health
+want "health after the slow client" 200 '.status == "ok"'
+
+# queue full: one worker, no queue; a long request (a thousand lines at beam 4) holds the worker,
+# so a second one gets 503 with Retry-After while it runs
+for _ in 1 2 3 4 5; do cat "$WORK/c/train.en"; done | jq -R . | jq -s '{q: ., source: "en", target: "es", api_key: "s3cret"}' > "$WORK/long.json"
+curl -s --max-time 60 -o "$WORK/long.out" -w '%{http_code}' -H 'Content-Type: application/json' \
+  --data-binary "@$WORK/long.json" "http://127.0.0.1:$PORT/translate" > "$WORK/long.code" &
+LONG=$!
+busy=0
+for _ in $(seq 100); do
+  hdr=$(curl -s -D - -o "$WORK/body" --max-time 10 -H 'Content-Type: application/json' \
+    --data-binary '{"q": "x", "source": "en", "target": "es", "api_key": "s3cret"}' "http://127.0.0.1:$PORT/translate" | tr -d '\r')
+  if grep -q '^HTTP/1.1 503' <<< "$hdr"; then
+    grep -qi '^Retry-After: 1$' <<< "$hdr" && busy=1 || busy=2
+    break
+  fi
+  sleep 0.02
+done
+# SIGTERM while the long request runs: it is still answered, then the server exits 0
+kill -TERM "$SPID"
+wait "$LONG"
+for _ in $(seq 150); do kill -0 "$SPID" 2> /dev/null || break; sleep 0.1; done
+if kill -0 "$SPID" 2> /dev/null; then bad "SIGTERM mid-request: still running after 15 s"; else
+  wait "$SPID"
+  rc=$?
+  [ "$rc" = 0 ] && ok || bad "SIGTERM mid-request: exit $rc, want 0 ($(tail -3 "$WORK/keyed.log"))"
+fi
+[ "$busy" = 1 ] && ok || bad "queue full: no 503 with Retry-After while a request held the only worker (busy=$busy)"
+jq -e '.error | contains("busy")' "$WORK/body" > /dev/null && ok || bad "queue full: body $(cat "$WORK/body")"
+[ "$(cat "$WORK/long.code")" = 200 ] && [ "$(jq '.translatedText | length' "$WORK/long.out")" = $((5 * $(wc -l < "$WORK/c/train.en"))) ] &&
+  ok || bad "the long request, SIGTERM meanwhile: $(cat "$WORK/long.code") $(head -c 200 "$WORK/long.out")"
+
+# --max-connections 2: a third connection is refused while two idle ones are open, then served
+start limited --model "$LM" --max-connections 2 --timeout 20 || { finish serve; exit 1; }
+exec 4<> "/dev/tcp/127.0.0.1/$PORT" 5<> "/dev/tcp/127.0.0.1/$PORT"
+sleep 0.2
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/health")
+[ "$code" = 000 ] && ok || bad "a third connection past --max-connections 2 was answered ($code)"
+exec 4<&- 5<&-
+code=
+for _ in $(seq 50); do
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/health")
+  [ "$code" = 200 ] && break
+  sleep 0.1
+done
+[ "$code" = 200 ] && ok || bad "no connection served after the two idle ones closed ($code)"
+
+# while the models load, /health and every route answer 503 with Retry-After (the model is a FIFO:
+# loading waits for a writer); a model that fails to load (a FIFO cannot seek) stops it with exit 1
+mkfifo "$WORK/fifo.st"
+launch fifo --model "$WORK/fifo.st" || { finish serve; exit 1; }
+hdr=$(curl -s -D - --max-time 5 "http://127.0.0.1:$PORT/health" | tr -d '\r')
+grep -q '^HTTP/1.1 503' <<< "$hdr" && grep -qi '^Retry-After: 1$' <<< "$hdr" && grep -q 'loading' <<< "$hdr" && ok ||
+  bad "health while loading: $hdr"
+req GET /v1/models
+want_error "a route while loading" 503 "loading"
+timeout 10 cp "$LM" "$WORK/fifo.st"
+for _ in $(seq 100); do kill -0 "$SPID" 2> /dev/null || break; sleep 0.1; done
+wait "$SPID"
+rc=$?
+[ "$rc" = 1 ] && grep -q "error:.*fifo.st" "$WORK/fifo.log" && ok || bad "a model failing to load: exit $rc, $(cat "$WORK/fifo.log")"
+
+# startup errors
+expect_fail "a translation model without its pair" 1 "@SRC:TGT" "$TFM" serve --port 0 --model "$MT"
+expect_fail "a bad pair" 1 "SRC:TGT" "$TFM" serve --port 0 --model "$MT@en"
+expect_fail "a pair on an LM" 1 "only a translation" "$TFM" serve --port 0 --model "$LM@en:es"
+expect_fail "a missing model" 1 "$WORK/none.st" "$TFM" serve --port 0 --model "$WORK/none.st"
+expect_fail "a bad host" 1 "--host" "$TFM" serve --port 0 --host localhost --model "$LM"
+expect_fail "--threads 0" 2 "--threads" "$TFM" serve --model "$LM" --threads 0
+
+finish serve
