@@ -34,6 +34,22 @@ void train_catch_signals(void) {
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* The flag behind a config the library refused: each flag's value alone on the defaults, checked by
+ * the library's own rule (no second copy of the rules, no reading of the message). */
+static const char *culprit_flag(const tfm_train_config *tc) {
+    const tfm_train_config d = tfm_train_config_default();
+    tfm_train_config t[5] = {d, d, d, d, d};
+    t[0].lr = tc->lr, t[0].schedule = tc->schedule;
+    t[1].warmup = tc->warmup, t[1].schedule = tc->schedule;
+    t[2].dropout = tc->dropout;
+    t[3].label_smoothing = tc->label_smoothing;
+    t[4].clip_norm = tc->clip_norm;
+    static const char *const flag[5] = {"--lr", "--warmup", "--dropout", "--label-smoothing", "--clip-norm"};
+    for (int i = 0; i < 5; i++)
+        if (tfm_train_config_check(&t[i]) != TFM_OK) return flag[i];
+    return "a training flag";
+}
+
 int train_flags_config(const train_flags *f, tfm_train_config *tc) {
     *tc = tfm_train_config_default();
     tc->kernels = *cli_kernels();
@@ -57,7 +73,7 @@ int train_flags_config(const train_flags *f, tfm_train_config *tc) {
     tc->clip_norm = f->clip;
     tc->seed = (uint64_t)f->seed;
     if (tfm_train_config_check(tc) != TFM_OK) { /* the trainer's own rules, before any loading */
-        cli_error("train", "a training flag is out of range: %s", tfm_last_error());
+        cli_error("train", "%s: %s", culprit_flag(tc), tfm_last_error());
         return 0;
     }
     return 1;
