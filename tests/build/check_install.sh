@@ -25,6 +25,9 @@ want_soname=libtfm.so.$major
 [ -n "$major" ] && [ "$soname" = "$want_soname" ] && [ -e "$P/lib/$soname" ] && ok ||
   bad "SONAME '$soname', want '$want_soname' (version.h $major.$minor)"
 
+# the shared library does not load Open MPI (it trains in one process: docs/API.md)
+! readelf -d "$P/lib/libtfm.so" | grep -q 'NEEDED.*libmpi' && ok || bad "libtfm.so needs libmpi"
+
 # every public header is in tfm.h, and compiles alone
 for h in "$P"/include/tfm/*.h; do
   name=tfm/$(basename "$h")
