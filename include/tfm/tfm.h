@@ -24,6 +24,7 @@
 #include "tfm/names.h"
 #include "tfm/embed.h"
 #include "tfm/wordpiece.h"
+#include "tfm/bpe.h"
 #include "tfm/dist.h"
 
 #endif
