@@ -1,6 +1,6 @@
 /* tfm tokenize — train a SentencePiece unigram vocabulary, or turn text lines into id lines and
  * back (include/tfm/tokenizer.h); --wordpiece encodes with a BERT WordPiece tokenizer instead
- * (include/tfm/wordpiece.h). Encode and decode keep files aligned: exactly one output line
+ * (include/tfm/wordpiece.h), --bpe encodes and decodes with a byte-level BPE (include/tfm/bpe.h). Encode and decode keep files aligned: exactly one output line
  * per input line, an empty line giving an empty line. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "text_io.h"
 
+#include "tfm/bpe.h"
 #include "tfm/fileio.h"
 #include "tfm/text.h"
 #include "tfm/tokenizer.h"
@@ -227,9 +228,88 @@ static int run_wordpiece(const char *path, const char *input, const char *output
     return ok ? 0 : EXIT_RUNTIME;
 }
 
+/* --encode --bpe: ids with the post-processor's BOS/EOS (as `tokenizers`' encode). */
+static int encode_bpe_lines(const tfm_bpe *bpe, tfm_line_reader *in, FILE *out) {
+    const char *line = NULL;
+    size_t n = 0;
+    int ok = 1;
+    while ((ok = next_line(in, &line, &n)) && line) {
+        int32_t *ids = NULL;
+        size_t n_ids = 0;
+        if (tfm_bpe_encode(bpe, line, n, 1, &ids, &n_ids) != TFM_OK) {
+            cli_error(CMD, "%s:%zu: %s", tfm_line_reader_name(in), tfm_line_reader_line_number(in), tfm_last_error());
+            return 0;
+        }
+        for (size_t i = 0; i < n_ids; i++) fprintf(out, i ? " %d" : "%d", (int)ids[i]);
+        fputc('\n', out);
+        free(ids);
+    }
+    return ok;
+}
+
+/* --decode --bpe: text without the special tokens, one line per id line. */
+static int decode_bpe_lines(const tfm_bpe *bpe, tfm_line_reader *in, FILE *out) {
+    const size_t V = tfm_bpe_vocab_size(bpe);
+    const char *line = NULL;
+    size_t len = 0, cap = 0, n_ids = 0;
+    int32_t *ids = NULL;
+    int ok = 1;
+    while ((ok = next_line(in, &line, &len)) && line) {
+        const size_t no = tfm_line_reader_line_number(in);
+        if (!parse_ids(line, tfm_line_reader_name(in), no, V > INT_MAX ? INT_MAX : (int)V, &ids, &cap, &n_ids)) {
+            ok = 0;
+            break;
+        }
+        char *text = NULL;
+        size_t tl = 0;
+        if (tfm_bpe_decode(bpe, ids, n_ids, 1, &text, &tl) != TFM_OK) {
+            cli_error(CMD, "%s:%zu: %s", tfm_line_reader_name(in), no, tfm_last_error());
+            ok = 0;
+            break;
+        }
+        tl = tfm_text_one_line(text, tl);
+        fwrite(text, 1, tl, out);
+        fputc('\n', out);
+        free(text);
+    }
+    free(ids);
+    return ok;
+}
+
+/* --bpe tokenizer.json, or --bpe vocab.json,merges.txt (GPT-2's two files, cut at the first comma). */
+static int run_bpe(const char *spec, int encode, const char *input, const char *output) {
+    char *vocab = strdup(spec);
+    if (!vocab) {
+        cli_error(CMD, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    char *merges = strchr(vocab, ',');
+    if (merges) *merges++ = '\0';
+    const cli_path ins[] = {{"--input", input}, {"--bpe", vocab}, {"--bpe", merges}}, outs[] = {{"--output", output}};
+    int rc = EXIT_RUNTIME;
+    tfm_bpe *bpe = NULL;
+    tfm_line_reader *in = NULL;
+    if (!cli_outputs_ok(CMD, ins, merges ? 3 : 2, outs, 1)) goto done; /* fail early: before loading anything */
+    if ((merges ? tfm_bpe_load_files(vocab, merges, &bpe) : tfm_bpe_load(vocab, &bpe)) != TFM_OK ||
+        (input ? tfm_line_reader_open(input, 0, &in) : tfm_line_reader_from_stream(stdin, "<stdin>", 0, &in)) !=
+            TFM_OK) {
+        cli_error(CMD, "%s", tfm_last_error());
+        goto done;
+    }
+    cli_output out;
+    int ok = cli_output_open(CMD, output, &out);
+    if (ok) ok = cli_output_close(CMD, &out, encode ? encode_bpe_lines(bpe, in, out.f) : decode_bpe_lines(bpe, in, out.f));
+    rc = ok ? 0 : EXIT_RUNTIME;
+done:
+    tfm_line_reader_free(in);
+    tfm_bpe_free(bpe);
+    free(vocab);
+    return rc;
+}
+
 static int run_tokenize(int argc, char **argv) {
     int train = 0, encode = 0, decode = 0, add_bos = 0, add_eos = 0, verbose = 0;
-    const char *input = NULL, *output = NULL, *save = NULL, *model = NULL, *wordpiece = NULL;
+    const char *input = NULL, *output = NULL, *save = NULL, *model = NULL, *wordpiece = NULL, *bpe = NULL;
     int max_tokens = 0;
     tfm_tokenizer_train_opts o;
     tfm_tokenizer_train_opts_default(&o);
@@ -253,6 +333,7 @@ static int run_tokenize(int argc, char **argv) {
         {"--add-bos", OPT_FLAG, &add_bos, 0, "--encode: start every line with the BOS id"},
         {"--add-eos", OPT_FLAG, &add_eos, 0, "--encode: end every line with the EOS id"},
         {"--wordpiece", OPT_STR, &wordpiece, 0, "--encode with a BERT WordPiece tokenizer.json or vocab.txt"},
+        {"--bpe", OPT_STR, &bpe, 0, "--encode/--decode with a byte-level BPE tokenizer.json, or vocab.json,merges.txt"},
         {"--max-tokens", OPT_INT, &max_tokens, 0, "--wordpiece: at most this many ids, [CLS]/[SEP] included "
                                                    "(0: the tokenizer's own limit)"},
     };
@@ -271,6 +352,14 @@ static int run_tokenize(int argc, char **argv) {
     o.seed = (unsigned)seed;
     o.verbose = verbose;
     if (train) return run_train(input, save, &o);
+    if (bpe) {
+        if (wordpiece || model || add_bos || add_eos || max_tokens) {
+            cli_error(CMD, "--bpe F goes with --encode or --decode alone (not --tokenizer, --wordpiece, --add-bos, "
+                           "--add-eos, --max-tokens: the tokenizer's own template adds BOS/EOS)");
+            return EXIT_USAGE;
+        }
+        return run_bpe(bpe, encode, input, output);
+    }
     if (wordpiece || max_tokens) {
         if (!encode || !wordpiece || model || add_bos || add_eos || max_tokens < 0 || max_tokens == 1) {
             cli_error(CMD, "--wordpiece F goes with --encode only (not --tokenizer, --add-bos, --add-eos); "
@@ -311,10 +400,12 @@ static int run_tokenize(int argc, char **argv) {
 
 const cli_command cmd_tokenize = {
     "tokenize",
-    "train a SentencePiece unigram vocabulary; encode text to id lines (or BERT WordPiece ids), decode id lines to text",
+    "train a SentencePiece unigram vocabulary; encode text to id lines (or BERT WordPiece or byte-level BPE ids), "
+    "decode id lines to text",
     "tfm tokenize --train --input F[,F2...] [--vocab-size N] --save-model M\n"
     "       tfm tokenize --encode --tokenizer M [--input F] [--output F]\n"
     "       tfm tokenize --encode --wordpiece tokenizer.json|vocab.txt [--max-tokens N] [--input F] [--output F]\n"
+    "       tfm tokenize --encode|--decode --bpe tokenizer.json|vocab.json,merges.txt [--input F] [--output F]\n"
     "       tfm tokenize --decode --tokenizer M [--input F] [--output F]",
     run_tokenize,
 };
