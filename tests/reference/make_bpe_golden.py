@@ -116,7 +116,7 @@ def main():
         return d
 
     def gpt2(d):
-        d["model"]["merges"] = [a + " " + b for a, b in d["model"]["merges"]]
+        pass
 
     def split(pattern):
         return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
@@ -149,6 +149,12 @@ def main():
             t.add_special_tokens(["<|im_start|>", "<|im_end|>"])
             t.add_tokens([AddedToken("<tool>", normalized=True, special=False)])
         t.save(os.path.join(OUT, name + ".json"), pretty=True)
+        if name == "gpt2":  # tokenizers writes ["a", "b"] pairs: rewrite as the older "a b" strings
+            with open(os.path.join(OUT, name + ".json"), encoding="utf-8") as f:
+                d = json.load(f)
+            d["model"]["merges"] = [a + " " + b for a, b in d["model"]["merges"]]
+            with open(os.path.join(OUT, name + ".json"), "w", encoding="utf-8") as f:
+                json.dump(d, f, ensure_ascii=False, indent=2)
         t = Tokenizer.from_file(os.path.join(OUT, name + ".json"))  # exactly what the C test loads
         toks[name] = t
         write_ids(os.path.join(OUT, "ids.%s.txt" % name), t, texts)
