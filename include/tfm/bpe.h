@@ -53,7 +53,7 @@ typedef struct tfm_bpe tfm_bpe;
  * strings or ["a", "b"] pairs, optional unk_token, fuse_unk, ignore_merges; decoder ByteLevel;
  * post_processor null, ByteLevel, TemplateProcessing (single = at most one special token, $A, at
  * most one special token) or a Sequence of those; added_tokens with lstrip, rstrip and
- * single_word false.
+ * single_word false; truncation and padding null.
  * Errors: TFM_ERR_IO (file named); TFM_ERR_FORMAT naming the file and the key (and merge index):
  * bad JSON (with line:column), a merge that is not two tokens, a merge whose parts or whose
  * result are not in model.vocab, duplicated ids; TFM_ERR_UNSUPPORTED naming what is not

@@ -267,6 +267,8 @@ static void test_errors(void) {
          "lstrip = true is not supported", "lstrip"},
         {"{\"model\": {\"type\": \"BPE\",\n\"vocab\": {\"a\": 0}, \"merges\": [}", ":2:", "bad JSON"},
         {"[1, 2]", "not a JSON object", "not an object"},
+        {"{\"truncation\": {\"max_length\": 8}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}", "truncation is set; only null is supported",
+         "truncation"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char name[32];
@@ -275,7 +277,7 @@ static void test_errors(void) {
         st = tfm_bpe_load(write_file(dir, name, cases[i][0]), &b);
         expect_error(st, b, strstr(cases[i][1], "not supported") || strstr(cases[i][1], "is Unigram") ||
                                     strstr(cases[i][1], "is true") || strstr(cases[i][1], "none of") ||
-                                    strstr(cases[i][1], "NFKC")
+                                    strstr(cases[i][1], "NFKC") || strstr(cases[i][1], "only null")
                                 ? TFM_ERR_UNSUPPORTED
                                 : TFM_ERR_FORMAT,
                      cases[i][1], cases[i][2]);
