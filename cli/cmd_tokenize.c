@@ -57,15 +57,18 @@ static int encode_lines(const tfm_tokenizer *tok, tfm_line_reader *in, FILE *out
     return ok;
 }
 
-/* --encode --wordpiece: BERT WordPiece ids, [CLS] first and [SEP] last, at most max_tokens. */
-static int encode_wordpiece_lines(const tfm_wordpiece *wp, tfm_line_reader *in, FILE *out, size_t max_tokens) {
+/* An encoder of one line for encode_id_lines: the ids (malloc'd) or a status with its message. */
+typedef tfm_status (*line_encoder)(const void *ctx, const char *line, size_t n, int32_t **ids, size_t *n_ids);
+
+/* Lines of text to lines of ids, one for one; names file:line in an error. */
+static int encode_id_lines(line_encoder enc, const void *ctx, tfm_line_reader *in, FILE *out) {
     const char *line = NULL;
     size_t n = 0;
     int ok = 1;
     while ((ok = next_line(in, &line, &n)) && line) {
         int32_t *ids = NULL;
         size_t n_ids = 0;
-        if (tfm_wordpiece_encode(wp, line, n, 1, max_tokens, &ids, &n_ids) != TFM_OK) {
+        if (enc(ctx, line, n, &ids, &n_ids) != TFM_OK) {
             cli_error(CMD, "%s:%zu: %s", tfm_line_reader_name(in), tfm_line_reader_line_number(in), tfm_last_error());
             return 0;
         }
@@ -74,6 +77,22 @@ static int encode_wordpiece_lines(const tfm_wordpiece *wp, tfm_line_reader *in, 
         free(ids);
     }
     return ok;
+}
+
+/* --encode --wordpiece: BERT WordPiece ids, [CLS] first and [SEP] last, at most max_tokens. */
+typedef struct {
+    const tfm_wordpiece *wp;
+    size_t max_tokens;
+} wordpiece_ctx;
+
+static tfm_status encode_wordpiece(const void *ctx, const char *line, size_t n, int32_t **ids, size_t *n_ids) {
+    const wordpiece_ctx *c = ctx;
+    return tfm_wordpiece_encode(c->wp, line, n, 1, c->max_tokens, ids, n_ids);
+}
+
+/* --encode --bpe: ids with the post-processor's BOS/EOS (as `tokenizers`' encode). */
+static tfm_status encode_bpe(const void *ctx, const char *line, size_t n, int32_t **ids, size_t *n_ids) {
+    return tfm_bpe_encode(ctx, line, n, 1, ids, n_ids);
 }
 
 /* Parses a line of space/tab separated decimal ids into *ids (grown as needed). Names the line
@@ -118,8 +137,11 @@ static int parse_ids(const char *line, const char *in_name, size_t line_no, int 
     }
 }
 
-static int decode_lines(const tfm_tokenizer *tok, tfm_line_reader *in, FILE *out) {
-    const int vocab = tfm_tokenizer_vocab_size(tok);
+/* A decoder of one id line for decode_id_lines: the text (malloc'd) or a status with its message. */
+typedef tfm_status (*line_decoder)(const void *ctx, const int32_t *ids, size_t n_ids, char **text, size_t *len);
+
+/* Lines of ids (each below vocab) to lines of text, one for one; names file:line in an error. */
+static int decode_id_lines(line_decoder dec, const void *ctx, int vocab, tfm_line_reader *in, FILE *out) {
     const char *in_name = tfm_line_reader_name(in), *line = NULL;
     size_t line_len = 0, ids_cap = 0, n_ids = 0;
     int32_t *ids = NULL;
@@ -132,7 +154,7 @@ static int decode_lines(const tfm_tokenizer *tok, tfm_line_reader *in, FILE *out
         }
         char *text = NULL;
         size_t len = 0;
-        if (tfm_tokenizer_decode(tok, ids, n_ids, &text, &len) != TFM_OK) {
+        if (dec(ctx, ids, n_ids, &text, &len) != TFM_OK) {
             cli_error(CMD, "%s:%zu: %s", in_name, line_no, tfm_last_error());
             ok = 0;
             break;
@@ -145,6 +167,15 @@ static int decode_lines(const tfm_tokenizer *tok, tfm_line_reader *in, FILE *out
     }
     free(ids);
     return ok;
+}
+
+static tfm_status decode_spm(const void *ctx, const int32_t *ids, size_t n_ids, char **text, size_t *len) {
+    return tfm_tokenizer_decode(ctx, ids, n_ids, text, len);
+}
+
+/* --decode --bpe: text without the special tokens. */
+static tfm_status decode_bpe(const void *ctx, const int32_t *ids, size_t n_ids, char **text, size_t *len) {
+    return tfm_bpe_decode(ctx, ids, n_ids, 1, text, len);
 }
 
 static int run_train(const char *inputs, const char *save, const tfm_tokenizer_train_opts *opts) {
@@ -222,58 +253,11 @@ static int run_wordpiece(const char *path, const char *input, const char *output
     }
     cli_output out;
     int ok = cli_output_open(CMD, output, &out);
-    if (ok) ok = cli_output_close(CMD, &out, encode_wordpiece_lines(wp, in, out.f, max_tokens));
+    const wordpiece_ctx ctx = {wp, max_tokens};
+    if (ok) ok = cli_output_close(CMD, &out, encode_id_lines(encode_wordpiece, &ctx, in, out.f));
     tfm_line_reader_free(in);
     tfm_wordpiece_free(wp);
     return ok ? 0 : EXIT_RUNTIME;
-}
-
-/* --encode --bpe: ids with the post-processor's BOS/EOS (as `tokenizers`' encode). */
-static int encode_bpe_lines(const tfm_bpe *bpe, tfm_line_reader *in, FILE *out) {
-    const char *line = NULL;
-    size_t n = 0;
-    int ok = 1;
-    while ((ok = next_line(in, &line, &n)) && line) {
-        int32_t *ids = NULL;
-        size_t n_ids = 0;
-        if (tfm_bpe_encode(bpe, line, n, 1, &ids, &n_ids) != TFM_OK) {
-            cli_error(CMD, "%s:%zu: %s", tfm_line_reader_name(in), tfm_line_reader_line_number(in), tfm_last_error());
-            return 0;
-        }
-        for (size_t i = 0; i < n_ids; i++) fprintf(out, i ? " %d" : "%d", (int)ids[i]);
-        fputc('\n', out);
-        free(ids);
-    }
-    return ok;
-}
-
-/* --decode --bpe: text without the special tokens, one line per id line. */
-static int decode_bpe_lines(const tfm_bpe *bpe, tfm_line_reader *in, FILE *out) {
-    const size_t V = tfm_bpe_vocab_size(bpe);
-    const char *line = NULL;
-    size_t len = 0, cap = 0, n_ids = 0;
-    int32_t *ids = NULL;
-    int ok = 1;
-    while ((ok = next_line(in, &line, &len)) && line) {
-        const size_t no = tfm_line_reader_line_number(in);
-        if (!parse_ids(line, tfm_line_reader_name(in), no, V > INT_MAX ? INT_MAX : (int)V, &ids, &cap, &n_ids)) {
-            ok = 0;
-            break;
-        }
-        char *text = NULL;
-        size_t tl = 0;
-        if (tfm_bpe_decode(bpe, ids, n_ids, 1, &text, &tl) != TFM_OK) {
-            cli_error(CMD, "%s:%zu: %s", tfm_line_reader_name(in), no, tfm_last_error());
-            ok = 0;
-            break;
-        }
-        tl = tfm_text_one_line(text, tl);
-        fwrite(text, 1, tl, out);
-        fputc('\n', out);
-        free(text);
-    }
-    free(ids);
-    return ok;
 }
 
 /* --bpe tokenizer.json, or --bpe vocab.json,merges.txt (GPT-2's two files, cut at the first comma). */
@@ -298,7 +282,11 @@ static int run_bpe(const char *spec, int encode, const char *input, const char *
     }
     cli_output out;
     int ok = cli_output_open(CMD, output, &out);
-    if (ok) ok = cli_output_close(CMD, &out, encode ? encode_bpe_lines(bpe, in, out.f) : decode_bpe_lines(bpe, in, out.f));
+    const size_t V = tfm_bpe_vocab_size(bpe);
+    if (ok)
+        ok = cli_output_close(CMD, &out, encode ? encode_id_lines(encode_bpe, bpe, in, out.f)
+                                                : decode_id_lines(decode_bpe, bpe, V > INT_MAX ? INT_MAX : (int)V, in,
+                                                                  out.f));
     rc = ok ? 0 : EXIT_RUNTIME;
 done:
     tfm_line_reader_free(in);
@@ -390,7 +378,8 @@ static int run_tokenize(int argc, char **argv) {
     cli_output out;
     int ok = cli_output_open(CMD, output, &out);
     if (ok) {
-        ok = encode ? encode_lines(tok, in, out.f, add_bos, add_eos) : decode_lines(tok, in, out.f);
+        ok = encode ? encode_lines(tok, in, out.f, add_bos, add_eos)
+                    : decode_id_lines(decode_spm, tok, tfm_tokenizer_vocab_size(tok), in, out.f);
         ok = cli_output_close(CMD, &out, ok);
     }
     tfm_line_reader_free(in);

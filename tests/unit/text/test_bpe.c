@@ -6,6 +6,7 @@
  * decode.txt; a word of 100,000 characters encodes in well under a second (the merge loop is not
  * quadratic); malformed files give errors naming the file and the line or key. */
 #include "core_internal.h"
+#include "test_lines.h"
 #include "test_util.h"
 #include "tfm/bpe.h"
 #include "tfm/fileio.h"
@@ -16,39 +17,6 @@
 #include <string.h>
 
 #define FIX "tests/fixtures/bpe/"
-
-typedef struct {
-    char **text;
-    size_t *len;
-    size_t n;
-} lines_t;
-
-static void lines_free(lines_t *l) {
-    for (size_t i = 0; i < l->n; i++) free(l->text[i]);
-    free(l->text);
-    free(l->len);
-    memset(l, 0, sizeof *l);
-}
-
-static int read_lines(const char *path, lines_t *out) {
-    tfm_line_reader *r;
-    memset(out, 0, sizeof *out);
-    if (tfm_line_reader_open(test_path(path), 0, &r) != TFM_OK) return 0;
-    size_t cap = 0, n;
-    const char *line;
-    while (tfm_line_reader_next(r, &line, &n) == TFM_OK && line) {
-        if (out->n == cap) {
-            cap = cap ? 2 * cap : 256;
-            out->text = realloc(out->text, cap * sizeof *out->text);
-            out->len = realloc(out->len, cap * sizeof *out->len);
-        }
-        out->text[out->n] = malloc(n + 1);
-        memcpy(out->text[out->n], line, n + 1);
-        out->len[out->n++] = n;
-    }
-    tfm_line_reader_free(r);
-    return 1;
-}
 
 /* Hex "41c3a9" into bytes (in place: the result is never longer); returns the length. */
 static size_t unhex(char *s) {
@@ -93,8 +61,9 @@ static int same_ids(const tfm_bpe *b, const char *name, size_t line, const char 
 
 /* Every line of lines.txt and multi.txt against ids.NAME.txt; round trip when `round_trip`. */
 static void compare(const tfm_bpe *b, const char *name, const char *ids_file, int round_trip) {
-    lines_t lines, multi, ids;
-    CHECK(read_lines(FIX "lines.txt", &lines) && read_lines(FIX "multi.txt", &multi) && read_lines(ids_file, &ids),
+    test_lines lines = {0}, multi = {0}, ids = {0};
+    CHECK(test_lines_read(test_path(FIX "lines.txt"), &lines) &&
+              test_lines_read(test_path(FIX "multi.txt"), &multi) && test_lines_read(test_path(ids_file), &ids),
           "%s: fixtures readable", name);
     CHECK(ids.n == lines.n + multi.n && lines.n > 100, "%s: %zu id lines for %zu + %zu inputs", name, ids.n, lines.n,
           multi.n);
@@ -116,9 +85,9 @@ static void compare(const tfm_bpe *b, const char *name, const char *ids_file, in
         free(back);
     }
     printf("%s: %zu/%zu equal to tokenizers; %zu round trips\n", name, ok, ids.n, rt);
-    lines_free(&lines);
-    lines_free(&multi);
-    lines_free(&ids);
+    test_lines_free(&lines);
+    test_lines_free(&multi);
+    test_lines_free(&ids);
 }
 
 static tfm_bpe *load(const char *file) {
@@ -130,8 +99,8 @@ static tfm_bpe *load(const char *file) {
 
 /* decode.txt: ids, the hex of decode(ids) and of decode(ids, skip_special). */
 static void test_decode(const tfm_bpe *b) {
-    lines_t d;
-    CHECK(read_lines(FIX "decode.txt", &d) && d.n >= 10, "decode.txt");
+    test_lines d;
+    CHECK(test_lines_read(test_path(FIX "decode.txt"), &d) && d.n >= 10, "decode.txt");
     for (size_t i = 0; i < d.n; i++) {
         char *t1 = strchr(d.text[i], '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
         if (!t2) continue;
@@ -149,7 +118,7 @@ static void test_decode(const tfm_bpe *b) {
             free(text);
         }
     }
-    lines_free(&d);
+    test_lines_free(&d);
     int32_t bad[2] = {5, 100000};
     char *text = (char *)1;
     size_t len = 1;

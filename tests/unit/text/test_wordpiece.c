@@ -7,6 +7,7 @@
  * the real data/all-MiniLM-L6-v2/tokenizer.json is checked too; and the ids of
  * tests/fixtures/minilm/ref.txt (sentence-transformers' own tokenisation, truncated at 256). */
 #include "core_internal.h"
+#include "test_lines.h"
 #include "test_util.h"
 #include "tfm/fileio.h"
 #include "tfm/wordpiece.h"
@@ -17,43 +18,6 @@
 #include <unistd.h>
 
 #define FIX "tests/fixtures/wordpiece/"
-
-typedef struct {
-    char **text; /* [n] NUL-terminated lines */
-    size_t *len;
-    size_t n;
-} lines_t;
-
-static void lines_free(lines_t *l) {
-    for (size_t i = 0; i < l->n; i++) free(l->text[i]);
-    free(l->text);
-    free(l->len);
-    l->n = 0;
-}
-
-static int read_lines(const char *path, lines_t *out) {
-    tfm_line_reader *r;
-    memset(out, 0, sizeof *out);
-    if (tfm_line_reader_open(path, 0, &r) != TFM_OK) {
-        fprintf(stderr, "%s\n", tfm_last_error());
-        return 0;
-    }
-    size_t cap = 0;
-    const char *line;
-    size_t n;
-    while (tfm_line_reader_next(r, &line, &n) == TFM_OK && line) {
-        if (out->n == cap) {
-            cap = cap ? 2 * cap : 512;
-            out->text = realloc(out->text, cap * sizeof *out->text);
-            out->len = realloc(out->len, cap * sizeof *out->len);
-        }
-        out->text[out->n] = malloc(n + 1);
-        memcpy(out->text[out->n], line, n + 1);
-        out->len[out->n++] = n;
-    }
-    tfm_line_reader_free(r);
-    return 1;
-}
 
 /* "101 7592 102" -> ids; returns the count (at most cap). */
 static size_t parse_ids(const char *s, int32_t *ids, size_t cap) {
@@ -102,10 +66,10 @@ static int expect_ids(const tfm_wordpiece *wp, const char *name, size_t lineno, 
 }
 
 /* Every line of `lines` from `first` on against the aligned lines of the ids file. */
-static size_t compare_file(const tfm_wordpiece *wp, const char *name, const lines_t *lines, size_t first,
+static size_t compare_file(const tfm_wordpiece *wp, const char *name, const test_lines *lines, size_t first,
                            const char *ids_path, size_t max_tokens) {
-    lines_t want;
-    if (!read_lines(test_path(ids_path), &want)) {
+    test_lines want;
+    if (!test_lines_read(test_path(ids_path), &want)) {
         CHECK(0, "%s: cannot read %s", name, ids_path);
         return 0;
     }
@@ -117,7 +81,7 @@ static size_t compare_file(const tfm_wordpiece *wp, const char *name, const line
         ok += same;
     }
     printf("%s: %zu/%zu lines equal to tokenizers\n", name, ok, want.n);
-    lines_free(&want);
+    test_lines_free(&want);
     return ok;
 }
 
@@ -125,9 +89,9 @@ static size_t compare_file(const tfm_wordpiece *wp, const char *name, const line
  * `changes` ("key=true|false" ...) applied; returns 1 on success. */
 static int make_tokenizer_json(const char *dir, const char *file, const char *const *changes, size_t n_changes,
                                char *path, size_t path_size) {
-    lines_t vocab, js;
-    if (!read_lines(test_path(FIX "vocab.txt"), &vocab)) return 0;
-    if (!read_lines(test_path(FIX "tokenizer.novocab.json"), &js)) return 0;
+    test_lines vocab, js;
+    if (!test_lines_read(test_path(FIX "vocab.txt"), &vocab)) return 0;
+    if (!test_lines_read(test_path(FIX "tokenizer.novocab.json"), &js)) return 0;
     size_t total = 0;
     for (size_t i = 0; i < js.n; i++) total += js.len[i] + 1;
     char *text = malloc(total + 1), *p = text;
@@ -157,8 +121,8 @@ static int make_tokenizer_json(const char *dir, const char *file, const char *co
     int ok = f && out && fputs(out, f) >= 0;
     if (f) ok = (fclose(f) == 0) && ok;
     free(out);
-    lines_free(&vocab);
-    lines_free(&js);
+    test_lines_free(&vocab);
+    test_lines_free(&js);
     return ok;
 }
 
@@ -358,8 +322,8 @@ static void test_long_runs(const tfm_wordpiece *wp) {
 
 /* bytes.txt: hex of the input bytes, a tab, the ids. */
 static void test_bytes(const tfm_wordpiece *wp) {
-    lines_t l;
-    if (!read_lines(test_path(FIX "bytes.txt"), &l)) {
+    test_lines l;
+    if (!test_lines_read(test_path(FIX "bytes.txt"), &l)) {
         CHECK(0, "cannot read bytes.txt");
         return;
     }
@@ -379,14 +343,14 @@ static void test_bytes(const tfm_wordpiece *wp) {
         }
         expect_ids(wp, "bytes.txt", i + 1, text, n, SIZE_MAX, tab + 1);
     }
-    lines_free(&l);
+    test_lines_free(&l);
 }
 
 /* tests/fixtures/minilm/ref.txt: the ids sentence-transformers fed the model (its tokenizer
  * through transformers, truncated at max_seq_length 256) for each reference sentence. */
 static void test_minilm_ids(const tfm_wordpiece *wp) {
-    lines_t l;
-    if (!read_lines(test_path("tests/fixtures/minilm/ref.txt"), &l)) {
+    test_lines l;
+    if (!test_lines_read(test_path("tests/fixtures/minilm/ref.txt"), &l)) {
         CHECK(0, "cannot read tests/fixtures/minilm/ref.txt");
         return;
     }
@@ -404,7 +368,7 @@ static void test_minilm_ids(const tfm_wordpiece *wp) {
     }
     CHECK(n >= 20, "minilm/ref.txt has %zu sentences", n);
     printf("minilm/ref.txt (max_seq_length 256): %zu/%zu sentences' ids equal to sentence-transformers'\n", ok, n);
-    lines_free(&l);
+    test_lines_free(&l);
 }
 
 int main(void) {
@@ -423,11 +387,11 @@ int main(void) {
               tfm_wordpiece_id_to_token(wp, -1) == NULL,
           "token <-> id");
 
-    lines_t lines;
-    CHECK(read_lines(test_path(FIX "lines.txt"), &lines) && lines.n >= 300, "lines.txt: %zu lines", lines.n);
+    test_lines lines;
+    CHECK(test_lines_read(test_path(FIX "lines.txt"), &lines) && lines.n >= 300, "lines.txt: %zu lines", lines.n);
     size_t hand = 0; /* the hand-written lines are the last ones: as many as ids.cased.txt has */
-    lines_t tmp;
-    if (read_lines(test_path(FIX "ids.cased.txt"), &tmp)) hand = tmp.n, lines_free(&tmp);
+    test_lines tmp;
+    if (test_lines_read(test_path(FIX "ids.cased.txt"), &tmp)) hand = tmp.n, test_lines_free(&tmp);
     CHECK(hand > 0 && hand < lines.n, "ids.cased.txt: %zu lines", hand);
 
     compare_file(wp, "vocab.txt, no truncation", &lines, 0, FIX "ids.txt", SIZE_MAX);
@@ -485,7 +449,7 @@ int main(void) {
     test_long_runs(wp);
     test_errors(wp, dir);
     rmdir(dir);
-    lines_free(&lines);
+    test_lines_free(&lines);
     tfm_wordpiece_free(wp);
     return test_finish("wordpiece");
 }
