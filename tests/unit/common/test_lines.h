@@ -1,4 +1,4 @@
-/* A text file as lines, for the tokenizer tests (test_wordpiece.c, test_bpe.c): read with the
+/* A text file as lines, and a line of ids, for the tokenizer tests (test_wordpiece.c, test_bpe.c): read with the
  * project's line reader, so "\r\n" ends a line and a BOM at the start is dropped, as the tool
  * reads text. */
 #ifndef TFM_TEST_LINES_H
@@ -6,6 +6,7 @@
 
 #include "tfm/fileio.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,17 @@ static inline int test_lines_read(const char *path, test_lines *out) {
     }
     tfm_line_reader_free(r);
     return 1;
+}
+
+/* "101 7592 102" -> ids; returns the count (at most cap). Stops at the first non-number. */
+static inline size_t test_parse_ids(const char *s, int32_t *ids, size_t cap) {
+    size_t n = 0;
+    char *end;
+    for (long v = strtol(s, &end, 10); end != s && n < cap; v = strtol(s, &end, 10)) {
+        ids[n++] = (int32_t)v;
+        s = end;
+    }
+    return n;
 }
 
 #endif

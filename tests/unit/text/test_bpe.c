@@ -29,20 +29,11 @@ static size_t unhex(char *s) {
     return n;
 }
 
-static size_t parse_ids(const char *s, int32_t *ids, size_t cap) {
-    size_t n = 0;
-    char *end;
-    for (long v = strtol(s, &end, 10); end != s && n < cap; v = strtol(s, &end, 10)) {
-        ids[n++] = (int32_t)v;
-        s = end;
-    }
-    return n;
-}
 
 static int32_t want[1 << 15];
 
 static int same_ids(const tfm_bpe *b, const char *name, size_t line, const char *text, size_t len, const char *ids) {
-    const size_t nw = parse_ids(ids, want, sizeof want / sizeof *want);
+    const size_t nw = test_parse_ids(ids, want, sizeof want / sizeof *want);
     int32_t *got = NULL;
     size_t n = 0;
     tfm_status st = tfm_bpe_encode(b, text, len, 1, &got, &n);
@@ -105,7 +96,7 @@ static void test_decode(const tfm_bpe *b) {
         char *t1 = strchr(d.text[i], '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
         if (!t2) continue;
         *t1 = '\0'; /* the ids end at the tab */
-        const size_t n = parse_ids(d.text[i], want, 1024);
+        const size_t n = test_parse_ids(d.text[i], want, 1024);
         const size_t l1 = unhex(t1 + 1), l2 = unhex(t2 + 1);
         for (int skip = 0; skip < 2; skip++) {
             char *text = NULL;

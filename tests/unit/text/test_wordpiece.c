@@ -19,16 +19,6 @@
 
 #define FIX "tests/fixtures/wordpiece/"
 
-/* "101 7592 102" -> ids; returns the count (at most cap). */
-static size_t parse_ids(const char *s, int32_t *ids, size_t cap) {
-    size_t n = 0;
-    char *end;
-    for (long v = strtol(s, &end, 10); end != s && n < cap; v = strtol(s, &end, 10)) {
-        ids[n++] = (int32_t)v;
-        s = end;
-    }
-    return n;
-}
 
 static void print_tokens(const tfm_wordpiece *wp, const char *what, const int32_t *ids, size_t n) {
     fprintf(stderr, "  %s:", what);
@@ -45,7 +35,7 @@ static void print_tokens(const tfm_wordpiece *wp, const char *what, const int32_
 static int expect_ids(const tfm_wordpiece *wp, const char *name, size_t lineno, const char *text, size_t len,
                       size_t max_tokens, const char *want_line) {
     int32_t want[2048];
-    size_t nw = parse_ids(want_line, want, 2048);
+    size_t nw = test_parse_ids(want_line, want, 2048);
     size_t limit = max_tokens ? max_tokens : tfm_wordpiece_settings_of(wp)->max_length;
     if (nw > limit) {
         want[limit - 1] = want[nw - 1];
