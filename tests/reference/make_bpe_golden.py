@@ -47,6 +47,7 @@ QWEN2 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{
 STRESS = [
     "It's the man's dog; they'll say we've, I'm, you'd, we're — IT'S SHE'LL WE'VE I'M",
     "'s 't 're 've 'm 'll 'd ' s ''s 'sa 'ſ 'ST 'Ll",
+    "'Them 'They 'Moab 'There 'Sthe 'Dthe 'Mthe 'REthe 'VEthe 'LLthe 'ſthe",
     "supercalifragilisticexpialidocious " * 3,
     "a" * 300,
     "Pneumonoultramicroscopicsilicovolcanoconiosis" * 20,

@@ -6,6 +6,7 @@
  * decode.txt; a word of 100,000 characters encodes in well under a second (the merge loop is not
  * quadratic); malformed files give errors naming the file and the line or key. */
 #include "core_internal.h"
+#include "bpe_internal.h"
 #include "test_lines.h"
 #include "test_util.h"
 #include "tfm/bpe.h"
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #define FIX "tests/fixtures/bpe/"
 
@@ -246,6 +248,86 @@ static void test_errors(void) {
     expect_error(tfm_bpe_load(missing, &b), b, TFM_ERR_IO, "none.txt", "missing tokenizer.json");
 }
 
+/* The pre-tokeniser alone: the end offsets (in code points) of the pieces tokenizers 0.23.3's
+ * pre_tokenize_str gives under gpt2.json and llama3.json (cases the id fixtures cannot tell
+ * apart: where a split moves but no merge crosses it). */
+typedef struct {
+    size_t ends[16], n;
+} piece_ends;
+
+static int collect(void *ctx, size_t s, size_t e) {
+    piece_ends *p = ctx;
+    (void)s;
+    if (p->n < 16) p->ends[p->n] = e;
+    p->n++;
+    return 1;
+}
+
+static void test_pretokenize(void) {
+    static const struct {
+        bpe_step step;
+        const char *text;
+        size_t ends[8];
+    } cases[] = {
+        {BPE_STEP_LLAMA3, "'\u017Fthe", {2, 5}},  {BPE_STEP_LLAMA3, "a   b", {1, 3, 5}},
+        {BPE_STEP_LLAMA3, "x \n\n y", {1, 4, 6}}, {BPE_STEP_LLAMA3, "12345", {3, 5}},
+        {BPE_STEP_LLAMA3, "(hello", {6}},         {BPE_STEP_LLAMA3, " !!\n\nx", {5, 6}},
+        {BPE_STEP_LLAMA3, "\u00A0\u00A0x", {1, 3}}, {BPE_STEP_LLAMA3, "IT'S", {2, 4}},
+        {BPE_STEP_GPT2, "a   b", {1, 3, 5}},      {BPE_STEP_GPT2, "  \t x", {3, 5}},
+        {BPE_STEP_GPT2, "it's", {2, 4}},          {BPE_STEP_GPT2, "'\u017F", {1, 2}},
+        {BPE_STEP_GPT2, "\u00A0\u00A0x", {1, 2, 3}}, {BPE_STEP_GPT2, "x  ", {1, 3}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        struct tfm_bpe b = {.steps = {cases[k].step}, .n_steps = 1};
+        uint32_t cps[32];
+        size_t n = 0;
+        const char *t = cases[k].text;
+        for (size_t i = 0; t[i] && n < 32; n++) {
+            utf8proc_int32_t c;
+            i += (size_t)utf8proc_iterate((const utf8proc_uint8_t *)t + i, -1, &c);
+            cps[n] = (uint32_t)c;
+        }
+        piece_ends got = {.n = 0};
+        bpe_pretokenize(&b, cps, n, collect, &got);
+        size_t want_n = 0;
+        while (want_n < 8 && cases[k].ends[want_n]) want_n++;
+        CHECK(got.n == want_n && memcmp(got.ends, cases[k].ends, want_n * sizeof(size_t)) == 0,
+              "pre-tokenizer case %zu (%s): pieces as tokenizers'", k, cases[k].step == BPE_STEP_GPT2 ? "gpt2" : "llama3");
+    }
+}
+
+/* ignore_merges (Llama-3): a piece that is a token is that token, even where the merges would not
+ * reach it; bytes whose character is not a token are dropped (no unk_token). The ids are those
+ * tokenizers 0.23.3 gives for the same file: "abc abc" -> [4, 0, 3] with ignore_merges, [0, 3, 0, 3]
+ * without ("Ġ" is not a token); "xabc" -> [0, 3] either way. */
+static void test_ignore_merges(void) {
+    char dir[4096];
+    CHECK(test_make_tmpdir(dir, sizeof dir, "bpe-im") != NULL, "tmpdir");
+    for (int im = 0; im < 2; im++) {
+        char js[1024];
+        snprintf(js, sizeof js,
+                 "{\"model\": {\"type\": \"BPE\", \"ignore_merges\": %s, \"vocab\": {\"a\": 0, \"b\": 1, \"c\": 2, "
+                 "\"bc\": 3, \"abc\": 4}, \"merges\": [\"b c\"]}, \"pre_tokenizer\": {\"type\": \"ByteLevel\"}, "
+                 "\"decoder\": {\"type\": \"ByteLevel\"}}",
+                 im ? "true" : "false");
+        tfm_bpe *b = NULL;
+        CHECK(tfm_bpe_load(write_file(dir, im ? "im.json" : "no_im.json", js), &b) == TFM_OK, "load: %s",
+              tfm_last_error());
+        if (!b) continue;
+        static const int32_t want_im[] = {4, 0, 3}, want_no[] = {0, 3, 0, 3}, want_x[] = {0, 3};
+        int32_t *ids = NULL;
+        size_t n = 0;
+        tfm_bpe_encode(b, "abc abc", 7, 1, &ids, &n);
+        CHECK(n == (im ? 3u : 4u) && memcmp(ids, im ? want_im : want_no, n * sizeof *ids) == 0,
+              "ignore_merges %d: 'abc abc' gives tokenizers' ids", im);
+        free(ids);
+        tfm_bpe_encode(b, "xabc", 4, 1, &ids, &n);
+        CHECK(n == 2 && memcmp(ids, want_x, sizeof want_x) == 0, "ignore_merges %d: 'x' (not a token) dropped", im);
+        free(ids);
+        tfm_bpe_free(b);
+    }
+}
+
 int main(void) {
     tfm_bpe *g = load(FIX "gpt2.json");
     if (!g) return test_finish("bpe");
@@ -278,6 +360,8 @@ int main(void) {
         tfm_bpe_free(b);
     }
     test_errors();
+    test_ignore_merges();
+    test_pretokenize();
     int32_t *ids = (int32_t *)1;
     size_t n = 1;
     g = load(FIX "gpt2.json");
