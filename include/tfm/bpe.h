@@ -4,8 +4,8 @@
  * Gives the ids Hugging Face `tokenizers` gives for the same files (checked line by line on a
  * trained fixture and a stress text by tests/unit/text/test_bpe.c). Encoding is, in order:
  *   1. `added_tokens` written literally in the text are found first, leftmost-longest (those with
- *      normalized = false on the raw text, the others after step 2), and become their ids; the
- *      text between them goes through steps 2-5;
+ *      normalized = false on the raw text, the others, normalised themselves, after step 2), and
+ *      become their ids; the text between them goes through steps 2-5;
  *   2. the normaliser: none, or NFC (Qwen's tokenizer.json);
  *   3. the pre-tokeniser splits the text into pieces by a pattern implemented by hand over
  *      Unicode categories (utf8proc): GPT-2's

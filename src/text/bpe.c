@@ -73,12 +73,12 @@ static int next_added(const struct tfm_bpe *b, int norm, const char *t, size_t n
     for (size_t i = from; i < n; i++) {
         size_t best = 0;
         for (size_t k = 0; k < b->n_added; k++) {
-            const int32_t a = b->added[k].id;
-            const size_t L = b->tok_len[a];
-            if (b->added[k].normalized == norm && L > best && L <= n - i && b->tok[a][0] == t[i] &&
-                memcmp(t + i, b->tok[a], L) == 0) {
+            const bpe_added *a = &b->added[k];
+            const char *m = a->match ? a->match : b->tok[a->id];
+            const size_t L = a->match ? a->match_len : b->tok_len[a->id];
+            if (a->normalized == norm && L > best && L <= n - i && m[0] == t[i] && memcmp(t + i, m, L) == 0) {
                 best = L;
-                *id = a;
+                *id = a->id;
             }
         }
         if (best) {

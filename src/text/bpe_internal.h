@@ -21,6 +21,8 @@ typedef struct {
     int32_t id;
     int special;    /* skipped by decode's skip_special */
     int normalized; /* matched after the normaliser (else on the raw text) */
+    char *match;    /* the content normalised, when that differs from the token (NFC), else NULL */
+    size_t match_len;
 } bpe_added;
 
 struct tfm_bpe {

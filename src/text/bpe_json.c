@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 /* The patterns of a Split pre-tokenizer, exactly as tokenizer.json spells them. */
 static const char PAT_GPT2[] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
@@ -214,7 +215,17 @@ static tfm_status load_added_tokens(const char *path, const cJSON *added, struct
         } else {
             RETURN_IF(!bpe_set_token(b, id, s, len), TFM_ERR_NOMEM, "%s: out of memory", path);
         }
-        b->added[b->n_added++] = (bpe_added){id, is_true(t, "special"), is_true(t, "normalized")};
+        bpe_added *a = &b->added[b->n_added++];
+        *a = (bpe_added){id, is_true(t, "special"), is_true(t, "normalized"), NULL, 0};
+        if (a->normalized && b->nfc) { /* matched in normalised text: as `tokenizers`, in its normal form */
+            utf8proc_uint8_t *m = NULL;
+            utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)len, &m,
+                                              UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+            RETURN_IF(r <= 0, TFM_ERR_FORMAT, "%s: added_tokens[%d] ('%s'): no NFC form (%s)", path, k, s,
+                      r < 0 ? utf8proc_errmsg(r) : "empty");
+            a->match = (char *)m;
+            a->match_len = (size_t)r;
+        }
     }
     int32_t da = -1, db = -1;
     const int r = bpe_index(b, &da, &db);

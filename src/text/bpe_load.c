@@ -154,7 +154,7 @@ tfm_status tfm_bpe_load_files(const char *vocab_json, const char *merges_txt, tf
         if (eot >= 0) {
             b->added = malloc(sizeof *b->added);
             if (!b->added) st = tfm_set_error(TFM_ERR_NOMEM, "out of memory");
-            else b->added[b->n_added++] = (bpe_added){eot, 1, 0};
+            else b->added[b->n_added++] = (bpe_added){eot, 1, 0, NULL, 0};
         }
     }
     if (st != TFM_OK) {

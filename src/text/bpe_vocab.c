@@ -159,6 +159,7 @@ void bpe_free(struct tfm_bpe *b) {
     free(b->mkey);
     free(b->mrank);
     free(b->mnew);
+    for (size_t k = 0; k < b->n_added; k++) free(b->added[k].match);
     free(b->added);
     free(b);
 }

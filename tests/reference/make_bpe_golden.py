@@ -18,7 +18,8 @@ writes tests/fixtures/bpe/:
                    Split with Llama-3's pattern, ByteLevel without regex, ignore_merges,
                    <|begin_of_text|> / <|end_of_text|> added and a TemplateProcessing BOS
   qwen2.json       Qwen2's: NFC normaliser, Qwen2's pattern (single digits), <|im_start|> and
-                   <|im_end|> special, "<tool>" a normalized non-special added token
+                   <|im_end|> special, "<tool>" and "café" (decomposed) normalized
+                   non-special added tokens, "héllo" a raw (normalized false) one
   smollm.json      SmolLM's: Digits(individual_digits) then ByteLevel with GPT-2's pattern
   lines.txt        the test lines: every 4th line of tok_train.txt and the STRESS lines
   multi.txt        inputs with CR/LF/NUL (which a line cannot hold), as hex of their UTF-8
@@ -63,6 +64,7 @@ STRESS = [
     "mixed123abc 456def g7h8i9 x_y_z a-b-c a.b.c",
     "<|endoftext|> in text <|endoftext|><|endoftext|>and<|begin_of_text|> <|im_start|>user<|im_end|>",
     "<tool>call</tool> <tool><tool> a<tool>b",
+    "h\u00e9llo he\u0301llo caf\u00e9 cafe\u0301 xh\u00e9lloy",
     "Ünïcödé ÀÉÎÕÜ àéîõü ßẞ ǅ Ωμέγα Ελληνικά Кириллица עברית العربية हिन्दी",
     "\u200b zero\u200bwidth \u200d joiner \ufeff bom \u00ad soft",
     " ",
@@ -148,7 +150,9 @@ def main():
                 processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", bos)])])
         if name == "qwen2":
             t.add_special_tokens(["<|im_start|>", "<|im_end|>"])
-            t.add_tokens([AddedToken("<tool>", normalized=True, special=False)])
+            t.add_tokens([AddedToken("<tool>", normalized=True, special=False),
+                          AddedToken("h\u00e9llo", normalized=False, special=False),
+                          AddedToken("cafe\u0301", normalized=True, special=False)])
         t.save(os.path.join(OUT, name + ".json"), pretty=True)
         if name == "gpt2":  # tokenizers writes ["a", "b"] pairs: rewrite as the older "a b" strings
             with open(os.path.join(OUT, name + ".json"), encoding="utf-8") as f:
