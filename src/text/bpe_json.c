@@ -237,7 +237,7 @@ static tfm_status load_added_tokens(const char *path, const cJSON *added, struct
 
 tfm_status bpe_load_tokenizer_json(const char *path, const cJSON *root, struct tfm_bpe *b) {
     TRY(load_model(path, get(root, "model"), b));
-    static const char *const unset[2] = {"truncation", "padding"}; /* shape a batch: not implemented */
+    static const char *const unset[2] = {"truncation", "padding"}; /* batch shaping is the caller's: refused when set */
     for (int k = 0; k < 2; k++) {
         const cJSON *j = get(root, unset[k]);
         RETURN_IF(j && !cJSON_IsNull(j), TFM_ERR_UNSUPPORTED, "%s: %s is set; only null is supported", path, unset[k]);
