@@ -24,7 +24,7 @@ typedef struct {
         {"--max-len", OPT_INT, &(f).c.max_len, 0, "longest sequence accepted, in tokens"},         \
         {"--norm-first", OPT_INT, &(f).c.norm_first, 0,                                            \
          "1: pre-LN, 0: post-LN as the paper"},                      \
-        {"--activation", OPT_STR, &(f).activation, 0, "FFN activation: relu or gelu"},             \
+        {"--activation", OPT_STR, &(f).activation, 0, "FFN activation: relu, gelu or silu"},             \
         {"--pe", OPT_STR, &(f).pe, 0,                                                              \
          "position encoding: sinusoidal, none, learned, floater, shaw, t5, rope or alibi"},        \
         {"--pe-layout", OPT_STR, &(f).pe_layout, 0, "sinusoidal columns: interleaved, concat or tensor2tensor"},  \

@@ -36,8 +36,17 @@ typedef enum {
 
 typedef enum {
     TFM_ACT_RELU = 0, /* FFN(x) = max(0, xW1 + b1)W2 + b2 (Vaswani et al. 2017, eq. 2) */
-    TFM_ACT_GELU = 1  /* exact GELU, x·Φ(x) with the erf form (Hendrycks & Gimpel 2016) */
+    TFM_ACT_GELU = 1, /* exact GELU, x·Φ(x) with the erf form (Hendrycks & Gimpel 2016) */
+    TFM_ACT_SILU = 2  /* SiLU / swish, x·σ(x) (Elfwing et al. 2018; Ramachandran et al. 2017): Marian */
 } tfm_activation;
+
+/* The special ids a search never outputs (docs/MODELS.md): the decoder's logits of these ids are
+ * set to −∞ before each choice. */
+typedef enum {
+    TFM_SUPPRESS_PAD_BOS = 0, /* pad and BOS: every model tfm trains (the default) */
+    TFM_SUPPRESS_PAD = 1,     /* pad only: Marian (its start token is pad; it has no BOS) */
+    TFM_SUPPRESS_NONE = 2     /* nothing: a family whose generation bans no id */
+} tfm_suppress;
 
 /* Position encodings (docs/POSITION.md). Absolute ones act at the embeddings; relative ones in
  * self-attention. A value is accepted by tfm_config_validate only once its kind is implemented. */
@@ -99,13 +108,27 @@ typedef struct {
                              0: none. Every token has type 0 (one-segment inputs). */
     int embed_norm;       /* 1: x0 = LayerNorm(E[id] + P[pos] (+ T[0])), no √d_model scaling, and
                              a post-LN encoder-only stack then has no final LayerNorm (BERT) */
+    /* A model family's traits (docs/MODELS.md), each written to a checkpoint only when it is not
+     * the default, so files written before they existed load as they always did: */
+    float embed_scale;    /* token embeddings × this; 0: the default, √d_model (§3.4), or 1 with
+                             embed_norm (BERT). GPT-2 1; Marian and NLLB √d_model */
+    int pe_offset;        /* sinusoidal: the first position's index (0: the paper, Marian; fairseq /
+                             NLLB: padding_idx + 1); the table rows used are pe_offset .. +max_len */
+    int no_final_norm;    /* 1: no stack ends in a final LayerNorm (post-LN Marian: its blocks
+                             already end in one); 0: every stack has <prefix>.norm, except BERT's */
+    int decoder_start_id; /* the decoder's first input token; −1: bos_id (every model tfm trains).
+                             Marian: pad_id; NLLB: eos_id. May equal pad_id: position 0 of a
+                             target row is then never treated as padding */
+    tfm_suppress suppress; /* ids a search never outputs (default pad and BOS) */
 } tfm_config;
 
 typedef struct tfm_model tfm_model;
 typedef struct tfm_context tfm_context;
 
 /** The defaults of `tfm init`: d_model 256, 4 heads, 3+3 layers, d_ff 1024, vocab 8000, max_len
- * 256, post-LN, ReLU, sinusoidal PE, pad 0, bos 1, eos 2, eps 1e-5, untied. */
+ * 256, post-LN, ReLU, sinusoidal PE, pad 0, bos 1, eos 2, eps 1e-5, untied; the family traits as
+ * the paper: embed_scale 0 (√d_model), pe_offset 0, final LayerNorms, decoder_start_id −1 (BOS),
+ * suppress pad and BOS. */
 TFM_API tfm_config tfm_config_default(void);
 
 /** The configuration as the model runs it: every option that holds 0 = "the encoding's default"
@@ -118,6 +141,13 @@ TFM_API tfm_config tfm_config_effective(const tfm_config *cfg);
  * inside the vocabularies, ...). Errors: TFM_ERR_INVALID_ARG naming the key; TFM_ERR_UNSUPPORTED
  * for an architecture this build cannot run. */
 TFM_API tfm_status tfm_config_validate(const tfm_config *cfg);
+
+/** The decoder's first input token: decoder_start_id, or bos_id when that is −1. */
+TFM_API int tfm_config_decoder_start(const tfm_config *cfg);
+
+/** The factor token embeddings are multiplied by: embed_scale, or when that is 0 the default,
+ * √d_model (Vaswani et al. 2017, §3.4) or 1 with embed_norm (BERT). */
+TFM_API float tfm_config_embed_scale(const tfm_config *cfg);
 
 /** Number of float parameters of a configuration (tied matrices counted once). */
 TFM_API size_t tfm_config_param_count(const tfm_config *cfg);

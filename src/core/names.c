@@ -23,7 +23,9 @@ static const name_entry k_arch[] = {
     {TFM_ARCH_DECODER_ONLY, "decoder-only"},
     {TFM_ARCH_ENCODER_ONLY, "encoder-only"},
 };
-static const name_entry k_activation[] = {{TFM_ACT_RELU, "relu"}, {TFM_ACT_GELU, "gelu"}};
+static const name_entry k_activation[] = {{TFM_ACT_RELU, "relu"}, {TFM_ACT_GELU, "gelu"}, {TFM_ACT_SILU, "silu"}};
+static const name_entry k_suppress[] = {
+    {TFM_SUPPRESS_PAD_BOS, "pad_bos"}, {TFM_SUPPRESS_PAD, "pad"}, {TFM_SUPPRESS_NONE, "none"}};
 static const name_entry k_pe[] = {
     {TFM_PE_SINUSOIDAL, "sinusoidal"}, {TFM_PE_NONE, "none"}, {TFM_PE_LEARNED, "learned"},
     {TFM_PE_FLOATER, "floater"},       {TFM_PE_SHAW, "shaw"}, {TFM_PE_T5, "t5"},
@@ -38,7 +40,8 @@ static const name_entry k_schedule[] = {{TFM_SCHEDULE_CONSTANT, "constant"}, {TF
 static const name_entry k_beam_stop[] = {{TFM_BEAM_STOP_FINISHED, "finished"}, {TFM_BEAM_STOP_BOUND, "bound"}};
 
 static const name_table t_arch = TABLE("arch", k_arch, "encoder-decoder, decoder-only or encoder-only");
-static const name_table t_activation = TABLE("activation", k_activation, "relu or gelu");
+static const name_table t_activation = TABLE("activation", k_activation, "relu, gelu or silu");
+static const name_table t_suppress = TABLE("suppressed ids", k_suppress, "pad_bos, pad or none");
 static const name_table t_pe =
     TABLE("position encoding", k_pe, "sinusoidal, none, learned, floater, shaw, t5, rope or alibi");
 static const name_table t_pe_layout = TABLE("sinusoidal layout", k_pe_layout, "interleaved, concat or tensor2tensor");
@@ -135,3 +138,12 @@ tfm_status tfm_beam_stop_from_name(const char *name, tfm_beam_stop *stop) {
     return TFM_OK;
 }
 const char *tfm_beam_stop_names(void) { return t_beam_stop.list; }
+
+const char *tfm_suppress_name(tfm_suppress suppress) { return name_of(&t_suppress, (int)suppress); }
+tfm_status tfm_suppress_from_name(const char *name, tfm_suppress *suppress) {
+    int v = 0;
+    TRY(value_of(&t_suppress, name, &v));
+    *suppress = (tfm_suppress)v;
+    return TFM_OK;
+}
+const char *tfm_suppress_names(void) { return t_suppress.list; }

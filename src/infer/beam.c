@@ -116,7 +116,7 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     if (st == TFM_OK) {
         for (int r = 0; r < R; r++) {
             score[r] = r % K == 0 ? 0.0f : -INFINITY; /* one live beam at the start: no duplicates */
-            tok[r] = cfg->bos_id;
+            tok[r] = tfm_config_decoder_start(cfg);
         }
         for (int i = 0; i < B; i++) {
             best[i] = -INFINITY;
@@ -137,7 +137,7 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                 p[t] = tok[r];
                 continue;
             }
-            p[0] = cfg->bos_id;
+            p[0] = tfm_config_decoder_start(cfg);
             memcpy(p + 1, hist + (size_t)r * (size_t)cap, (size_t)t * sizeof *hist);
         }
         st = decode_step(ctx, dc, Rt, S, dc->use_cache ? src : srcK, prefix, t, cap, &logits);

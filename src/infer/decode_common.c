@@ -16,8 +16,9 @@ int decode_limit(const tfm_model *m, const tfm_decode_config *dc, const int32_t 
 }
 
 void forbid_specials(const tfm_config *cfg, float *row) {
+    if (cfg->suppress == TFM_SUPPRESS_NONE) return;
     row[cfg->pad_id] = -INFINITY;
-    row[cfg->bos_id] = -INFINITY;
+    if (cfg->suppress == TFM_SUPPRESS_PAD_BOS) row[cfg->bos_id] = -INFINITY;
 }
 
 tfm_status decode_begin(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src, int cap) {

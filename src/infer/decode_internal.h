@@ -12,7 +12,8 @@
  * tokens. */
 int decode_limit(const tfm_model *m, const tfm_decode_config *dc, const int32_t *src_row, int S);
 
-/** Makes pad and BOS impossible outputs of a logit or log-probability row (−∞). */
+/** Makes the ids cfg->suppress names (pad and BOS by default; pad only for Marian) impossible
+ * outputs of a logit or log-probability row (−∞). */
 void forbid_specials(const tfm_config *cfg, float *row);
 
 /** The n best log-probabilities x[j] − lse of a row of logits x (V), their ids written to idx

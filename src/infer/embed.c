@@ -1,7 +1,7 @@
 /* Sentence embeddings (include/tfm/embed.h): tokenise, sort by length, batch, run the encoder,
  * pool, normalise — as sentence-transformers' Transformer → Pooling → Normalize modules do. */
 #include "batch_plan.h"
-#include "hf.h"
+#include "io/hf.h"
 #include "model_context.h"
 #include "tfm/embed.h"
 #include "tfm/wordpiece.h"

@@ -28,7 +28,7 @@ tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, i
         sent[b] = b;
         out_len[b] = 0;
         for (int t = 0; t < cap; t++) prefix[(size_t)b * (size_t)cap + (size_t)t] = cfg->pad_id;
-        prefix[(size_t)b * (size_t)cap] = cfg->bos_id;
+        prefix[(size_t)b * (size_t)cap] = tfm_config_decoder_start(cfg);
     }
     const size_t V = (size_t)cfg->tgt_vocab;
     int live = B, rows = B; /* rows: of the step; row r decodes sentence sent[r], prefix row r */

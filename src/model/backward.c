@@ -105,7 +105,7 @@ static void ffn_backward(const bctx *c, layer_params *g, const layer_params *p, 
     if (!c->reference) { /* fused_ffn.c: the hidden gradient written, then one element-wise pass */
         ffn_backward_fused(kern, dx, g->linear1_weight, g->linear1_bias, g->linear2_weight, g->linear2_bias, w->d_big, dout,
                            x, L->ff_pre, L->ff_act, c->drop ? L->ff_drop : NULL, p->linear1_weight, p->linear2_weight,
-                           c->cfg->activation == TFM_ACT_GELU, c->p, N, d, d_ff);
+                           (int)c->cfg->activation, c->p, N, d, d_ff);
         return;
     }
     zero(w->d_big, N * d_ff);
@@ -119,6 +119,8 @@ static void ffn_backward(const bctx *c, layer_params *g, const layer_params *p, 
     zero(w->d_big2, N * d_ff);
     if (c->cfg->activation == TFM_ACT_GELU)
         gelu_backward(w->d_big2, dact, L->ff_pre, N * d_ff);
+    else if (c->cfg->activation == TFM_ACT_SILU)
+        silu_backward(w->d_big2, dact, L->ff_pre, N * d_ff);
     else
         relu_backward(w->d_big2, dact, L->ff_pre, N * d_ff);
     linear_backward(kern, dx, g->linear1_weight, g->linear1_bias, w->d_big2, x, p->linear1_weight, N, d, d_ff);
@@ -195,7 +197,7 @@ static void embed_backward(const bctx *c, const stack_ref *r, const stack_acts *
     pp.state = r->pe_st;
     if (c->pe->embed_backward) c->pe->embed_backward(c->cfg, &r->gs->pe, &pp, dx, c->B, T, d, 0);
     for (size_t b = 0; b < c->B; b++)
-        embedding_backward(r->gs->embed, dx + b * T * d, ids + b * ids_stride, sqrtf((float)d), T, d);
+        embedding_backward(r->gs->embed, dx + b * T * d, ids + b * ids_stride, tfm_config_embed_scale(c->cfg), T, d);
 }
 
 /* One stack, top down, from dL/d(its final LayerNorm output) in dout (B·T, d). */
@@ -205,7 +207,9 @@ static void stack_backward(const bctx *c, const stack_ref *r, const stack_acts *
     const size_t N = c->B * r->T, d = c->d;
     const int nl = r->sd->n_layers, ns = r->sd->block.n_sub;
     const float *top = nl > 0 ? block_out(c->cfg, &A->layers[nl - 1].blk[ns - 1]) : A->x0;
-    if (!c->reference) /* the final LayerNorm's input gradient written, not added to a zeroed buffer */
+    if (r->sd->no_final_norm) /* the stack's output is its last block's (BERT, Marian) */
+        memcpy(w->d_stream, dout, N * d * sizeof(float));
+    else if (!c->reference) /* the final LayerNorm's input gradient written, not added to a zeroed buffer */
         layernorm_dropout_backward(w->d_stream, NULL, r->gs->norm_weight, r->gs->norm_bias, dout, top,
                                    r->ps->norm_weight, A->out_mean, A->out_rstd, NULL, 0.0f, N, d);
     else {

@@ -12,6 +12,9 @@
  * kv[2i] is a key, kv[2i+1] its value (pointing into vals or to static names); returns the pair
  * count. The one list of what a configuration is: checkpoints write it, MPI ranks compare it. */
 #define MODEL_META_MAX 40
+
+/** The tensor a checkpoint stores the serialized tokenizer in (U8, 1-D). */
+#define CKPT_TOKENIZER_TENSOR "tokenizer.model"
 typedef struct {
     char vals[MODEL_META_MAX][32];
     const char *kv[2 * MODEL_META_MAX];

@@ -4,6 +4,8 @@
 #include "pe.h"
 #include "tfm/model.h"
 
+#include <math.h>
+
 tfm_config tfm_config_effective(const tfm_config *cfg) {
     tfm_config c = *cfg;
     pe_fill_defaults(&c);
@@ -38,6 +40,11 @@ tfm_config tfm_config_default(void) {
     c.tie_embeddings = 0;
     c.type_vocab = 0;
     c.embed_norm = 0;
+    c.embed_scale = 0.0f;
+    c.pe_offset = 0;
+    c.no_final_norm = 0;
+    c.decoder_start_id = -1;
+    c.suppress = TFM_SUPPRESS_PAD_BOS;
     return c;
 }
 
@@ -54,6 +61,32 @@ static tfm_status decoder_only_validate(const tfm_config *c) {
               "arch decoder-only has one vocabulary: src_vocab %d must equal tgt_vocab %d", c->src_vocab,
               c->tgt_vocab);
     return TFM_OK;
+}
+
+/* The family traits (docs/MODELS.md). */
+static tfm_status traits_validate(const tfm_config *c) {
+    RETURN_IF(!(c->embed_scale >= 0.0f && c->embed_scale <= 65536.0f), TFM_ERR_INVALID_ARG,
+              "embed_scale must be 0 (the default) or in (0, 65536], got %g", (double)c->embed_scale);
+    RETURN_IF(c->pe_offset < 0 || c->pe_offset > 1048576, TFM_ERR_INVALID_ARG, "pe_offset must be in [0, 1048576], got %d",
+              c->pe_offset);
+    RETURN_IF(c->pe_offset != 0 && c->pe != TFM_PE_SINUSOIDAL, TFM_ERR_INVALID_ARG,
+              "pe_offset applies to the sinusoidal encoding only (pe is %d)", (int)c->pe);
+    RETURN_IF(c->no_final_norm != 0 && c->no_final_norm != 1, TFM_ERR_INVALID_ARG, "no_final_norm must be 0 or 1");
+    RETURN_IF(c->decoder_start_id < -1 || c->decoder_start_id >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
+              "decoder_start_id %d must be -1 (bos_id) or inside the target vocabulary [0, %d)", c->decoder_start_id,
+              c->tgt_vocab);
+    RETURN_IF(c->suppress != TFM_SUPPRESS_PAD_BOS && c->suppress != TFM_SUPPRESS_PAD && c->suppress != TFM_SUPPRESS_NONE,
+              TFM_ERR_INVALID_ARG, "suppress must be pad_bos, pad or none");
+    return TFM_OK;
+}
+
+int tfm_config_decoder_start(const tfm_config *cfg) {
+    return cfg->decoder_start_id >= 0 ? cfg->decoder_start_id : cfg->bos_id;
+}
+
+float tfm_config_embed_scale(const tfm_config *cfg) {
+    if (cfg->embed_scale > 0.0f) return cfg->embed_scale;
+    return cfg->embed_norm ? 1.0f : sqrtf((float)cfg->d_model); /* BERT does not scale (bert.c) */
 }
 
 tfm_status tfm_config_validate(const tfm_config *c) {
@@ -83,8 +116,9 @@ tfm_status tfm_config_validate(const tfm_config *c) {
     RETURN_IF(c->max_len < 2 || c->max_len > 1048576, TFM_ERR_INVALID_ARG,
               "max_len must be in [2, 1048576], got %d", c->max_len);
     RETURN_IF(c->norm_first != 0 && c->norm_first != 1, TFM_ERR_INVALID_ARG, "norm_first must be 0 or 1");
-    RETURN_IF(c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU, TFM_ERR_INVALID_ARG,
-              "activation must be relu or gelu");
+    RETURN_IF(c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU && c->activation != TFM_ACT_SILU,
+              TFM_ERR_INVALID_ARG, "activation must be relu, gelu or silu");
+    TRY(traits_validate(c));
     TRY(pe_validate(c));
     const int vmin = c->src_vocab < c->tgt_vocab ? c->src_vocab : c->tgt_vocab;
     RETURN_IF(c->pad_id < 0 || c->pad_id >= vmin, TFM_ERR_INVALID_ARG,

@@ -20,11 +20,11 @@ void dropper_apply(dropper *dr, float *x, uint8_t *mask, size_t n) {
     if (dr->cfg) dropout_forward(x, mask, x, dr->cfg->p, site_seed(dr), n);
 }
 
-/* x0 (B, T, d) = E[ids]·√d_model (§3.4) + the position encoding at the embeddings (§3.5) of
+/* x0 (B, T, d) = E[ids]·√d_model (§3.4; tfm_config_embed_scale) + the position encoding at the embeddings (§3.5) of
  * positions pos0..; ids row b at ids + b·ids_stride. */
 static void embed(const tfm_config *cfg, const pe_kind *pe, const stack_params *sp, pe_state *st, float *x0,
                   const int32_t *ids, size_t ids_stride, size_t B, size_t T, size_t d, size_t pos0) {
-    const float scale = cfg->embed_norm ? 1.0f : sqrtf((float)d); /* BERT does not scale (bert.c) */
+    const float scale = tfm_config_embed_scale(cfg); /* √d_model, or the family's (BERT, GPT-2: 1) */
     for (size_t b = 0; b < B; b++) embedding_forward(x0 + b * T * d, ids + b * ids_stride, sp->embed, scale, T, d);
     pe_params pp = sp->pe;
     pp.state = st; /* the calling context's state of this stack (pe.h) */
@@ -43,6 +43,10 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     const size_t T = (size_t)A->T, d = (size_t)cfg->d_model, N = B * T;
     for (size_t b = 0; b < B; b++)
         for (size_t t = 0; t < T; t++) A->pad[b * T + t] = (uint8_t)(ids[b * ids_stride + t] == cfg->pad_id);
+    /* a target row starts with the decoder's start token, never padding, even where that token is
+     * the pad id (Marian: decoder_start_token_id = pad_token_id) */
+    if (sd->input == STACK_INPUT_TARGET)
+        for (size_t b = 0; b < B; b++) A->pad[b * T] = 0;
     const pe_kind *pe = pe_of(cfg);
     embed(cfg, pe, sp, &ctx->pe.stack[s], A->x0, ids, ids_stride, B, T, d, 0);
     /* BERT: + token type 0, LayerNorm (its mean/rstd in the final norm's buffers, not used yet) */
@@ -58,7 +62,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
         x = layer_forward(dr, &c, L, &sp->layers[l], x);
     }
     if (sd->no_final_norm)
-        memcpy(A->out, x, N * d * sizeof(float)); /* BERT: the last block's LayerNorm is the output */
+        memcpy(A->out, x, N * d * sizeof(float)); /* BERT, Marian: the last block's LayerNorm is the output */
     else
         layernorm_forward(A->out, A->out_mean, A->out_rstd, x, sp->norm_weight, sp->norm_bias, N, d,
                           cfg->layer_norm_eps);
@@ -169,7 +173,11 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
         call.wt = c->generator_t ? &c->wt[l] : NULL;
         x = layer_forward(&dr, &call, &c->step, &sp->layers[l], x);
     }
-    layernorm_forward(c->out, c->out_mean, c->out_rstd, x, sp->norm_weight, sp->norm_bias, B, d, cfg->layer_norm_eps);
+    if (sd->no_final_norm)
+        memcpy(c->out, x, B * d * sizeof(float)); /* post-LN Marian: the last block's LayerNorm is the output */
+    else
+        layernorm_forward(c->out, c->out_mean, c->out_rstd, x, sp->norm_weight, sp->norm_bias, B, d,
+                          cfg->layer_norm_eps);
     if (c->generator_t)
         linear_panels_forward_t(kern, c->logits, c->out, m->p.generator_weight, c->generator_t, m->p.generator_bias, B, d,
                                 (size_t)cfg->tgt_vocab);

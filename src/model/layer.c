@@ -156,18 +156,20 @@ static void ffn(dropper *dr, const layer_call *c, layer_acts *L, const layer_par
         const float prob = dr->cfg ? dr->cfg->p : 0.0f;
         if (w1_t && w2_t) {
             linear(c, L->ff_pre, x, p->linear1_weight, w1_t, p->linear1_bias, N, d, d_ff);
-            ffn_act_dropout_forward(L->ff_act, mask, L->ff_pre, act == TFM_ACT_GELU, prob, seed, N * d_ff);
+            ffn_act_dropout_forward(L->ff_act, mask, L->ff_pre, (int)act, prob, seed, N * d_ff);
             linear(c, L->ff_out, L->ff_act, p->linear2_weight, w2_t, p->linear2_bias, N, d_ff, d);
             return;
         }
         ffn_forward_fused_rows(kern, L->ff_out, L->ff_pre, L->ff_act, mask, x, p->linear1_weight, p->linear1_bias,
-                               p->linear2_weight, p->linear2_bias, act == TFM_ACT_GELU, prob, seed, N, d, d_ff,
+                               p->linear2_weight, p->linear2_bias, (int)act, prob, seed, N, d, d_ff,
                                kernel_rows(c));
         return;
     }
     linear(c, L->ff_pre, x, p->linear1_weight, w1_t, p->linear1_bias, N, d, d_ff);
     if (act == TFM_ACT_GELU)
         gelu_forward(L->ff_act, L->ff_pre, N * d_ff);
+    else if (act == TFM_ACT_SILU)
+        silu_forward(L->ff_act, L->ff_pre, N * d_ff);
     else
         relu_forward(L->ff_act, L->ff_pre, N * d_ff);
     dropper_apply(dr, L->ff_act, L->ff_drop, N * d_ff);

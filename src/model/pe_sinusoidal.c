@@ -35,12 +35,14 @@ static pe_sinusoid_opts opts_of(const tfm_config *cfg) {
  *     num_units ** 0.5 = √d_model (after zero_pad; the token embedding is scaled by √d_model as
  *     always). That code's exponent 2·j/d for column j (not 2i/d for both of pair i) is the typo
  *     docs/NUMERICS.md mentions, and is not followed.
- * A fixed table computed per call (no memory, no allocation): its backward is the identity. */
+ * cfg->pe_offset shifts every position (the first is pe_offset; fairseq's models start at
+ * padding_idx + 1). A fixed table computed per call (no memory, no allocation): its backward is
+ * the identity. */
 static void sinusoidal_forward(const tfm_config *cfg, const pe_params *p, float *x, size_t B, size_t T, size_t d,
                                size_t pos0) {
     (void)p;
     const pe_sinusoid_opts o = opts_of(cfg);
-    pe_sinusoidal_add(x, B, T, d, pos0, &o);
+    pe_sinusoidal_add(x, B, T, d, pos0 + (size_t)cfg->pe_offset, &o); /* fairseq/NLLB: from padding_idx + 1 */
 }
 
 /* The concatenated layout splits the columns in two halves: an odd d_model has no such split

@@ -55,7 +55,8 @@ typedef struct {
  *   decoder-only (GPT): one causal stack over the target ids, named transformer.decoder, + generator;
  *   encoder-only (BERT): one bidirectional stack over the source ids, no generator.
  * Every stack ends with its final LayerNorm, except a post-LN encoder-only stack with BERT's
- * embedding LayerNorm (cfg->embed_norm), whose blocks already end in one. */
+ * embedding LayerNorm (cfg->embed_norm), whose blocks already end in one, and every stack of a
+ * family without them (cfg->no_final_norm: Marian). */
 void model_describe(const tfm_config *cfg, model_desc *out);
 
 /** Whether block `b` has a sub-layer of `kind`. */

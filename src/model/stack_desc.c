@@ -36,6 +36,8 @@ void model_describe(const tfm_config *cfg, model_desc *d) {
         d->out_stack = -1;
         break;
     }
+    if (cfg->no_final_norm) /* the family has none (post-LN Marian) */
+        for (int s = 0; s < d->n_stacks; s++) d->stack[s].no_final_norm = 1;
 }
 
 int block_has(const block_desc *b, sublayer_kind kind) {

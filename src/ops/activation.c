@@ -71,3 +71,35 @@ void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
     act_job j = {dinp, inp, dout};
     ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), gelu_backward_range, &j);
 }
+
+static void silu_forward_range(void *arg, size_t i0, size_t i1) {
+    const act_job *j = arg;
+    float *out = j->y;
+    const float *inp = j->x;
+    for (size_t i = i0; i < i1; i++) {
+        float x = inp[i];
+        out[i] = x / (1.0f + expf(-x));
+    }
+}
+
+void silu_forward(float *out, const float *inp, size_t n) {
+    act_job j = {out, inp, NULL};
+    ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), silu_forward_range, &j);
+}
+
+static void silu_backward_range(void *arg, size_t i0, size_t i1) {
+    const act_job *j = arg;
+    float *dinp = j->y;
+    const float *inp = j->x, *dout = j->dout;
+    /* d/dx [x·σ(x)] = σ(x)·(1 + x·(1 − σ(x))) */
+    for (size_t i = i0; i < i1; i++) {
+        float x = inp[i];
+        float sg = 1.0f / (1.0f + expf(-x));
+        dinp[i] += dout[i] * (sg * (1.0f + x * (1.0f - sg)));
+    }
+}
+
+void silu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
+    act_job j = {dinp, inp, dout};
+    ops_pool_for(n, OPS_ELEM_CHUNK, ops_team(n), silu_backward_range, &j);
+}

@@ -326,11 +326,17 @@ void relu_forward(float *out, const float *inp, size_t n);
 /** out[n] = inp · Φ(inp) = 0.5·x·(1 + erf(x/√2)), the exact GELU. out may equal inp. */
 void gelu_forward(float *out, const float *inp, size_t n);
 
+/** out[n] = x·σ(x) = x / (1 + exp(−x)), x = inp[n]: SiLU / swish (Elfwing et al. 2018), as
+ * torch.nn.functional.silu. out may equal inp. */
+void silu_forward(float *out, const float *inp, size_t n);
+
 /** dinp[n] += dout[n] · (inp[n] > 0), ACCUMULATED; inp is relu_forward's input. */
 void relu_backward(float *dinp, const float *dout, const float *inp, size_t n);
 /** dinp[n] += dout[n] · (Φ(x) + x·φ(x)), x = inp[n], φ(x) = exp(−x²/2)/√(2π): the derivative of
  * the exact GELU, ACCUMULATED. */
 void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
+/** dinp[n] += dout[n] · σ(x)(1 + x(1 − σ(x))), x = inp[n]: the derivative of SiLU, ACCUMULATED. */
+void silu_backward(float *dinp, const float *dout, const float *inp, size_t n);
 
 /* ---- dropout.c --------------------------------------------------------------------------- */
 
@@ -426,32 +432,36 @@ void scale_inplace(float *x, float s, size_t n);
  * test_fused_norm.c hold them to it. Masks and parameter-gradient sums are those of the reference
  * kernels, so the results do not depend on the thread count. */
 
-/** The FFN's hidden layer after linear1: act[n] = dropout(φ(pre[n])), φ = ReLU (gelu = 0) or the
- * exact GELU (gelu = 1), in one pass; mask[n] = dropout_keep(seed, n, p) saved. mask NULL or
- * p ≤ 0: the activation alone (inference). Reference: relu_forward / gelu_forward, then
+/** The FFN's activations, the `kind` argument of the fused FFN kernels below: the values of
+ * tfm_activation (include/tfm/model.h). */
+enum { OPS_ACT_RELU = 0, OPS_ACT_GELU = 1, OPS_ACT_SILU = 2 };
+
+/** The FFN's hidden layer after linear1: act[n] = dropout(φ(pre[n])), φ = ReLU, the exact GELU or
+ * SiLU (kind OPS_ACT_*), in one pass; mask[n] = dropout_keep(seed, n, p) saved. mask NULL or
+ * p ≤ 0: the activation alone (inference). Reference: relu/gelu/silu_forward, then
  * dropout_forward(act, mask, act, p, seed, n). act may equal pre. */
-void ffn_act_dropout_forward(float *act, uint8_t *mask, const float *pre, int gelu, float p, uint64_t seed,
+void ffn_act_dropout_forward(float *act, uint8_t *mask, const float *pre, int kind, float p, uint64_t seed,
                              size_t n);
 
 /** Backward of ffn_act_dropout_forward over pre[N, F], in one pass:
  *   dpre[N, F] = dact · mask/(1 − p) · φ'(pre)     WRITTEN (not accumulated); dpre may equal dact
  *   dbias[F]  += Σ_n dpre[n, :]                      ACCUMULATED (linear1's bias gradient), summed
  *                                                    in double in row order; dbias may be NULL.
- * mask NULL or p ≤ 0: no dropout. Reference: dropout_backward and relu_backward / gelu_backward
+ * mask NULL or p ≤ 0: no dropout. Reference: dropout_backward and relu/gelu/silu_backward
  * into zeroed buffers, then linear_backward's bias sum. */
 void ffn_act_dropout_backward(float *dpre, float *dbias, const float *dact, const uint8_t *mask, const float *pre,
-                              int gelu, float p, size_t N, size_t F);
+                              int kind, float p, size_t N, size_t F);
 
 /** The position-wise FFN (Vaswani et al. 2017, §3.3, eq. 2) with PyTorch's hidden dropout:
  *   pre[N, F] = x[N, d]·W_1ᵀ + b_1,  act[N, F] = dropout(φ(pre)),  out[N, d] = act·W_2ᵀ + b_2.
  * W_1 (F, d), W_2 (d, F); mask [N·F] as ffn_act_dropout_forward (NULL: no dropout). Saves pre,
  * act and mask for ffn_backward_fused. */
 void ffn_forward_fused(const ops_kernels *kern, float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
-                       const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed, size_t N,
+                       const float *b1, const float *w2, const float *b2, int kind, float p, uint64_t seed, size_t N,
                        size_t d, size_t F);
 /** ffn_forward_fused with both products' kernel chosen for kernel_rows rows (linear_forward_rows). */
 void ffn_forward_fused_rows(const ops_kernels *kern, float *out, float *pre, float *act, uint8_t *mask, const float *x, const float *w1,
-                            const float *b1, const float *w2, const float *b2, int gelu, float p, uint64_t seed,
+                            const float *b1, const float *w2, const float *b2, int kind, float p, uint64_t seed,
                             size_t N, size_t d, size_t F, size_t kernel_rows);
 
 /** Backward of ffn_forward_fused from dout[N, d]: dx[N, d], dw1, db1, dw2, db2 ACCUMULATED (+=; any
@@ -460,7 +470,7 @@ void ffn_forward_fused_rows(const ops_kernels *kern, float *out, float *pre, flo
  * Reference: linear_backward, dropout_backward, relu/gelu_backward, linear_backward. */
 void ffn_backward_fused(const ops_kernels *kern, float *dx, float *dw1, float *db1, float *dw2, float *db2, float *dhid, const float *dout,
                         const float *x, const float *pre, const float *act, const uint8_t *mask, const float *w1,
-                        const float *w2, int gelu, float p, size_t N, size_t d, size_t F);
+                        const float *w2, int kind, float p, size_t N, size_t d, size_t F);
 
 /** The exit of a residual wrapper, one pass per row of C (Vaswani et al. 2017, §3.1, §5.4):
  *   res[N, C] = x + dropout(sub)   (mask[N·C] saved; mask NULL or p ≤ 0: no dropout)

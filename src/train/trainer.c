@@ -111,6 +111,10 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
     RETURN_IF(tfm_model_config(m)->embed_norm || tfm_model_config(m)->type_vocab, TFM_ERR_UNSUPPORTED,
               "BERT's embedding block (type_vocab, embed_norm) has no backward pass here: inference only "
               "(docs/BERT.md)");
+    RETURN_IF(tfm_config_decoder_start(tfm_model_config(m)) != tfm_model_config(m)->bos_id, TFM_ERR_UNSUPPORTED,
+              "the model's decoder starts from id %d, not from its BOS %d (a Marian or NLLB model): tfm's training "
+              "data starts every target with BOS, so it trains models that start from BOS only (docs/MODELS.md)",
+              tfm_config_decoder_start(tfm_model_config(m)), tfm_model_config(m)->bos_id);
     TRY(tfm_train_config_check(cfg));
     tfm_trainer *t = calloc(1, sizeof *t);
     RETURN_IF(!t, TFM_ERR_NOMEM, "out of memory creating a trainer");

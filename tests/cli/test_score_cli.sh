@@ -34,7 +34,7 @@ expect_fail "missing required flag" 2 "missing required option --model" "$TFM" s
 expect_fail "non-number flag" 2 "expects an integer" "$TFM" init --d-model abc --save "$WORK/x.st"
 expect_fail "n_heads not dividing" 2 "must be positive and divide d_model" "$TFM" init --d-model 30 --n-heads 4 \
   --save "$WORK/x.st"
-expect_fail "bad activation" 2 "relu or gelu" "$TFM" init --activation tanh --save "$WORK/x.st"
+expect_fail "bad activation" 2 "relu, gelu or silu" "$TFM" init --activation tanh --save "$WORK/x.st"
 expect_ok "--help" "$TFM" --help
 expect_ok "score --help" "$TFM" score --help
 expect_ok "init --help" "$TFM" init --help

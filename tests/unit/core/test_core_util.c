@@ -362,7 +362,7 @@ static void test_names(void) {
     CHECK(tfm_arch_name((tfm_arch)99) == NULL, "unknown arch value has no name");
     tfm_activation act = TFM_ACT_GELU;
     CHECK(tfm_activation_from_name("tanh", &act) == TFM_ERR_INVALID_ARG && act == TFM_ACT_GELU &&
-              strcmp(tfm_last_error(), "activation 'tanh' must be relu or gelu") == 0,
+              strcmp(tfm_last_error(), "activation 'tanh' must be relu, gelu or silu") == 0,
           "unknown activation: '%s'", tfm_last_error());
     CHECK(tfm_activation_from_name("relu", &act) == TFM_OK && act == TFM_ACT_RELU, "relu");
     CHECK(tfm_activation_from_name(NULL, &act) == TFM_ERR_INVALID_ARG, "NULL name");
@@ -378,7 +378,7 @@ static void test_names(void) {
     /* each list names exactly the table's names, each of which round-trips */
     const char *const lists[] = {tfm_arch_names(),      tfm_activation_names(),    tfm_pe_names(),
                                  tfm_optimizer_names(), tfm_schedule_names(),      tfm_pe_layout_names(),
-                                 tfm_rope_pairing_names(), tfm_beam_stop_names()};
+                                 tfm_rope_pairing_names(), tfm_beam_stop_names(), tfm_suppress_names()};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
         char copy[256];
         snprintf(copy, sizeof copy, "%s", lists[k]);
@@ -395,6 +395,7 @@ static void test_names(void) {
             tfm_pe_layout lv;
             tfm_rope_pairing rv;
             tfm_beam_stop bv;
+            tfm_suppress uv;
             switch (k) {
             case 0: v = tfm_arch_from_name(w, &av) == TFM_OK && strcmp(tfm_arch_name(av), w) == 0; break;
             case 1: v = tfm_activation_from_name(w, &cv) == TFM_OK && strcmp(tfm_activation_name(cv), w) == 0; break;
@@ -403,11 +404,12 @@ static void test_names(void) {
             case 4: v = tfm_schedule_from_name(w, &sv) == TFM_OK && strcmp(tfm_schedule_name(sv), w) == 0; break;
             case 5: v = tfm_pe_layout_from_name(w, &lv) == TFM_OK && strcmp(tfm_pe_layout_name(lv), w) == 0; break;
             case 6: v = tfm_rope_pairing_from_name(w, &rv) == TFM_OK && strcmp(tfm_rope_pairing_name(rv), w) == 0; break;
-            default: v = tfm_beam_stop_from_name(w, &bv) == TFM_OK && strcmp(tfm_beam_stop_name(bv), w) == 0; break;
+            case 7: v = tfm_beam_stop_from_name(w, &bv) == TFM_OK && strcmp(tfm_beam_stop_name(bv), w) == 0; break;
+            default: v = tfm_suppress_from_name(w, &uv) == TFM_OK && strcmp(tfm_suppress_name(uv), w) == 0; break;
             }
             found += v == 1;
         }
-        static const size_t want[] = {3, 2, 8, 2, 2, 3, 2, 2};
+        static const size_t want[] = {3, 3, 8, 2, 2, 3, 2, 2, 3};
         CHECK(words == want[k] && found == words, "list '%s': %zu names, %zu round-trip", lists[k], words, found);
     }
 }

@@ -1,12 +1,13 @@
 /* Checkpoints: round trips, tied embeddings, the tokenizer blob, and every malformed or foreign
  * file of docs/FORMATS.md rejected with a message naming the tensor, key or byte offset; extra
  * tensors (checkpoint.h, a trainer's train_state.*) written and read back with their checks. */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#define _GNU_SOURCE /* mkdtemp, memmem */
 #include "checkpoint.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdint.h>
 
 static const char *GOLDEN = "tests/golden/post_ln_relu/model.safetensors";
@@ -284,12 +285,125 @@ static void extra_tensors(void) {
     tfm_model_free(m);
 }
 
+/* The score of one fixed pair under model m (log-probability), or NAN on error. */
+static double score_of(const tfm_model *m) {
+    int32_t src[4] = {5, 6, 7, 2}, tgt[4] = {1, 4, 5, 2};
+    double lp = NAN;
+    tfm_context *c = NULL;
+    if (tfm_context_create(m, &c) != TFM_OK || tfm_model_score(c, 1, 4, 4, src, tgt, &lp, NULL, NULL) != TFM_OK)
+        lp = NAN;
+    tfm_context_free(c);
+    return lp;
+}
+
+/* A small model of `c` (seed 3): its score, or NAN. */
+static double score_cfg(const tfm_config *c) {
+    tfm_model *m = NULL;
+    double lp = tfm_model_create(c, 3, &m) == TFM_OK ? score_of(m) : NAN;
+    tfm_model_free(m);
+    return lp;
+}
+
+/* The family traits of include/tfm/model.h (docs/MODELS.md): a default model's file has none of
+ * their keys (files are written as before them), a golden file written before them loads with
+ * the defaults, a model with every trait set round-trips through its checkpoint, and each trait
+ * changes what the model computes (or, set to its default's value, does not). */
+static void family_traits(void) {
+    static const char *const keys[] = {"embed_scale", "pe_offset", "no_final_norm", "decoder_start_id", "suppress"};
+    tfm_config c = tfm_config_default();
+    c.d_model = 32;
+    c.n_heads = 4;
+    c.d_ff = 64;
+    c.n_enc_layers = c.n_dec_layers = 2;
+    c.src_vocab = c.tgt_vocab = 50;
+    tfm_model *a = NULL, *b = NULL, *g = NULL;
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/traits1.safetensors", g_tmpdir);
+    snprintf(p2, sizeof p2, "%s/traits2.safetensors", g_tmpdir);
+    CHECK(tfm_model_create(&c, 3, &a) == TFM_OK && tfm_model_save(a, p1) == TFM_OK, "save: %s", tfm_last_error());
+    size_t n1 = 0, n2 = 0;
+    unsigned char *f1 = slurp(p1, &n1);
+    for (size_t k = 0; f1 && k < sizeof keys / sizeof keys[0]; k++)
+        CHECK(!memmem(f1, n1, keys[k], strlen(keys[k])), "a default model's file has the key '%s'", keys[k]);
+    free(f1);
+    tfm_model_free(a);
+    a = NULL;
+    CHECK(tfm_model_load(test_path(GOLDEN), &g) == TFM_OK, "load golden: %s", tfm_last_error());
+    if (g) {
+        const tfm_config *gc = tfm_model_config(g);
+        CHECK(gc->embed_scale == 0.0f && gc->pe_offset == 0 && gc->no_final_norm == 0 && gc->decoder_start_id == -1 &&
+                  gc->suppress == TFM_SUPPRESS_PAD_BOS && tfm_config_decoder_start(gc) == gc->bos_id,
+              "a file written before the traits loads with their defaults");
+    }
+    tfm_model_free(g);
+
+    /* each trait acts: the score moves away from the default's */
+    const double base = score_cfg(&c);
+    tfm_config t = c;
+    t.embed_scale = sqrtf(32.0f);
+    CHECK(score_cfg(&t) == base, "embed_scale √d_model is the default: %.9g vs %.9g", score_cfg(&t), base);
+    t.embed_scale = 1.0f;
+    CHECK(isfinite(score_cfg(&t)) && score_cfg(&t) != base, "embed_scale 1 changes the score");
+    t = c;
+    t.pe_offset = 2;
+    CHECK(isfinite(score_cfg(&t)) && score_cfg(&t) != base, "pe_offset 2 changes the score");
+    t = c;
+    t.activation = TFM_ACT_SILU;
+    CHECK(isfinite(score_cfg(&t)) && score_cfg(&t) != base, "SiLU changes the score");
+    t = c;
+    t.no_final_norm = 1;
+    CHECK(tfm_config_param_count(&t) == tfm_config_param_count(&c) - 4 * 32, "no_final_norm drops two LayerNorms");
+    CHECK(isfinite(score_cfg(&t)) && score_cfg(&t) != base, "no_final_norm changes the score");
+
+    /* every trait set: save, load, the same configuration, score and file */
+    t = c;
+    t.embed_scale = 1.5f;
+    t.pe_offset = 3;
+    t.pe_layout = TFM_PE_LAYOUT_CONCAT;
+    t.no_final_norm = 1;
+    t.activation = TFM_ACT_SILU;
+    t.decoder_start_id = t.pad_id;
+    t.suppress = TFM_SUPPRESS_PAD;
+    CHECK(tfm_model_create(&t, 5, &a) == TFM_OK && tfm_model_save(a, p1) == TFM_OK, "save traits: %s",
+          tfm_last_error());
+    CHECK(tfm_model_load(p1, &b) == TFM_OK, "load traits: %s", tfm_last_error());
+    if (a && b) {
+        const tfm_config *bc = tfm_model_config(b);
+        CHECK(bc->embed_scale == 1.5f && bc->pe_offset == 3 && bc->no_final_norm == 1 &&
+                  bc->activation == TFM_ACT_SILU && bc->decoder_start_id == t.pad_id &&
+                  bc->suppress == TFM_SUPPRESS_PAD && tfm_config_decoder_start(bc) == t.pad_id,
+              "the traits did not round-trip");
+        CHECK(score_of(a) == score_of(b) && isfinite(score_of(a)), "reloaded traits score differently");
+        CHECK(tfm_model_save(b, p2) == TFM_OK, "save again");
+        f1 = slurp(p1, &n1);
+        unsigned char *f2 = slurp(p2, &n2);
+        CHECK(f1 && f2 && n1 == n2 && memcmp(f1, f2, n1) == 0, "save(load(save(m))) differs with traits");
+        CHECK(f1 && !memmem(f1, n1, "transformer.encoder.norm.weight", 31), "no_final_norm file has a final norm");
+        free(f1);
+        free(f2);
+    }
+    tfm_model_free(a);
+    tfm_model_free(b);
+    t = c;
+    t.decoder_start_id = 50;
+    CHECK(tfm_config_validate(&t) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "decoder_start_id"),
+          "decoder_start_id outside the vocabulary: %s", tfm_last_error());
+    t = c;
+    t.pe = TFM_PE_LEARNED;
+    t.pe_offset = 2;
+    CHECK(tfm_config_validate(&t) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "pe_offset"),
+          "pe_offset on a learned table: %s", tfm_last_error());
+    mutated("bad_suppress", "\"tie_embeddings\":\"0\"", "\"tie_embeddings\":\"0\",\"suppress\":\"eos\"",
+            "suppressed ids 'eos' must be", TFM_ERR_FORMAT, 0);
+}
+
 int main(void) {
     if (!test_make_tmpdir(g_tmpdir, sizeof g_tmpdir, "ckpt")) return 2;
     malformed();
     round_trip();
     fresh_models();
     extra_tensors();
+    family_traits();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmpdir);

@@ -22,11 +22,34 @@ static void fill(float *x, size_t n, tfm_rng *r, float scale) {
     for (size_t i = 0; i < n; i++) x[i] = scale * rng_normal(r);
 }
 
+static const char *kind_name(int kind) {
+    return kind == OPS_ACT_GELU ? "GELU" : kind == OPS_ACT_SILU ? "SiLU" : "ReLU";
+}
+
+/* The reference activation kernels of activation.c, by kind. */
+static void ref_forward(int kind, float *out, const float *pre, size_t n) {
+    if (kind == OPS_ACT_GELU)
+        gelu_forward(out, pre, n);
+    else if (kind == OPS_ACT_SILU)
+        silu_forward(out, pre, n);
+    else
+        relu_forward(out, pre, n);
+}
+
+static void ref_backward(int kind, float *dinp, const float *dout, const float *pre, size_t n) {
+    if (kind == OPS_ACT_GELU)
+        gelu_backward(dinp, dout, pre, n);
+    else if (kind == OPS_ACT_SILU)
+        silu_backward(dinp, dout, pre, n);
+    else
+        relu_backward(dinp, dout, pre, n);
+}
+
 /* The activation + dropout pass and its backward, fused against the reference, at N × F. */
 static void act_case(size_t N, size_t F, int gelu, float p, int threads) {
     const size_t n = N * F;
     char name[96];
-    snprintf(name, sizeof name, "%s p=%.1f N=%zu F=%zu threads=%d", gelu ? "GELU" : "ReLU", (double)p, N, F, threads);
+    snprintf(name, sizeof name, "%s p=%.1f N=%zu F=%zu threads=%d", kind_name(gelu), (double)p, N, F, threads);
     ops_set_threads(threads);
     tfm_rng r;
     rng_seed(&r, 11, (uint64_t)(N * 7 + F));
@@ -42,10 +65,7 @@ static void act_case(size_t N, size_t F, int gelu, float p, int threads) {
 
     /* forward */
     ffn_act_dropout_forward(act, drop ? mask : NULL, pre, gelu, p, seed, n);
-    if (gelu)
-        gelu_forward(ref, pre, n);
-    else
-        relu_forward(ref, pre, n);
+    ref_forward(gelu, ref, pre, n);
     if (drop) dropout_forward(ref, mref, ref, p, seed, n);
     size_t i = first_diff(act, ref, n);
     CHECK(i == n, "%s: forward differs at %zu: %.9g vs %.9g", name, i, (double)act[i < n ? i : 0],
@@ -62,10 +82,7 @@ static void act_case(size_t N, size_t F, int gelu, float p, int threads) {
         g = tmp;
     }
     memset(dref, 0, n * sizeof *dref);
-    if (gelu)
-        gelu_backward(dref, g, pre, n);
-    else
-        relu_backward(dref, g, pre, n);
+    ref_backward(gelu, dref, g, pre, n);
     linear_backward(KERN, NULL, NULL, dbref, dref, NULL, NULL, N, 0, F);
     i = first_diff(dpre, dref, n);
     CHECK(i == n, "%s: backward differs at %zu: %.9g vs %.9g", name, i, (double)dpre[i < n ? i : 0],
@@ -115,7 +132,7 @@ static void ffn_run_free(ffn_run *f) {
 
 static void ffn_case(size_t N, size_t d, size_t F, int gelu, float p) {
     char name[96];
-    snprintf(name, sizeof name, "FFN %s p=%.1f N=%zu d=%zu F=%zu", gelu ? "GELU" : "ReLU", (double)p, N, d, F);
+    snprintf(name, sizeof name, "FFN %s p=%.1f N=%zu d=%zu F=%zu", kind_name(gelu), (double)p, N, d, F);
     tfm_rng r;
     rng_seed(&r, 5, (uint64_t)(N + d + F));
     float *x = malloc(N * d * sizeof(float)), *dout = malloc(N * d * sizeof(float));
@@ -138,7 +155,7 @@ static void ffn_case(size_t N, size_t d, size_t F, int gelu, float p) {
     ffn_run_alloc(&rf, N, d, F);
     linear_forward(KERN, rf.pre, x, w1, b1, N, d, F);
     if (gelu)
-        gelu_forward(rf.act, rf.pre, N * F);
+        ref_forward(gelu, rf.act, rf.pre, N * F);
     else
         relu_forward(rf.act, rf.pre, N * F);
     if (drop) dropout_forward(rf.act, rf.mask, rf.act, p, seed, N * F);
@@ -154,7 +171,7 @@ static void ffn_case(size_t N, size_t d, size_t F, int gelu, float p) {
     float *dpre = malloc(N * F * sizeof(float));
     memset(dpre, 0, N * F * sizeof(float));
     if (gelu)
-        gelu_backward(dpre, g, rf.pre, N * F);
+        ref_backward(gelu, dpre, g, rf.pre, N * F);
     else
         relu_backward(dpre, g, rf.pre, N * F);
     linear_backward(KERN, rf.dx, rf.dw1, rf.db1, dpre, x, w1, N, d, F);
@@ -175,7 +192,7 @@ static void ffn_case(size_t N, size_t d, size_t F, int gelu, float p) {
 }
 
 int main(void) {
-    for (int gelu = 0; gelu < 2; gelu++)
+    for (int gelu = OPS_ACT_RELU; gelu <= OPS_ACT_SILU; gelu++) /* `gelu`: the OPS_ACT_* kind */
         for (int k = 0; k < 2; k++) {
             const float p = k ? 0.1f : 0.0f;
             act_case(7, 13, gelu, p, 1);     /* tiny, odd */

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,5 +83,45 @@ tfm_status hf_json_load(const char *path, cJSON **out) {
     }
     free(buf);
     *out = root;
+    return TFM_OK;
+}
+
+tfm_status hf_cfg_int(const char *path, const cJSON *root, const char *key, int required, int *out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!j || cJSON_IsNull(j)) {
+        RETURN_IF(required, TFM_ERR_FORMAT, "%s: key '%s' is missing", path, key);
+        return TFM_OK;
+    }
+    RETURN_IF(!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) || j->valuedouble < 0 ||
+                  j->valuedouble > 16777216.0,
+              TFM_ERR_FORMAT, "%s: '%s' must be an integer in [0, 16777216]", path, key);
+    *out = (int)j->valuedouble;
+    return TFM_OK;
+}
+
+const char *hf_cfg_str(const cJSON *root, const char *key) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsString(j) ? j->valuestring : NULL;
+}
+
+tfm_status hf_cfg_bool(const char *path, const cJSON *root, const char *key, int dflt, int *out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!j || cJSON_IsNull(j)) {
+        *out = dflt;
+        return TFM_OK;
+    }
+    RETURN_IF(!cJSON_IsBool(j), TFM_ERR_FORMAT, "%s: '%s' must be true or false", path, key);
+    *out = cJSON_IsTrue(j);
+    return TFM_OK;
+}
+
+tfm_status hf_cfg_float(const char *path, const cJSON *root, const char *key, float dflt, float *out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!j || cJSON_IsNull(j)) {
+        *out = dflt;
+        return TFM_OK;
+    }
+    RETURN_IF(!cJSON_IsNumber(j), TFM_ERR_FORMAT, "%s: '%s' must be a number", path, key);
+    *out = (float)j->valuedouble;
     return TFM_OK;
 }

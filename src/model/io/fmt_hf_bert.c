@@ -1,50 +1,26 @@
-/* Loading a Hugging Face BERT (transformers' BertModel: config.json + model.safetensors) straight
- * into an encoder-only tfm_model: the config mapped onto tfm_config, every tensor found by its HF
+/* A Hugging Face BERT folder as a model format (model_format.h; transformers' BertModel:
+ * config.json + model.safetensors) loaded straight into an encoder-only tfm_model: the config mapped onto tfm_config, every tensor found by its HF
  * name, checked (dtype, shape) and copied into our table, the query/key/value projections packed
  * into in_proj as nn.MultiheadAttention keeps them (docs/BERT.md has the name table). */
-#include "hf.h"
+#include "model_format.h"
+
+#include "io/hf.h"
 #include "model_internal.h"
-#include "safetensors.h"
-#include "tfm/embed.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---- config.json ------------------------------------------------------------------------------ */
-
-static tfm_status cfg_int(const char *path, const cJSON *root, const char *key, int required, int *out) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (!j) {
-        RETURN_IF(required, TFM_ERR_FORMAT, "%s: key '%s' is missing", path, key);
-        return TFM_OK;
-    }
-    RETURN_IF(!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) || j->valuedouble < 0 ||
-                  j->valuedouble > 16777216.0,
-              TFM_ERR_FORMAT, "%s: '%s' must be an integer in [0, 16777216]", path, key);
-    *out = (int)j->valuedouble;
-    return TFM_OK;
-}
-
-static const char *cfg_str(const cJSON *root, const char *key) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsString(j) ? j->valuestring : NULL;
-}
 
 /* BertConfig → tfm_config: encoder-only, post-LN, exact GELU, learned absolute positions, token
  * types, embedding LayerNorm; one vocabulary. bos/eos are not used by an encoder: set to two ids
  * other than pad so the configuration validates. */
 static tfm_status config_from_hf(const char *path, const cJSON *root, tfm_config *c) {
-    const char *type = cfg_str(root, "model_type");
-    RETURN_IF(!type, TFM_ERR_FORMAT, "%s: key 'model_type' is missing (is this a Hugging Face config.json?)", path);
-    RETURN_IF(strcmp(type, "bert") != 0, TFM_ERR_UNSUPPORTED,
-              "%s: model_type '%.60s' is not supported: tfm loads Hugging Face models of model_type 'bert' only",
-              path, type);
-    const char *act = cfg_str(root, "hidden_act");
+    const char *act = hf_cfg_str(root, "hidden_act");
     RETURN_IF(act && strcmp(act, "gelu") != 0, TFM_ERR_UNSUPPORTED,
               "%s: hidden_act '%.40s' is not supported (only 'gelu', the exact erf form)", path, act);
-    const char *pet = cfg_str(root, "position_embedding_type");
+    const char *pet = hf_cfg_str(root, "position_embedding_type");
     RETURN_IF(pet && strcmp(pet, "absolute") != 0, TFM_ERR_UNSUPPORTED,
               "%s: position_embedding_type '%.40s' is not supported (only 'absolute')", path, pet);
     *c = tfm_config_default();
@@ -56,14 +32,14 @@ static tfm_status config_from_hf(const char *path, const cJSON *root, tfm_config
     c->n_dec_layers = 0;
     c->type_vocab = 2;
     c->pad_id = 0;
-    TRY(cfg_int(path, root, "hidden_size", 1, &c->d_model));
-    TRY(cfg_int(path, root, "num_attention_heads", 1, &c->n_heads));
-    TRY(cfg_int(path, root, "num_hidden_layers", 1, &c->n_enc_layers));
-    TRY(cfg_int(path, root, "intermediate_size", 1, &c->d_ff));
-    TRY(cfg_int(path, root, "vocab_size", 1, &c->src_vocab));
-    TRY(cfg_int(path, root, "max_position_embeddings", 1, &c->max_len));
-    TRY(cfg_int(path, root, "type_vocab_size", 0, &c->type_vocab));
-    TRY(cfg_int(path, root, "pad_token_id", 0, &c->pad_id));
+    TRY(hf_cfg_int(path, root, "hidden_size", 1, &c->d_model));
+    TRY(hf_cfg_int(path, root, "num_attention_heads", 1, &c->n_heads));
+    TRY(hf_cfg_int(path, root, "num_hidden_layers", 1, &c->n_enc_layers));
+    TRY(hf_cfg_int(path, root, "intermediate_size", 1, &c->d_ff));
+    TRY(hf_cfg_int(path, root, "vocab_size", 1, &c->src_vocab));
+    TRY(hf_cfg_int(path, root, "max_position_embeddings", 1, &c->max_len));
+    TRY(hf_cfg_int(path, root, "type_vocab_size", 0, &c->type_vocab));
+    TRY(hf_cfg_int(path, root, "pad_token_id", 0, &c->pad_id));
     RETURN_IF(c->type_vocab < 1, TFM_ERR_FORMAT, "%s: type_vocab_size must be at least 1", path);
     c->tgt_vocab = c->src_vocab;
     RETURN_IF(c->src_vocab < 3, TFM_ERR_FORMAT, "%s: vocab_size %d is too small", path, c->src_vocab);
@@ -173,35 +149,17 @@ static tfm_status load_hf_tensors(tfm_model *m, const st_file *f) {
     return TFM_OK;
 }
 
-tfm_status tfm_model_load_hf(const char *path, tfm_model **out) {
-    RETURN_IF(!out || !path, TFM_ERR_INVALID_ARG, "tfm_model_load_hf: NULL argument");
-    *out = NULL;
-    char dir[4096], cfg_path[4200], st_path[4200];
-    TRY(hf_model_dir(path, dir, sizeof dir));
-    snprintf(cfg_path, sizeof cfg_path, "%s/config.json", dir);
-    if (hf_is_dir(path))
-        snprintf(st_path, sizeof st_path, "%s/model.safetensors", dir);
-    else
-        snprintf(st_path, sizeof st_path, "%s", path);
-    struct stat sb;
-    RETURN_IF(stat(cfg_path, &sb) != 0, TFM_ERR_IO,
-              "%s: no config.json (a Hugging Face model folder holds config.json and model.safetensors)", dir);
-    cJSON *root;
-    TRY(hf_json_load(cfg_path, &root));
-    tfm_config cfg;
-    tfm_status st = config_from_hf(cfg_path, root, &cfg);
-    cJSON_Delete(root);
-    TRY(st);
-    st_file f;
-    TRY(st_open(st_path, &f));
-    tfm_model *m = NULL;
-    st = model_alloc(&cfg, &m);
-    if (st == TFM_OK) st = load_hf_tensors(m, &f);
-    st_close(&f);
-    if (st != TFM_OK) {
-        tfm_model_free(m);
-        return st;
-    }
-    *out = m;
-    return TFM_OK;
+static tfm_status bert_read_config(const fmt_source *src, tfm_config *cfg) {
+    return config_from_hf(src->config_path, src->config, cfg);
 }
+
+static tfm_status bert_read_tensors(const fmt_source *src, tfm_model *m) { return load_hf_tensors(m, &src->st); }
+
+/* The tokenizer (vocab.txt, WordPiece) is opened beside the model by tfm_embedder_open. */
+const model_format model_format_hf_bert = {
+    .name = "Hugging Face BERT",
+    .hf_model_type = "bert",
+    .hf_auto_class = "AutoModel",
+    .read_config = bert_read_config,
+    .read_tensors = bert_read_tensors,
+};

@@ -1,5 +1,6 @@
-/* Hugging Face model folders (docs/BERT.md): recognising one, its JSON files, its paths. The
- * loader itself is tfm_model_load_hf (include/tfm/embed.h, hf_bert.c). */
+/* Hugging Face model folders (docs/BERT.md, docs/MODELS.md): recognising one, its JSON files and
+ * config.json's keys, its paths. The loaders are the Hugging Face formats of model_format.h
+ * (fmt_hf_*.c), run by tfm_model_load / tfm_model_load_hf (model_load.c). */
 #ifndef TFM_HF_H
 #define TFM_HF_H
 
@@ -24,6 +25,20 @@ int hf_is_dir(const char *path);
  * valid JSON"), TFM_ERR_NOMEM. */
 struct cJSON;
 tfm_status hf_json_load(const char *path, struct cJSON **out);
+
+/** config.json key `key` of `root` (file `path`, for messages) as an integer in [0, 16777216]
+ * into *out; absent or null: an error if required, else *out unchanged. Errors: TFM_ERR_FORMAT
+ * naming the file and key. */
+tfm_status hf_cfg_int(const char *path, const struct cJSON *root, const char *key, int required, int *out);
+
+/** config.json key `key` as a string, or NULL if absent or not a string. */
+const char *hf_cfg_str(const struct cJSON *root, const char *key);
+
+/** config.json boolean `key` into *out; absent or null: dflt. Errors: TFM_ERR_FORMAT (not a bool). */
+tfm_status hf_cfg_bool(const char *path, const struct cJSON *root, const char *key, int dflt, int *out);
+
+/** config.json number `key` into *out; absent or null: dflt. Errors: TFM_ERR_FORMAT (not a number). */
+tfm_status hf_cfg_float(const char *path, const struct cJSON *root, const char *key, float dflt, float *out);
 
 /** What sentence-transformers' files in a model folder say (modules.json, 1_Pooling/config.json,
  * sentence_bert_config.json); the defaults where a file is absent. */

@@ -1,0 +1,73 @@
+/* Model formats (docs/MODELS.md, "Model formats"): every kind of file or folder tfm_model_load
+ * reads is one model_format, a small table of operations in one file of src/model/io/:
+ *
+ *   fmt_tfm.c       tfm's own safetensors checkpoint (nn.Transformer names, docs/FORMATS.md)
+ *   fmt_hf_bert.c   a Hugging Face BERT folder (model_type "bert", docs/BERT.md)
+ *
+ * model_load.c is the one driver: it finds the format of a path (model_format_find), opens its
+ * safetensors file, and runs the operations in order —
+ *   read_config       the format's configuration → tfm_config (the family's traits as data:
+ *                     embed_scale, pe_layout/pe_offset, norm_first, no_final_norm, embed_norm,
+ *                     activation, decoder_start_id, suppress; include/tfm/model.h)
+ *   (model_alloc)     the parameter table of that configuration (params.c)
+ *   read_tensors      every tensor found by the format's name, checked (dtype, shape), copied or
+ *                     packed (q/k/v → in_proj) into the table; unknown tensors are errors
+ *   attach_tokenizer  optional: the format's tokenizer files stored in the model as the bytes
+ *                     tfm_model_tokenizer returns (the `tokenizer.model` tensor once saved)
+ * A new family is one new file with one new table, added to k_formats in model_load.c. */
+#ifndef TFM_MODEL_FORMAT_H
+#define TFM_MODEL_FORMAT_H
+
+#include "safetensors.h"
+#include "tfm/model.h"
+
+struct cJSON;
+
+/** What the driver hands each operation. */
+typedef struct {
+    const char *path;          /* as the caller gave it: a file, or a Hugging Face folder */
+    char dir[4096];            /* the model's folder (a Hugging Face model), or "" */
+    char weights[4200];        /* the safetensors file the driver opened as `st` */
+    st_file st;                /* the weights, open for every operation */
+    const struct cJSON *config; /* a Hugging Face folder's config.json, parsed; NULL otherwise */
+    char config_path[4200];    /* its path, for messages */
+} fmt_source;
+
+typedef struct model_format {
+    /** For messages: "tfm checkpoint", "Hugging Face BERT", ... */
+    const char *name;
+    /** The config.json "model_type" this format reads ("bert"); NULL: not a Hugging Face format. */
+    const char *hf_model_type;
+    /** The transformers class whose from_pretrained/save_pretrained converts the folder's
+     * pytorch_model.bin to model.safetensors ("AutoModel", "AutoModelForSeq2SeqLM"), for the
+     * message that refuses a pickle. */
+    const char *hf_auto_class;
+    /** Optional: 1 if this format reads `path`, where model_type is config.json's "model_type" of
+     * a Hugging Face folder (or of the folder of a .safetensors file with no tfm metadata) and
+     * NULL for anything else. Never fails. NULL: a Hugging Face format recognises its
+     * hf_model_type, tfm's checkpoint everything that is not a Hugging Face model. */
+    int (*recognise)(const char *path, const char *model_type);
+    /** The configuration, validated (tfm_config_validate). Errors: TFM_ERR_FORMAT /
+     * TFM_ERR_UNSUPPORTED naming the file and key. May check the tensors' names and shapes
+     * before the driver allocates the model. */
+    tfm_status (*read_config)(const fmt_source *src, tfm_config *cfg);
+    /** Fills every tensor of the model `m` (allocated from read_config's configuration) from
+     * src->st. Errors: TFM_ERR_FORMAT naming the file and the tensor (missing, misshaped, wrong
+     * dtype, unexpected). */
+    tfm_status (*read_tensors)(const fmt_source *src, tfm_model *m);
+    /** Optional (NULL: the format has no tokenizer, or read_tensors stored it): stores the
+     * tokenizer in `m` (tfm_model_set_tokenizer). Errors: naming the tokenizer file. */
+    tfm_status (*attach_tokenizer)(const fmt_source *src, tfm_model *m);
+} model_format;
+
+extern const model_format model_format_tfm;     /* fmt_tfm.c */
+extern const model_format model_format_hf_bert; /* fmt_hf_bert.c */
+
+/** The model at `path` through its format (tfm_model_load; hf_only: tfm_model_load_hf). Errors:
+ * those of the format's operations; TFM_ERR_IO for a Hugging Face folder without config.json or
+ * model.safetensors; TFM_ERR_UNSUPPORTED for a model_type no format reads (the message lists
+ * those tfm reads) and for a folder with only pytorch_model.bin (the message gives the one-line
+ * transformers command that converts it). */
+tfm_status model_format_load(const char *path, int hf_only, tfm_model **out);
+
+#endif
