@@ -53,6 +53,10 @@ static enum MHD_Result send_reply(serve_state *s, struct MHD_Connection *conn, c
         MHD_add_response_header(resp, "Retry-After", ra);
     }
     if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
+    if (r->csp) {
+        MHD_add_response_header(resp, "Content-Security-Policy", r->csp);
+        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    }
     const enum MHD_Result ok = MHD_queue_response(conn, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     const double secs = cs ? seconds_since(&cs->start) : 0.0;

@@ -103,7 +103,7 @@ static void translate(serve_state *s, const cJSON *body, serve_reply *r) {
     free(q);
 }
 
-typedef enum { R_HEALTH, R_LANGUAGES, R_TRANSLATE, R_MODELS, R_EMBEDDINGS, R_COMPLETIONS, R_METRICS } route_id;
+typedef enum { R_HEALTH, R_LANGUAGES, R_TRANSLATE, R_MODELS, R_EMBEDDINGS, R_COMPLETIONS, R_METRICS, R_PAGE } route_id;
 
 static const struct {
     const char *path, *method;
@@ -111,7 +111,7 @@ static const struct {
 } routes[] = {
     {"/health", "GET", R_HEALTH},         {"/languages", "GET", R_LANGUAGES},         {"/translate", "POST", R_TRANSLATE},
     {"/v1/models", "GET", R_MODELS},      {"/v1/embeddings", "POST", R_EMBEDDINGS}, {"/v1/completions", "POST", R_COMPLETIONS},
-    {"/metrics", "GET", R_METRICS},
+    {"/metrics", "GET", R_METRICS},       {"/", "GET", R_PAGE},
 };
 #define N_ROUTES (sizeof routes / sizeof routes[0])
 _Static_assert(N_ROUTES + 1 == SERVE_ROUTES, "SERVE_ROUTES counts the routes and 'other'");
@@ -133,6 +133,10 @@ void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
     if (strcmp(q->method, routes[k].method) != 0) {
         serve_error(r, 405, "%.200s takes %s, not %.20s", q->path, routes[k].method, q->method);
         r->allow = routes[k].method;
+        return;
+    }
+    if (routes[k].id == R_PAGE) { /* static: served while loading too, and without a key (it asks for one) */
+        serve_page(r);
         return;
     }
     const int ready = atomic_load(&s->ready);

@@ -14,6 +14,9 @@ void serve_embeddings(serve_state *s, const cJSON *body, serve_reply *r);
  * "stop", "stream"}; stream: true answers with Server-Sent Events (r->stream). */
 void serve_completions(serve_state *s, const cJSON *body, serve_reply *r);
 
+/* GET /: the web page (page.c), text/html with its Content-Security-Policy. */
+void serve_page(serve_reply *r);
+
 /* Reads an optional number field into *v: 0 after a 400 naming it (not a number, not an integer
  * when `integer`, outside [lo, hi]). */
 int serve_number(const cJSON *body, const char *name, int integer, double lo, double hi, double *v, serve_reply *r);

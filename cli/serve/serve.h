@@ -27,7 +27,7 @@ typedef struct {
 } serve_model;
 
 /* What GET /metrics reports (metrics.c): requests by route and status, latency, tokens. */
-#define SERVE_ROUTES 8 /* the route table's paths, then "other" (serve_route_index) */
+#define SERVE_ROUTES 9 /* the route table's paths, then "other" (serve_route_index) */
 #define SERVE_CODES 9  /* 200 400 403 404 405 413 500 503, then any other */
 #define SERVE_BUCKETS 9
 typedef struct {
@@ -72,6 +72,7 @@ typedef struct {
     int retry_after;          /* seconds, 0: no Retry-After header */
     const char *allow;        /* 405: the Allow header */
     serve_stream *stream;     /* non-NULL: the body comes from serve_stream_read */
+    const char *csp;          /* the Content-Security-Policy header (static), NULL: none */
 } serve_reply;
 
 /* Routes a request (routes.c): fills *r, never fails (out of memory gives a 500 without body). */

@@ -8,58 +8,11 @@
 # Every server started is killed on exit (trap); every wait is bounded.
 source "$(dirname "$0")/lib.sh"
 
-command -v curl > /dev/null || skip "curl is not installed (scripts/install-deps installs it)"
+source "$(dirname "$0")/serve_lib.sh"
 command -v jq > /dev/null || skip "jq is not installed (scripts/install-deps installs it)"
-"$TFM" --version | grep -q "^HTTP server (tfm serve): libmicrohttpd" ||
-  skip "this tfm was built without libmicrohttpd (scripts/install-deps installs libmicrohttpd-dev; then reconfigure)"
-
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do { kill -9 "$p" && wait "$p"; } 2> /dev/null; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
 
 # the models: a tiny en->es translation model and a tiny LM (seconds); BERT from the golden folder
-tiny_corpus "$WORK/c" || { finish serve; exit 1; }
-MT=$WORK/mt.safetensors LM=$WORK/lm.safetensors BERT=$ROOT/tests/golden/bert_tiny
-"$TFM" train --data "$WORK/c" --save "$MT" --steps 20 --d-model 32 --n-heads 2 --d-ff 64 --n-enc-layers 1 \
-  --n-dec-layers 1 --vocab-size 500 --batch-tokens 1000 --warmup 10 --eval-every 20 --log-every 20 --max-len 64 \
-  --seed 1 > /dev/null 2> "$WORK/train_mt.log" || bad "train the translation model: $(tail -2 "$WORK/train_mt.log")"
-"$TFM" train --arch decoder-only --text "$WORK/c/train.en" --vocab-size 500 --d-model 32 --n-heads 2 \
-  --n-dec-layers 1 --d-ff 64 --batch-tokens 1000 --warmup 10 --lr 1 --steps 20 --seed 3 --max-len 64 \
-  --save "$LM" > /dev/null 2> "$WORK/train_lm.log" || bad "train the LM: $(tail -2 "$WORK/train_lm.log")"
-
-# launch NAME ARGS...: starts tfm serve --port 0 ARGS in the background (log $WORK/NAME.log) and
-# waits (at most 10 s) for its "listening on" line; sets SPID and PORT.
-launch() {
-  local name=$1
-  shift
-  "$TFM" serve --port 0 "$@" 2> "$WORK/$name.log" &
-  SPID=$!
-  PIDS+=("$SPID")
-  PORT=
-  for _ in $(seq 100); do
-    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/$name.log" 2> /dev/null)
-    [ -n "$PORT" ] && return 0
-    sleep 0.1
-  done
-  bad "$name: no 'listening on' line in 10 s: $(cat "$WORK/$name.log")"
-  return 1
-}
-
-# start NAME ARGS...: launch, then wait (at most 10 s) for GET /health to say 200.
-start() {
-  local name=$1
-  launch "$@" || return 1
-  for _ in $(seq 100); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/health")" = 200 ] && return 0
-    sleep 0.1
-  done
-  bad "$name: /health not 200 in 10 s: $(cat "$WORK/$name.log")"
-  return 1
-}
+tiny_models || { finish serve; exit 1; }
 
 # req METHOD PATH [curl args...]: the response body in $WORK/body, the status in CODE.
 req() {
@@ -88,6 +41,13 @@ req GET /languages
 want "languages" 200 '. == [{"code": "en", "name": "English", "targets": ["es"]}]'
 req GET /v1/models
 want "models" 200 '.object == "list" and ([.data[].id] == ["mt", "lm", "bert_tiny"]) and all(.data[]; .object == "model")'
+# GET /: the web page (tests/cli/test_serve_page.sh drives it in a browser), HTML with a CSP that
+# allows no other origin; served without a key
+hdr=$(curl -s -D - -o "$WORK/page.html" --max-time 10 "http://127.0.0.1:$PORT/" | tr -d '\r')
+grep -q '^HTTP/1.1 200' <<< "$hdr" && grep -qi '^Content-Type: text/html; charset=utf-8$' <<< "$hdr" &&
+  grep -qi "^Content-Security-Policy: default-src 'none';.* connect-src 'self'" <<< "$hdr" &&
+  grep -q '<select id="model"' "$WORK/page.html" && ! grep -Eq '(src|href)="?(https?:)?//' "$WORK/page.html" && ok ||
+  bad "GET /: $hdr $(head -c 200 "$WORK/page.html")"
 
 # --- /translate == tfm translate (same default settings)
 head -8 "$WORK/c/valid.en" > "$WORK/src.txt"
