@@ -3,6 +3,7 @@
 #include "routes.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +38,34 @@ void serve_models_list(serve_state *s, serve_reply *r) {
     serve_json(r, j);
 }
 
+/* The d floats of v as OpenAI's encoding_format "base64": their little-endian IEEE-754 bytes in
+ * base64 (RFC 4648, with padding), as a cJSON string; NULL when out of memory. */
+static cJSON *base64_floats(const float *v, size_t d) {
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const size_t n = 4 * d;
+    char *out = malloc(4 * ((n + 2) / 3) + 1);
+    if (!out) return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t w = 0;
+        for (size_t k = 0; k < 3; k++) {
+            uint32_t bits = 0;
+            if (i + k < n) memcpy(&bits, &v[(i + k) / 4], sizeof bits);
+            w = w << 8 | ((bits >> (8 * ((i + k) % 4))) & 0xFF); /* byte (i+k)%4 of the float, little-endian */
+        }
+        for (size_t k = 0; k < 4; k++) out[o++] = i + k <= n ? digits[(w >> (18 - 6 * k)) & 63] : '=';
+    }
+    out[o] = '\0';
+    cJSON *j = cJSON_CreateString(out);
+    free(out);
+    return j;
+}
+
 void serve_embeddings(serve_state *s, const cJSON *body, serve_reply *r) {
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(body, "encoding_format");
-    if (fmt && !cJSON_IsNull(fmt) && !(cJSON_IsString(fmt) && strcmp(fmt->valuestring, "float") == 0)) {
-        serve_error(r, 400, "encoding_format: only \"float\" is supported");
+    const int b64 = cJSON_IsString(fmt) && strcmp(fmt->valuestring, "base64") == 0;
+    if (fmt && !cJSON_IsNull(fmt) && !b64 && !(cJSON_IsString(fmt) && strcmp(fmt->valuestring, "float") == 0)) {
+        serve_error(r, 400, "encoding_format: \"float\" or \"base64\"");
         return;
     }
     serve_model *m = serve_find_model(s, SERVE_EMBED, body, r);
@@ -64,13 +89,13 @@ void serve_embeddings(serve_state *s, const cJSON *body, serve_reply *r) {
             cJSON_AddStringToObject(j, "object", "list");
             cJSON *data = cJSON_AddArrayToObject(j, "data");
             for (size_t i = 0; data && i < n; i++) {
-                cJSON *e = cJSON_CreateObject(), *vec = cJSON_CreateArray();
+                cJSON *e = cJSON_CreateObject(), *vec = b64 ? base64_floats(v + i * d, d) : cJSON_CreateArray();
                 cJSON_AddItemToArray(data, e);
                 cJSON_AddStringToObject(e, "object", "embedding");
                 cJSON_AddNumberToObject(e, "index", (double)i);
                 /* each float with 9 significant digits: read back as a float it is the same float
                  * (cJSON's own printing rounds to 15 digits when those come within an epsilon) */
-                for (size_t c = 0; vec && c < d; c++) {
+                for (size_t c = 0; vec && !b64 && c < d; c++) {
                     char num[32];
                     snprintf(num, sizeof num, "%.9g", (double)v[i * d + c]);
                     cJSON_AddItemToArray(vec, cJSON_CreateRaw(num));

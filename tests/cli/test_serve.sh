@@ -171,6 +171,14 @@ cli = struct.unpack("<%df" % ((len(raw) - start) // 4), raw[start:])
 f32 = lambda x: struct.unpack("f", struct.pack("f", x))[0]
 sys.exit(0 if len(got) == len(cli) and all(f32(x) == y for x, y in zip(got, cli)) else 1)
 EOF
+# encoding_format "base64" (OpenAI's Python client asks for it): the same floats' little-endian bytes
+post /v1/embeddings "$(jq -R . "$BERT/sentences.txt" | jq -s '{input: ., encoding_format: "base64"}')"
+python3 - "$WORK/body" "$WORK/embed_cli.npy" << 'EOF' && ok || bad "base64 embeddings differ from tfm embed's"
+import base64, json, struct, sys
+got = b"".join(base64.b64decode(d["embedding"], validate=True) for d in json.load(open(sys.argv[1]))["data"])
+raw = open(sys.argv[2], "rb").read()
+sys.exit(0 if got == raw[10 + struct.unpack("<H", raw[8:10])[0]:] else 1)
+EOF
 
 # --- errors: status, and a JSON error naming the field
 post /translate '{"q": "x", "source": "en"'
@@ -231,8 +239,8 @@ post /v1/completions '{"prompt": "x", "stop": ["a", "b", "c", "d", "e"]}'
 want_error "five stop sequences" 400 "stop:"
 post /v1/embeddings '{"input": ["a", null]}'
 want_error "input[1] null" 400 "input[1]"
-post /v1/embeddings '{"input": "a", "encoding_format": "base64"}'
-want_error "base64" 400 "encoding_format:"
+post /v1/embeddings '{"input": "a", "encoding_format": "hex"}'
+want_error "encoding_format hex" 400 "encoding_format:"
 req GET /nope
 want_error "unknown path" 404 "/nope"
 req GET /translate
