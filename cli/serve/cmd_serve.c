@@ -117,6 +117,7 @@ static int run(int argc, char **argv) {
         int sig = 0;
         sigwait(&sigs, &sig);
         fprintf(stderr, "tfm serve: %s: finishing the requests in flight\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        atomic_store(&s.stopping, 1);
         serve_http_quiesce(d);
         /* the open connections finish their requests (at most 10 s) */
         for (int i = 0; i < 1000 && serve_http_connections(d) > 0; i++) nanosleep(&(struct timespec){0, 10000000}, NULL);

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct {
     char *body;
@@ -53,6 +55,8 @@ static enum MHD_Result send_reply(serve_state *s, struct MHD_Connection *conn, c
         MHD_add_response_header(resp, "Retry-After", ra);
     }
     if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
+    /* stopping: a keep-alive client gets its answer, then the connection closes (not cut later) */
+    if (atomic_load(&s->stopping)) MHD_add_response_header(resp, "Connection", "close");
     if (r->csp) {
         MHD_add_response_header(resp, "Content-Security-Policy", r->csp);
         MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -126,8 +130,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe) {
     (void)cls;
     (void)conn;
-    (void)toe;
     conn_state *cs = *con_cls;
+    if (cs && toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN) /* still open 10 s after SIGTERM */
+        fprintf(stderr, "tfm serve: a request was cut by the shutdown, unanswered\n");
     if (cs) free(cs->body);
     free(cs);
     *con_cls = NULL;
@@ -143,7 +148,8 @@ void *serve_http_start(serve_state *s, const char *host, int port, int max_conn,
         return NULL;
     }
     struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)port, NULL,
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, (uint16_t)port,
+        NULL,
         NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)max_conn, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
         completed, NULL, MHD_OPTION_END);
@@ -156,13 +162,24 @@ void *serve_http_start(serve_state *s, const char *host, int port, int max_conn,
     return d;
 }
 
-void serve_http_quiesce(void *daemon) { MHD_quiesce_daemon(daemon); }
+/* The listening socket after serve_http_quiesce: shut down at once (connections waiting to be
+ * accepted are reset, new ones refused), closed after MHD_stop_daemon (libmicrohttpd's rule). */
+static MHD_socket quiesced = MHD_INVALID_SOCKET;
+
+void serve_http_quiesce(void *daemon) {
+    quiesced = MHD_quiesce_daemon(daemon);
+    if (quiesced != MHD_INVALID_SOCKET) shutdown(quiesced, SHUT_RDWR);
+}
 
 unsigned serve_http_connections(void *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return info ? info->num_connections : 0;
 }
 
-void serve_http_stop(void *daemon) { MHD_stop_daemon(daemon); }
+void serve_http_stop(void *daemon) {
+    MHD_stop_daemon(daemon);
+    if (quiesced != MHD_INVALID_SOCKET) close(quiesced);
+    quiesced = MHD_INVALID_SOCKET;
+}
 
 const char *serve_http_version(void) { return MHD_get_version(); }

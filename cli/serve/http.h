@@ -9,7 +9,7 @@
  * answered by serve_route(s, ...). Returns the daemon, or NULL after printing why. */
 void *serve_http_start(serve_state *s, const char *host, int port, int max_conn, int timeout_s, int *bound_port);
 
-/* Stops accepting connections; those open go on. */
+/* Stops accepting connections (new ones are refused, those not yet accepted reset); those open go on. */
 void serve_http_quiesce(void *daemon);
 
 /* The connections open now. */

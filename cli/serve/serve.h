@@ -47,6 +47,7 @@ typedef struct {
     tfm_decode_config dc;
     int batch;
     atomic_int ready; /* 1 once every model is loaded: /health is 503 before */
+    atomic_int stopping; /* 1 after SIGTERM: replies close their connection */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int running, waiting; /* under mu */

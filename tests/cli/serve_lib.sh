@@ -55,3 +55,24 @@ start() {
   bad "$name: /health not 200 in 10 s: $(cat "$WORK/$name.log")"
   return 1
 }
+
+# load_refs FILE: the reference file of tests/cli/serve_load.py: the first 60 lines of the tiny
+# corpus' train.en, their translations by tfm translate (MT), the completion prompt.
+load_refs() {
+  head -60 "$WORK/c/train.en" > "$WORK/load_src.txt"
+  "$TFM" translate --model "$MT" --input "$WORK/load_src.txt" --output "$WORK/load_cli.txt" 2> /dev/null ||
+    { bad "tfm translate of the load sentences"; return 1; }
+  jq -n --rawfile s "$WORK/load_src.txt" --rawfile t "$WORK/load_cli.txt" \
+    '{sentences: ($s | rtrimstr("\n") | split("\n")), translations: ($t | rtrimstr("\n") | split("\n")),
+      prompt: "In the beginning"}' > "$1"
+}
+
+# stop_server NAME PID: SIGTERM, then (at most 15 s) its exit status must be 0.
+stop_server() {
+  kill -TERM "$2" 2> /dev/null
+  for _ in $(seq 150); do kill -0 "$2" 2> /dev/null || break; sleep 0.1; done
+  if kill -0 "$2" 2> /dev/null; then bad "$1: still running 15 s after SIGTERM"; return; fi
+  wait "$2"
+  local rc=$?
+  [ "$rc" = 0 ] && ok || bad "$1: exit $rc after SIGTERM, want 0: $(tail -3 "$WORK/$1.log")"
+}
