@@ -48,8 +48,11 @@ tiny_corpus() {
 under_vm_limit() {
   local kb=$1
   shift
-  if ldd "$TFM" 2> /dev/null | grep -q 'lib[atl]san\|libubsan'; then "$@"; else (ulimit -v "$kb" && "$@"); fi
+  if sanitizer_build; then "$@"; else (ulimit -v "$kb" && "$@"); fi
 }
+
+# sanitizer_build: true when $TFM is built with a sanitizer (its memory use is not the program's).
+sanitizer_build() { ldd "$TFM" 2> /dev/null | grep -q 'lib[atl]san\|libubsan'; }
 
 # no_crash LABEL TEXT: TEXT holds no sanitizer report or crash signature.
 no_crash() {
