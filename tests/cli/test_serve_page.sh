@@ -41,12 +41,12 @@ page() { jq -r --arg f "$1" 'if has($f) then .[$f] else "(none)" end' "$WORK/pag
 
 # the translation == tfm translate of the sentence
 want=$(printf '%s\n' "$sentence" | "$TFM" translate --model "$MT" 2> /dev/null)
-[ "$(page translate_state)" = done ] && [ "$(page translation)" = "$want" ] && [ -n "$want" ] && ok ||
+[ "$(page translate_state)" = "done" ] && [ "$(page translation)" = "$want" ] && [ -n "$want" ] && ok ||
   bad "translation: page '$(page translation)' ($(page translate_state): $(page translate_status)), tfm translate '$want'"
 
 # the streamed completion == tfm generate with the same seed and settings
 gen=$("$TFM" generate --model "$LM" --prompt "$prompt" --max-tokens "$max_tokens" --temperature 0.8 --seed "$seed" 2> /dev/null)
-[ "$(page complete_state)" = done ] && [ "$prompt$(page completion)" = "$gen" ] && ok ||
+[ "$(page complete_state)" = "done" ] && [ "$prompt$(page completion)" = "$gen" ] && ok ||
   bad "completion: page '$prompt$(page completion)' ($(page complete_state): $(page complete_status)), tfm generate '$gen'"
 
 # the similarity == the cosine of tfm embed's two vectors, to the 4 decimals shown
@@ -63,7 +63,7 @@ print("%.6f" % (sum(a * b for a, b in zip(u, w)) / math.sqrt(sum(a * a for a in 
 PYEOF
 )
 sim=$(page similarity)
-[ "$(page embed_state)" = done ] && awk -v a="$sim" -v b="$cos" 'BEGIN { d = a - b; exit !(a != "" && d < 0.00051 && d > -0.00051) }' &&
+[ "$(page embed_state)" = "done" ] && awk -v a="$sim" -v b="$cos" 'BEGIN { d = a - b; exit !(a != "" && d < 0.00051 && d > -0.00051) }' &&
   ok || bad "similarity: page '$sim' ($(page embed_state): $(page embed_status)), tfm embed's cosine $cos"
 
 # an error message holding HTML is shown as text, nothing injected
