@@ -126,6 +126,26 @@ typedef struct {
 TFM_API tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const char *const *lines, size_t n,
                                        int batch_tokens, tfm_perplexity_stats *stats);
 
+/** Where tfm_perplexity_text_detail puts the loss per position and per line; every array is the
+ * caller's and may be NULL. Position p is the decoder input position that predicts the token
+ * (p = 0: the first subword, predicted from BOS alone; p = k: the token after k subwords), so
+ * Σ_p nll_at[p] over every position a line reaches is that line's loss, and over all lines the
+ * file's (stats->nll, up to the order of the double additions). */
+typedef struct {
+    size_t n_positions; /* entries of nll_at and tokens_at (max_len covers every position) */
+    double *nll_at;     /* [n_positions] Σ over lines of −ln p(token predicted at position p), nats */
+    size_t *tokens_at;  /* [n_positions] tokens predicted at position p */
+    double *line_nll;   /* [n] each line's Σ −ln p (0 for a blank line) */
+    size_t *line_tokens; /* [n] each line's predicted tokens (0 for a blank line) */
+} tfm_perplexity_detail;
+
+/** tfm_perplexity_text, and with `detail` (nullable) the loss per position and per line (above),
+ * summed in the lines' order, so independent of batch_tokens. Holds every token's log-probability
+ * until the end (4 bytes a token). Errors: those of tfm_perplexity_text. */
+TFM_API tfm_status tfm_perplexity_text_detail(tfm_context *ctx, const tfm_tokenizer *tok, const char *const *lines,
+                                              size_t n, int batch_tokens, tfm_perplexity_stats *stats,
+                                              tfm_perplexity_detail *detail);
+
 #ifdef __cplusplus
 }
 #endif

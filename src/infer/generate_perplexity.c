@@ -7,7 +7,7 @@
 #include "model_context.h"
 #include "tfm/generate.h"
 #include "tfm/names.h"
-#include "tfm/score.h"
+#include "score_internal.h"
 #include "tfm/text.h"
 
 #include <math.h>
@@ -15,23 +15,52 @@
 #include <string.h>
 
 /* Scores the lines idx[0..B) (row i: BOS ... [EOS], len[i] tokens, T the longest) as one padded
- * batch: their log-probabilities and predicted-token counts into lp[i], nt[i]. */
+ * batch: their log-probabilities and predicted-token counts into lp[i], nt[i]; with tok_lp (the
+ * detail's per-line buffers, rows[i] − 1 entries each) every token's log-probability too, via
+ * tok_b (B·(T−1) floats). */
 static tfm_status score_batch(tfm_context *ctx, int32_t *const *rows, const size_t *len, const size_t *idx, int B,
-                              int T, int32_t *buf, double *lp_b, int *nt_b, double *lp, int *nt) {
+                              int T, int32_t *buf, double *lp_b, int *nt_b, double *lp, int *nt, float *tok_b,
+                              float *const *tok_lp) {
     const tfm_config *c = context_config(ctx);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++)
             buf[(size_t)b * (size_t)T + (size_t)t] = (size_t)t < len[idx[b]] ? rows[idx[b]][t] : c->pad_id;
-    TRY(tfm_model_score(ctx, B, 0, T, NULL, buf, lp_b, nt_b, NULL));
+    TRY(score_rows(ctx, B, 0, T, NULL, buf, lp_b, nt_b, NULL, tok_lp ? tok_b : NULL));
     for (int b = 0; b < B; b++) {
         lp[idx[b]] = lp_b[b];
         nt[idx[b]] = nt_b[b];
+        if (tok_lp)
+            memcpy(tok_lp[idx[b]], tok_b + (size_t)b * (size_t)(T - 1), (len[idx[b]] - 1) * sizeof(float));
     }
     return TFM_OK;
 }
 
 tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const char *const *lines, size_t n,
                                int batch_tokens, tfm_perplexity_stats *stats) {
+    return tfm_perplexity_text_detail(ctx, tok, lines, n, batch_tokens, stats, NULL);
+}
+
+/* Adds the per-line token log-probabilities into the caller's detail arrays, in the lines' order. */
+static void fill_detail(tfm_perplexity_detail *dt, float *const *tok_lp, const size_t *len, size_t n) {
+    for (size_t p = 0; p < dt->n_positions; p++) {
+        if (dt->nll_at) dt->nll_at[p] = 0.0;
+        if (dt->tokens_at) dt->tokens_at[p] = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double sum = 0.0;
+        const size_t m = len[i] ? len[i] - 1 : 0; /* predicted tokens of line i */
+        for (size_t t = 0; t < m; t++) {
+            sum -= (double)tok_lp[i][t];
+            if (t < dt->n_positions && dt->nll_at) dt->nll_at[t] -= (double)tok_lp[i][t];
+            if (t < dt->n_positions && dt->tokens_at) dt->tokens_at[t]++;
+        }
+        if (dt->line_nll) dt->line_nll[i] = sum;
+        if (dt->line_tokens) dt->line_tokens[i] = m;
+    }
+}
+
+tfm_status tfm_perplexity_text_detail(tfm_context *ctx, const tfm_tokenizer *tok, const char *const *lines, size_t n,
+                                      int batch_tokens, tfm_perplexity_stats *stats, tfm_perplexity_detail *detail) {
     RETURN_IF(!ctx || !tok || !stats || (n > 0 && !lines), TFM_ERR_INVALID_ARG, "perplexity: NULL argument");
     memset(stats, 0, sizeof *stats);
     const tfm_config *c = context_config(ctx);
@@ -44,7 +73,9 @@ tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const
     size_t *len = calloc(m, sizeof *len); /* 0: a blank line, in no batch */
     double *lp = calloc(m, sizeof *lp);
     int *nt = calloc(m, sizeof *nt);
-    tfm_status st = rows && len && lp && nt ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
+    float **tok_lp = detail ? calloc(m, sizeof *tok_lp) : NULL; /* per line: each token's log-probability */
+    tfm_status st = rows && len && lp && nt && (!detail || tok_lp) ? TFM_OK
+                                                                   : tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
     for (size_t i = 0; st == TFM_OK && i < n; i++) {
         const size_t bytes = strlen(lines[i]);
         if (tfm_text_is_blank(lines[i], bytes)) {
@@ -71,6 +102,10 @@ tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const
         for (int t = 1; t < L; t++) rows[i][t] = t - 1 < (int)n_ids ? ids[t - 1] : c->eos_id;
         free(ids);
         len[i] = (size_t)L;
+        if (tok_lp && !(tok_lp[i] = malloc(sizeof(float) * (size_t)(L - 1)))) {
+            st = tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
+            break;
+        }
         stats->lines++;
         stats->truncated += (size_t)cut;
     }
@@ -82,15 +117,18 @@ tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const
     int32_t *buf = NULL;
     double *lp_b = NULL;
     int *nt_b = NULL;
+    float *tok_b = NULL;
     if (st == TFM_OK && plan.n_batches > 0) {
         buf = malloc(sizeof(int32_t) * plan.max_tokens);
         lp_b = malloc(sizeof(double) * plan.max_rows);
         nt_b = malloc(sizeof(int) * plan.max_rows);
-        if (!buf || !lp_b || !nt_b) st = tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
+        tok_b = detail ? malloc(sizeof(float) * plan.max_tokens) : NULL; /* B·(T−1) < B·T */
+        if (!buf || !lp_b || !nt_b || (detail && !tok_b)) st = tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
     }
     for (size_t j = 0; st == TFM_OK && j < plan.n_batches; j++)
         st = score_batch(ctx, rows, len, plan.order + plan.batch[j].start, (int)plan.batch[j].rows,
-                         (int)plan.batch[j].len, buf, lp_b, nt_b, lp, nt);
+                         (int)plan.batch[j].len, buf, lp_b, nt_b, lp, nt, tok_b, tok_lp);
+    if (st == TFM_OK && detail) fill_detail(detail, tok_lp, len, n);
     /* summed in the lines' order, so the total does not depend on the batching */
     for (size_t i = 0; st == TFM_OK && i < n; i++) {
         if (!len[i]) continue;
@@ -99,6 +137,9 @@ tfm_status tfm_perplexity_text(tfm_context *ctx, const tfm_tokenizer *tok, const
     }
     stats->perplexity = stats->tokens > 0 ? exp(stats->nll / (double)stats->tokens) : NAN;
     for (size_t i = 0; rows && i < n; i++) free(rows[i]);
+    for (size_t i = 0; tok_lp && i < n; i++) free(tok_lp[i]);
+    free(tok_lp);
+    free(tok_b);
     free(rows);
     free(len);
     free(lp);
