@@ -15,6 +15,7 @@ extern const cli_command cmd_embed;
 extern const cli_command cmd_similarity;
 extern const cli_command cmd_generate;
 extern const cli_command cmd_perplexity;
+extern const cli_command cmd_attention;
 extern const cli_command cmd_serve; /* cli/serve/cmd_serve.c */
 
 /* "libmicrohttpd 0.9.75" when tfm serve is built, else NULL (cli/serve/cmd_serve.c). */

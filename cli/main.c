@@ -7,6 +7,7 @@
  * every core). Before anything else tfm re-executes itself once with GOMP_SPINCOUNT=10000 unless
  * OMP_WAIT_POLICY or GOMP_SPINCOUNT is set (tfm_reexec_for_shared_cores, docs/THREADS.md): the
  * OpenMP waiting policy that keeps tfm fast when other programs share the cores. */
+#include "attention_png.h"
 #include "commands.h"
 #include "kernel_env.h"
 #include "output.h"
@@ -30,6 +31,7 @@ static const cli_command *const commands[] = {
     &cmd_similarity,
     &cmd_generate,
     &cmd_perplexity,
+    &cmd_attention,
     &cmd_serve,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -86,6 +88,8 @@ static int run_main(int argc, char **argv) {
         printf("BLAS: %s\n", tfm_blas_kernels());
         const char *http = cli_serve_library();
         printf("HTTP server (tfm serve): %s\n", http ? http : "no (built without libmicrohttpd: install libmicrohttpd-dev and rebuild)");
+        const char *png = attention_png_library();
+        printf("PNG heatmaps (tfm attention --png): %s\n", png ? png : "no (built without cairo: install libcairo2-dev and rebuild)");
         return 0;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {

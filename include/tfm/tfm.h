@@ -11,6 +11,7 @@
 #include "tfm/model.h"
 #include "tfm/ids.h"
 #include "tfm/score.h"
+#include "tfm/attention.h"
 #include "tfm/train.h"
 #include "tfm/train_loop.h"
 #include "tfm/decode.h"

@@ -149,6 +149,7 @@ size_t activations_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, 
 
 tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) {
     const tfm_config *cfg = &ctx->m->cfg;
+    ctx->attn_maps = 0; /* a new pass overwrites the weights tfm_context_attention reads */
     /* the size products must not wrap around: the estimate refuses what could overflow */
     RETURN_IF(tfm_model_estimate_bytes(cfg, B, S, T) == 0, TFM_ERR_NOMEM,
               "a batch of %d x (%d, %d) tokens is too large to lay out", B, S, T);

@@ -25,6 +25,8 @@ struct tfm_context {
                             and FFN / residual wrappers (tests compare the two; docs/KERNELS.md) */
     int decode_compact;  /* 1 (default): decoding drops finished rows from its batch; 0 keeps every
                             row to the end (tests: the same tokens either way) */
+    int attn_maps;       /* 1 after tfm_model_attention (include/tfm/attention.h) until the next
+                            context_reserve: the workspace holds that pass's attention weights */
 };
 
 /** Makes sure the context's workspace holds a batch of (B, S, T) (with the training buffers if
