@@ -2,7 +2,8 @@
  * encoder self-attention, decoder self-attention and encoder–decoder (cross) attention, per layer
  * and head — as JSON or CSV, and with --png one heatmap per head with the subwords on the axes
  * (cli/attention_png.h). An encoder–decoder model without --tgt attends over its own greedy
- * translation of --src. docs/STUDY.md, "Attention maps". */
+ * translation of --src; a decoder-only model reads --src as its text (BOS first); an encoder-only
+ * one (with a tokenizer stored, e.g. tfm init --arch encoder-only --tokenizer) has its encoder's maps. docs/STUDY.md, "Attention maps". */
 #define _POSIX_C_SOURCE 200809L /* mkdir */
 #include "args.h"
 #include "attention_png.h"
@@ -214,7 +215,8 @@ static int write_pngs(tfm_context *ctx, const map_set *sets, int n_sets, const c
 static int run(int argc, char **argv) {
     const char *model_path = NULL, *src_text = NULL, *tgt_text = NULL, *format = "json", *output = NULL, *png = NULL;
     cli_opt opts[] = {
-        {"--model", OPT_STR, &model_path, 1, "encoder-decoder or decoder-only model with its tokenizer (.safetensors)"},
+        {"--model", OPT_STR, &model_path, 1, "a model with its tokenizer (.safetensors): encoder-decoder, decoder-only "
+                                             "or encoder-only"},
         {"--src", OPT_STR, &src_text, 1, "the sentence (decoder-only: the text)"},
         {"--tgt", OPT_STR, &tgt_text, 0, "encoder-decoder: the target the decoder reads (default: its greedy "
                                          "translation of --src)"},
@@ -250,11 +252,10 @@ static int run(int argc, char **argv) {
         goto done;
     }
     const tfm_config *c = tfm_model_config(m);
-    if (c->arch == TFM_ARCH_ENCODER_ONLY) {
-        cli_error("attention", "%s is an encoder-only model: %s", model_path,
-                  tgt_text ? "it has no decoder, so --tgt has nothing to attend with"
-                           : "tfm attention reads encoder-decoder and decoder-only models with their tokenizer");
-        rc = tgt_text ? EXIT_USAGE : EXIT_RUNTIME;
+    if (c->arch == TFM_ARCH_ENCODER_ONLY && tgt_text) {
+        cli_error("attention", "%s is an encoder-only model: it has no decoder, so --tgt has nothing to attend with "
+                               "(give --src alone)", model_path);
+        rc = EXIT_USAGE;
         goto done;
     }
     if (c->arch == TFM_ARCH_DECODER_ONLY && tgt_text) {
@@ -273,7 +274,9 @@ static int run(int argc, char **argv) {
         if (!encode_side("--src", src_text, tok, 1, c->max_len, &tgt)) goto done;
     } else {
         if (!encode_side("--src", src_text, tok, 0, c->max_len, &src)) goto done;
-        if (tgt_text) {
+        if (c->arch == TFM_ARCH_ENCODER_ONLY) {
+            /* the encoder alone */
+        } else if (tgt_text) {
             if (!encode_side("--tgt", tgt_text, tok, 1, c->max_len, &tgt)) goto done;
             tgt_from = "--tgt";
         } else {
@@ -288,8 +291,9 @@ static int run(int argc, char **argv) {
     map_set sets[3];
     int n_sets = 0;
     if (!dec_only) sets[n_sets++] = (map_set){TFM_ATTN_ENCODER_SELF, c->n_enc_layers, &src, &src, "source", "source"};
-    sets[n_sets++] = (map_set){TFM_ATTN_DECODER_SELF, c->n_dec_layers, &tgt, &tgt, "target", "target"};
-    if (!dec_only) sets[n_sets++] = (map_set){TFM_ATTN_CROSS, c->n_dec_layers, &tgt, &src, "target", "source"};
+    if (c->arch != TFM_ARCH_ENCODER_ONLY)
+        sets[n_sets++] = (map_set){TFM_ATTN_DECODER_SELF, c->n_dec_layers, &tgt, &tgt, "target", "target"};
+    if (c->arch == TFM_ARCH_ENCODER_DECODER) sets[n_sets++] = (map_set){TFM_ATTN_CROSS, c->n_dec_layers, &tgt, &src, "target", "source"};
     cli_output o;
     if (!cli_output_open("attention", output, &o)) goto done;
     const int ok = write_maps(ctx, sets, n_sets, csv, model_path, &src, &tgt, tgt_from, &o);
