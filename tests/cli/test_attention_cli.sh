@@ -81,8 +81,8 @@ if "$T" --version | grep -q "^PNG heatmaps (tfm attention --png): cairo"; then
     [ "$dims" = "$w $h" ] && ok || bad "$path: IHDR says $dims, tfm said $w x $h"
   done < <(sed -n 's/^tfm attention: wrote \(.*\) (\([0-9]* x [0-9]*\))$/x x \1 (\2)/p' "$WORK/png.log")
   grep -c "wrote .*png" "$WORK/png.log" | grep -qx 12 && ok || bad "stderr names $(grep -c wrote "$WORK/png.log") PNGs"
-  if python3 -c "import matplotlib" 2> /dev/null; then
-    python3 - "$WORK/png" "$WORK/png.log" << 'PY' && ok || bad "matplotlib cannot decode the PNGs at their stated size"
+  if /usr/bin/python3 -c "import matplotlib" 2> /dev/null; then
+    /usr/bin/python3 - "$WORK/png" "$WORK/png.log" << 'PY' && ok || bad "matplotlib cannot decode the PNGs at their stated size"
 import re, sys, matplotlib.image as mpimg
 for line in open(sys.argv[2]):
     m = re.match(r"tfm attention: wrote (\S+) \((\d+) x (\d+)\)", line)
