@@ -185,3 +185,4 @@ if [ "$report_only" = 0 ]; then
 fi
 "$PY" "$here/report.py" --out "$OUT" --variants "$VARIANTS" --seeds "$SEEDS"
 echo "== pe_study: $OUT/report.md, $OUT/report.csv, $OUT/fig/" >&2
+[ "${failed:-0}" = 0 ] # exit 1 while a run is unfinished (the report shows "-" for it)
