@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # study/pe_study.sh end to end on a tiny budget (docs/STUDY.md): a corpus made from
-# tfm-test: slow (about 30 s of CPU: 44 tiny runs and their decoding; needs no corpus)
 # tests/fixtures/tok_train.txt with verse references (20 verses a chapter, "Ruth 3" held out), a
 # 16-wide model, 20 steps a run, every default encoding with 2 seeds. Checks: the held-out
 # chapter is absent from every training file; one report row per encoding, every translation cell
@@ -8,6 +7,7 @@
 # number at every length; the five figures decode as PNGs of the stated 1000 x 550; and resuming:
 # a first pass stopped early (tfm train --time-limit) leaves checkpoints and exits 1, the second
 # pass resumes them and ends with the same model as a run made in one go.
+# tfm-test: slow (about 30 s of CPU: 44 tiny runs and their decoding; it needs no corpus)
 source "$(dirname "$0")/lib.sh"
 command -v /usr/bin/python3 > /dev/null && /usr/bin/python3 -c "import matplotlib" 2> /dev/null ||
   skip "python3-matplotlib is missing (scripts/install-deps installs it)"
