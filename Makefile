@@ -7,12 +7,13 @@
 #   make portable     build-portable/tfm for any x86-64 CPU (no AVX), checked with objdump
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 60) each, ASan + UBSan (clang)
 #   make bench        tfm against PyTorch and CTranslate2 side by side, one table (docs/BENCH.md)
+#   make pe-study     the position-encoding study: every encoding trained and tested past its training lengths (docs/STUDY.md)
 #   make install      libtfm.so/.a, headers, tfm.pc, the CMake package and tfm under PREFIX (docs/API.md)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CORPUS := data/bible-en-es
 CORPUS_PKGS := diatheke sword-text-web sword-text-sparv python3
 
-.PHONY: all deps corpus demo test test-fast test-asan portable fuzz bench install clean
+.PHONY: all deps corpus demo test test-fast test-asan portable fuzz bench pe-study install clean
 
 all: build/tfm
 
@@ -68,6 +69,11 @@ fuzz: deps
 # The benchmark table (docs/BENCH.md); BENCH_FLAGS go to bench/bench.sh (e.g. --model M --reps 10).
 bench: build/tfm
 	@bench/bench.sh $(BENCH_FLAGS)
+
+# The position-encoding study (docs/STUDY.md): hours on 2 cores; resumable (run it again to go on).
+# PE_STUDY_FLAGS go to study/pe_study.sh (e.g. -s 1000 -l 800 -o out/pe-study-short).
+pe-study: corpus build/tfm
+	@study/pe_study.sh $(PE_STUDY_FLAGS)
 
 # Install the library, its headers, tfm.pc, the CMake package and the tool (docs/API.md). The
 # build is tuned for this CPU unless TFM_NATIVE=OFF (make install TFM_NATIVE=OFF for other machines).

@@ -10,7 +10,7 @@
 #
 #   -d DATA      corpus folder with {train,valid,test}.{en,es,ref} (default data/bible-en-es: make corpus)
 #   -o OUT       where everything goes (default out/pe-study); an existing OUT resumes
-#   -s STEPS     translation steps per run (default 6000)     -l STEPS  language-model steps (default 3000)
+#   -s STEPS     translation steps per run (default 2000)     -l STEPS  language-model steps (default 1500)
 #   -S SEEDS     seeds per cell (default "1 2")                -j JOBS   runs at a time (default 2)
 #   -t THREADS   threads per run (default 1: with -j 2, one core each on a 2-core machine)
 #   -p VARIANTS  PE[:FLAG[=VALUE][,FLAG...]] with tfm init's flags without their dashes (default: none,
@@ -91,6 +91,7 @@ run_job() {
       return 1
     fi
     touch "$d/train.done"
+    rm -f "$d/init.st" # the starting point is in model.st's history; 10+ MB a run
   fi
   if [ "$kind" = mt ]; then
     local k
@@ -133,7 +134,7 @@ fi
 
 # ---- the study --------------------------------------------------------------------------------------
 PE_STUDY_TRAIN_FLAGS=${PE_STUDY_TRAIN_FLAGS:-}
-DATA=$repo/data/bible-en-es OUT=$repo/out/pe-study MT_STEPS=6000 LM_STEPS=3000 SEEDS="1 2" JOBS=2 THREADS=1
+DATA=$repo/data/bible-en-es OUT=$repo/out/pe-study MT_STEPS=2000 LM_STEPS=1500 SEEDS="1 2" JOBS=2 THREADS=1
 VARIANTS="none sinusoidal sinusoidal:pe-zero-pad sinusoidal:pe-scale learned floater shaw t5 rope rope:rope-pairing=half alibi"
 report_only=0
 while getopts d:o:s:l:S:p:j:t:r opt; do
