@@ -117,7 +117,16 @@ def fig():
     return plt.figure(figsize=(FIG_W / DPI, FIG_H / DPI), dpi=DPI)
 
 
+def label_axes(ax, xlabel, ylabel, title):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, ncol=2)
+
+
 def save(f, path):
+    f.tight_layout()
     f.savefig(path + ".tmp.png", dpi=DPI)  # no bbox_inches: the stated size
     plt.close(f)
     os.replace(path + ".tmp.png", path)
@@ -242,17 +251,11 @@ def main():
         ax2.plot(ks, cy, marker="o", ms=3, label=v)
     ax1.axvline(L, color="k", ls="--", lw=1)
     ax1.text(L, ax1.get_ylim()[1], f" training cap L = {L}", va="top", fontsize=8)
-    ax1.set_xlabel("source length (subword tokens, bucket midpoint)")
-    ax1.set_ylabel("BLEU (held-out verses)")
-    ax1.set_title("BLEU vs source length")
+    label_axes(ax1, "source length (subword tokens, bucket midpoint)", "BLEU (held-out verses)",
+               "BLEU vs source length")
     ax2.set_xscale("log", base=2)
     ax2.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
-    ax2.set_xlabel("consecutive verses joined")
-    ax2.set_ylabel("BLEU")
-    ax2.set_title("concatenated held-out verses")
-    if ax2.get_legend_handles_labels()[0]:
-        ax2.legend(fontsize=7, ncol=2)
-    f.tight_layout()
+    label_axes(ax2, "consecutive verses joined", "BLEU", "concatenated held-out verses")
     save(f, os.path.join(out, "fig", "bleu_vs_length.png"))
 
     f = fig()
@@ -271,12 +274,8 @@ def main():
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks([k * C for k in KS], [f"{k}×C\n{k * C}" for k in KS])
-    ax.set_xlabel(f"evaluation length (tokens; training context C = {C})")
-    ax.set_ylabel("perplexity (held-out text)")
-    ax.set_title("Language model: perplexity vs evaluation length")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, ncol=2)
-    f.tight_layout()
+    label_axes(ax, f"evaluation length (tokens; training context C = {C})", "perplexity (held-out text)",
+               "Language model: perplexity vs evaluation length")
     save(f, os.path.join(out, "fig", "lm_ppl_vs_length.png"))
 
     f = fig()
@@ -290,12 +289,9 @@ def main():
             ys = np.convolve(y, np.ones(win) / win, mode="valid")
             ax.plot(np.arange(len(ys)) + (win - 1) / 2, ys, lw=1, label=v)
     ax.axvline(C, color="k", ls="--", lw=1)
-    ax.set_xlabel(f"position (tokens after BOS; training context C = {C})")
-    ax.set_ylabel("mean loss (nats/token, 8-position moving average)")
-    ax.set_title("Language model: loss vs position at the longest evaluation length")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, ncol=2)
-    f.tight_layout()
+    label_axes(ax, f"position (tokens after BOS; training context C = {C})",
+               "mean loss (nats/token, 8-position moving average)",
+               "Language model: loss vs position at the longest evaluation length")
     save(f, os.path.join(out, "fig", "lm_loss_vs_position.png"))
 
     d = int(S.get("D_MODEL", 128))
@@ -310,10 +306,8 @@ def main():
     f.colorbar(im, ax=ax)
     ax.axvline(L, color="k", ls="--", lw=1)
     ax.axvline(C, color="g", ls=":", lw=1)
-    ax.set_xlabel(f"position p (dashed: translation cap L = {L}; dotted: LM context C = {C})")
-    ax.set_ylabel("column (2i: sin, 2i+1: cos)")
-    ax.set_title(f"The sinusoid table PE(p) at d_model = {d} (Vaswani et al. 2017, §3.5)")
-    f.tight_layout()
+    label_axes(ax, f"position p (dashed: translation cap L = {L}; dotted: LM context C = {C})",
+               "column (2i: sin, 2i+1: cos)", f"The sinusoid table PE(p) at d_model = {d} (Vaswani et al. 2017, §3.5)")
     save(f, os.path.join(out, "fig", "sinusoid_table.png"))
 
     f = fig()
@@ -324,11 +318,8 @@ def main():
         ax.plot(ks, dots, lw=1 if p0 == 0 else 2.5, alpha=1 if p0 == 0 else 0.4, label=f"p = {p0}")
     ax.axhline(0, color="k", lw=0.5)
     ax.axvline(L, color="k", ls="--", lw=1)
-    ax.set_xlabel("offset k")
-    ax.set_ylabel("PE(p) · PE(p + k)")
-    ax.set_title(f"The dot product depends on the offset only (d_model = {d}; the two curves coincide)")
-    ax.legend()
-    f.tight_layout()
+    label_axes(ax, "offset k", "PE(p) · PE(p + k)",
+               f"The dot product depends on the offset only (d_model = {d}; the two curves coincide)")
     save(f, os.path.join(out, "fig", "sinusoid_dot.png"))
 
 

@@ -44,6 +44,21 @@ static tfm_model *make_model(const tfm_config *c, uint64_t seed) {
     return m;
 }
 
+/* A context of a fresh model of c (make_model), NULL on failure (counted); free it with free_all. */
+static tfm_context *model_context(const tfm_config *c, uint64_t seed, const char *label) {
+    tfm_model *m = make_model(c, seed);
+    tfm_context *ctx = NULL;
+    CHECK(m && tfm_context_create(m, &ctx) == TFM_OK, "%s: model and context: %s", label, tfm_last_error());
+    if (!ctx) tfm_model_free(m);
+    return ctx;
+}
+
+static void free_all(tfm_context *ctx) {
+    tfm_model *m = (tfm_model *)tfm_context_model(ctx); /* made here: ours to free */
+    tfm_context_free(ctx);
+    tfm_model_free(m);
+}
+
 /* 1: rows sum to 1, future keys 0 (decoder self-attention). Returns the worst row-sum error. */
 static double check_rows(const char *label, const float *w, int Hh, int Tq, int Tk, int causal) {
     double worst = 0.0;
@@ -102,10 +117,9 @@ static double recompute_diff(const float *xq, int Tq, const float *xk, int Tk, c
  * input; encoder layer 0's input from the embedding and the sinusoid computed here. */
 static void check_recompute(void) {
     tfm_config c = config(TFM_ARCH_ENCODER_DECODER, TFM_PE_SINUSOIDAL);
-    tfm_model *m = make_model(&c, 5);
-    tfm_context *ctx = NULL;
-    CHECK(m && tfm_context_create(m, &ctx) == TFM_OK, "context");
+    tfm_context *ctx = model_context(&c, 5, "recompute");
     if (!ctx) return;
+    const tfm_model *m = tfm_context_model(ctx);
     CHECK(tfm_model_attention(ctx, S, SRC, TT, TGT) == TFM_OK, "attention: %s", tfm_last_error());
     float x0[S * D]; /* E[id]·√d + PE(p) (§3.4, §3.5), here in double */
     for (int p = 0; p < S; p++)
@@ -142,8 +156,7 @@ static void check_recompute(void) {
     }
     CHECK(worst <= 1e-5, "the maps differ from the recomputation by %g", worst);
     printf("recomputed from the weights: max difference %.2e\n", worst);
-    tfm_context_free(ctx);
-    tfm_model_free(m);
+    free_all(ctx);
 }
 
 /* 3: P·V of the returned weights == the heads' concatenated output the forward kept (mha_acts.att). */
@@ -166,9 +179,7 @@ static void check_kind(tfm_arch arch, tfm_pe pe) {
     if (tfm_config_validate(&c) != TFM_OK) return; /* not in this build */
     char label[64];
     snprintf(label, sizeof label, "%s/%s", tfm_arch_name(arch), tfm_pe_name(pe));
-    tfm_model *m = make_model(&c, 11);
-    tfm_context *ctx = NULL;
-    CHECK(m && tfm_context_create(m, &ctx) == TFM_OK, "%s: context", label);
+    tfm_context *ctx = model_context(&c, 11, label);
     if (!ctx) return;
     const int dec = arch == TFM_ARCH_DECODER_ONLY;
     CHECK(tfm_context_attention(ctx, TFM_ATTN_DECODER_SELF, 0, NULL, NULL, NULL) == NULL, "%s: maps before a pass", label);
@@ -181,15 +192,24 @@ static void check_kind(tfm_arch arch, tfm_pe pe) {
         if (!dec) {
             w = tfm_context_attention(ctx, TFM_ATTN_ENCODER_SELF, l, &Hh, &Tq, &Tk);
             CHECK(w && Tq == S && Tk == S, "%s: encoder layer %d", label, l);
-            if (w) check_rows(label, w, Hh, Tq, Tk, 0), pv = fmax(pv, pv_diff(w, &ctx->acts.stack[0].layers[l].self_attn, Tq, Tk, 0));
+            if (w) {
+                check_rows(label, w, Hh, Tq, Tk, 0);
+                pv = fmax(pv, pv_diff(w, &ctx->acts.stack[0].layers[l].self_attn, Tq, Tk, 0));
+            }
             w = tfm_context_attention(ctx, TFM_ATTN_CROSS, l, &Hh, &Tq, &Tk);
             CHECK(w && Tq == TT && Tk == S, "%s: cross layer %d", label, l);
-            if (w) check_rows(label, w, Hh, Tq, Tk, 0), pv = fmax(pv, pv_diff(w, &ctx->acts.stack[1].layers[l].cross_attn, Tq, Tk, 1));
+            if (w) {
+                check_rows(label, w, Hh, Tq, Tk, 0);
+                pv = fmax(pv, pv_diff(w, &ctx->acts.stack[1].layers[l].cross_attn, Tq, Tk, 1));
+            }
         }
         w = tfm_context_attention(ctx, TFM_ATTN_DECODER_SELF, l, &Hh, &Tq, &Tk);
         CHECK(w && Tq == TT && Tk == TT, "%s: decoder layer %d", label, l);
         /* Shaw's relative values add to P·V: compare P·V only without them (the default) */
-        if (w) check_rows(label, w, Hh, Tq, Tk, 1), pv = fmax(pv, pv_diff(w, &ctx->acts.stack[stack_dec].layers[l].self_attn, Tq, Tk, 0));
+        if (w) {
+            check_rows(label, w, Hh, Tq, Tk, 1);
+            pv = fmax(pv, pv_diff(w, &ctx->acts.stack[stack_dec].layers[l].self_attn, Tq, Tk, 0));
+        }
     }
     CHECK(pv <= 1e-5, "%s: P·V of the maps differs from the forward's heads by %g", label, pv);
     CHECK(tfm_context_attention(ctx, TFM_ATTN_DECODER_SELF, 2, NULL, NULL, NULL) == NULL, "%s: layer 2 of 2", label);
@@ -205,15 +225,12 @@ static void check_kind(tfm_arch arch, tfm_pe pe) {
     tgt_full[TT] = c.eos_id;
     CHECK(tfm_model_score(ctx, 1, dec ? 0 : S, TT + 1, dec ? NULL : SRC, tgt_full, &lp, &nt, NULL) == TFM_OK, "%s: score", label);
     CHECK(tfm_context_attention(ctx, TFM_ATTN_DECODER_SELF, 0, NULL, NULL, NULL) == NULL, "%s: maps after a score", label);
-    tfm_context_free(ctx);
-    tfm_model_free(m);
+    free_all(ctx);
 }
 
 static void check_errors(void) {
     tfm_config c = config(TFM_ARCH_ENCODER_DECODER, TFM_PE_SINUSOIDAL);
-    tfm_model *m = make_model(&c, 3);
-    tfm_context *ctx = NULL;
-    CHECK(m && tfm_context_create(m, &ctx) == TFM_OK, "context");
+    tfm_context *ctx = model_context(&c, 3, "errors");
     if (!ctx) return;
     int32_t long_src[MAXLEN + 1], padded[3] = {3, 0, 4};
     for (int i = 0; i <= MAXLEN; i++) long_src[i] = 3;
@@ -226,8 +243,7 @@ static void check_errors(void) {
     CHECK(tfm_model_attention(ctx, 3, padded, TT, TGT) == TFM_ERR_RANGE && strstr(tfm_last_error(), "padding id"),
           "a pad id: %s", tfm_last_error());
     CHECK(tfm_model_attention(NULL, S, SRC, TT, TGT) == TFM_ERR_INVALID_ARG, "NULL context");
-    tfm_context_free(ctx);
-    tfm_model_free(m);
+    free_all(ctx);
 }
 
 int main(void) {
