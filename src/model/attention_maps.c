@@ -3,7 +3,6 @@
  * softmax output (activations.h: mha_acts.probs, [B, H, T, S_k]); read back from there. */
 #include "core_internal.h"
 #include "model_context.h"
-#include "model_internal.h"
 #include "stack.h"
 #include "tfm/attention.h"
 #include "tfm/names.h"
