@@ -72,7 +72,8 @@ if "$T" --version | grep -q "^PNG heatmaps (tfm attention --png): cairo"; then
   mkdir -p "$WORK/png"
   "$T" attention --model "$WORK/ed.st" --src "$SRC" --tgt "$TGT" --png "$WORK/png" > /dev/null 2> "$WORK/png.log" ||
     bad "--png: $(cat "$WORK/png.log")"
-  [ "$(ls "$WORK/png" | grep -c '\.png$')" = 12 ] && ok || bad "--png wrote $(ls "$WORK/png" | wc -l) files, want 12"
+  pngs=("$WORK"/png/*.png)
+  [ "${#pngs[@]}" = 12 ] && ok || bad "--png wrote ${#pngs[@]} PNG files, want 12"
   while read -r _ _ path size; do
     w=${size#(}; w=${w%% *}; h=${size##* }; h=${h%)}
     [ "$(head -c 8 "$path" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && ok || bad "$path is not a PNG"

@@ -35,7 +35,7 @@ grep -q "^by source length" "$WORK/eval.out" && ok || bad "no by-length table on
 "$T" tokenize --encode --tokenizer "$WORK/tok.model" --input "$WORK/src.en" --output "$WORK/src.ids" 2> /dev/null
 awk '{ print NF }' "$WORK/src.ids" > "$WORK/len"
 nonempty=0
-while IFS=, read -r label lo hi lines bleu chrf ratio hyp_tok ref_tok; do
+while IFS=, read -r label lo hi lines bleu chrf ratio _; do
   [ "$label" = bucket ] && continue
   [ "$hi" = inf ] && hi=1000000
   awk -v lo="$lo" -v hi="$hi" '{ if ($1 >= lo && $1 <= hi) print NR }' "$WORK/len" > "$WORK/rows"
