@@ -141,7 +141,7 @@ while getopts d:o:s:l:S:p:j:t:r opt; do
   case $opt in
   d) DATA=$OPTARG ;; o) OUT=$OPTARG ;; s) MT_STEPS=$OPTARG ;; l) LM_STEPS=$OPTARG ;; S) SEEDS=$OPTARG ;;
   p) VARIANTS=$OPTARG ;; j) JOBS=$OPTARG ;; t) THREADS=$OPTARG ;; r) report_only=1 ;;
-  *) sed -n '2,29p' "$0" >&2; exit 2 ;;
+  *) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0" >&2; exit 2 ;;
   esac
 done
 : "${D_MODEL:=128}" "${N_HEADS:=4}" "${N_LAYERS:=3}" "${D_FF:=512}" "${BATCH_TOKENS:=2000}" "${VOCAB:=8000}"
