@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     s.api_key = key ? "k3y" : NULL;
     atomic_store(&s.ready, !loading);
-    const serve_request q = {route[1], route[0], type, bearer ? auth : NULL, body, size - 3};
+    const serve_request q = {route[1], route[0], type, bearer ? auth : NULL, body, size - 3, NULL, NULL};
     serve_reply r = {0};
     serve_route(&s, &q, &r);
     if (r.stream) __builtin_trap(); /* nothing streams without a model */

@@ -6,6 +6,8 @@
 #include <microhttpd.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <sys/socket.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +72,17 @@ static enum MHD_Result send_reply(serve_state *s, struct MHD_Connection *conn, c
     return ok;
 }
 
+/* 1 once the client has closed its side of the connection (or reset it): a peek reads 0 bytes or
+ * fails for good. A pipelined request waiting to be read is not a close. */
+static int client_gone(const void *conn) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info((struct MHD_Connection *)conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!info) return 0;
+    char c;
+    const ssize_t n = recv(info->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **con_cls) {
     (void)version;
@@ -122,7 +135,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     const serve_request q = {
         method, url, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION), cs->body ? cs->body : "",
-        cs->len};
+        cs->len, client_gone, conn};
     serve_route(s, &q, &r);
     return send_reply(s, conn, method, url, &r, cs);
 }

@@ -89,6 +89,26 @@ void serve_metrics_reply(serve_state *s, serve_reply *r) {
                    "# HELP tfm_serve_queue_waiting Requests waiting for a worker now.\n"
                    "# TYPE tfm_serve_queue_waiting gauge\ntfm_serve_queue_waiting %d\n",
                    atomic_load(&m->tokens_in), atomic_load(&m->tokens_out), running, waiting);
+    int tr_waiting = 0, tr_busy = 0;
+    for (int i = 0; i < s->n_models; i++) {
+        int w, busy;
+        serve_batcher_depth(&s->models[i], &w, &busy);
+        tr_waiting += w;
+        tr_busy += busy;
+    }
+    ok = ok && put(&b, &len, &cap,
+                   "# HELP tfm_serve_translate_waiting /translate requests with sentences waiting for a shared round.\n"
+                   "# TYPE tfm_serve_translate_waiting gauge\ntfm_serve_translate_waiting %d\n"
+                   "# HELP tfm_serve_translate_busy Translation threads computing a round now.\n"
+                   "# TYPE tfm_serve_translate_busy gauge\ntfm_serve_translate_busy %d\n"
+                   "# HELP tfm_serve_translate_batches_total Shared translation rounds run.\n"
+                   "# TYPE tfm_serve_translate_batches_total counter\ntfm_serve_translate_batches_total %ld\n"
+                   "# HELP tfm_serve_translate_batch_sentences_total Sentences in those rounds (over rounds: the mean batch).\n"
+                   "# TYPE tfm_serve_translate_batch_sentences_total counter\ntfm_serve_translate_batch_sentences_total %ld\n"
+                   "# HELP tfm_serve_cancelled_total Requests cancelled because their client went away.\n"
+                   "# TYPE tfm_serve_cancelled_total counter\ntfm_serve_cancelled_total %ld\n",
+                   tr_waiting, tr_busy, atomic_load(&m->batches), atomic_load(&m->batch_sentences),
+                   atomic_load(&m->cancelled));
     if (!ok) {
         free(b);
         serve_error(r, 500, "out of memory");

@@ -68,7 +68,7 @@ static serve_model *pair_model(serve_state *s, const cJSON *body, serve_reply *r
 
 /* POST /translate: {"q": text or [texts], "source", "target", "format": "text"} ->
  * {"translatedText": text or [texts]}, as LibreTranslate. */
-static void translate(serve_state *s, const cJSON *body, serve_reply *r) {
+static void translate(serve_state *s, const serve_request *req, const cJSON *body, serve_reply *r) {
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(body, "format");
     if (fmt && !(cJSON_IsString(fmt) && strcmp(fmt->valuestring, "text") == 0)) {
         serve_error(r, 400, "format: only \"text\" is supported");
@@ -81,22 +81,13 @@ static void translate(serve_state *s, const cJSON *body, serve_reply *r) {
     serve_model *m = pair_model(s, body, r);
     char **out = m ? calloc(n, sizeof *out) : NULL;
     if (m && !out) serve_error(r, 500, "out of memory");
-    tfm_context *ctx = out ? serve_acquire(s, m, r) : NULL;
-    if (ctx) {
-        tfm_translate_stats stats = {0};
-        const tfm_status st = tfm_translate_text(ctx, m->tok, &s->dc, q, n, s->batch, out, &stats);
-        serve_release(s, m, ctx);
-        atomic_fetch_add(&s->metrics.tokens_in, (long)stats.src_tokens);
-        atomic_fetch_add(&s->metrics.tokens_out, (long)stats.out_tokens);
-        if (st != TFM_OK) {
-            serve_error(r, st == TFM_ERR_NOMEM ? 500 : 400, "q: %s", tfm_last_error());
-        } else {
-            cJSON *j = cJSON_CreateObject();
-            cJSON *t = is_array ? cJSON_CreateStringArray((const char *const *)out, (int)n) : cJSON_CreateString(out[0]);
-            if (j && t) cJSON_AddItemToObject(j, "translatedText", t);
-            else cJSON_Delete(t);
-            serve_json(r, j);
-        }
+    /* in rounds shared with the other clients' requests (batcher.c) */
+    if (out && serve_translate_batched(s, m, req, q, n, out, r)) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON *t = is_array ? cJSON_CreateStringArray((const char *const *)out, (int)n) : cJSON_CreateString(out[0]);
+        if (j && t) cJSON_AddItemToObject(j, "translatedText", t);
+        else cJSON_Delete(t);
+        serve_json(r, j);
     }
     for (size_t i = 0; out && i < n; i++) free(out[i]);
     free(out);
@@ -167,7 +158,7 @@ void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
     cJSON *body = serve_body_object(q, r);
     if (!body) return;
     if (serve_authorized(s, q, body, r)) {
-        if (routes[k].id == R_TRANSLATE) translate(s, body, r);
+        if (routes[k].id == R_TRANSLATE) translate(s, q, body, r);
         else if (routes[k].id == R_EMBEDDINGS) serve_embeddings(s, body, r);
         else serve_completions(s, body, r);
     }

@@ -13,6 +13,8 @@
 
 typedef enum { SERVE_TRANSLATE, SERVE_GENERATE, SERVE_EMBED } serve_kind;
 
+typedef struct serve_batcher serve_batcher; /* batcher.c */
+
 /* One --model: loaded once, read-only; `workers` contexts of it are lent out one request at a time. */
 typedef struct {
     const char *path;      /* as given, without its @SRC:TGT */
@@ -24,6 +26,8 @@ typedef struct {
     tfm_embedder *emb;     /* embed */
     tfm_context **ctx;     /* [workers] */
     unsigned char *busy;   /* [workers], under serve_state.mu */
+    serve_batcher *batcher; /* translate: the shared batches (batcher.c) and their threads' arguments */
+    void *batcher_args;
 } serve_model;
 
 /* What GET /metrics reports (metrics.c): requests by route and status, latency, tokens. */
@@ -35,6 +39,8 @@ typedef struct {
     atomic_long latency_le[SERVE_BUCKETS]; /* requests answered within each bucket's bound */
     atomic_long latency_count, latency_us_sum;
     atomic_long tokens_in, tokens_out; /* subword tokens read (sources, prompts) and written */
+    atomic_long batches, batch_sentences; /* translation rounds run, and the sentences in them */
+    atomic_long cancelled;                /* requests whose client went away before the reply */
 } serve_metrics;
 
 typedef struct {
@@ -45,7 +51,8 @@ typedef struct {
     size_t max_body;     /* bytes of a request body; more get 413 */
     const char *api_key; /* NULL: none needed */
     tfm_decode_config dc;
-    int batch;
+    int batch;               /* --batch-size: sentences of a translation round (tfm_translate_text's batch_sentences) */
+    size_t max_batch_tokens; /* --max-batch-tokens: a round's sentences × its longest, in tokens; 0: no limit */
     atomic_int ready; /* 1 once every model is loaded: /health is 503 before */
     atomic_int stopping; /* 1 after SIGTERM: replies close their connection */
     pthread_mutex_t mu;
@@ -61,6 +68,9 @@ typedef struct {
     const char *auth;         /* the Authorization header, NULL if none */
     const char *body;
     size_t len;
+    /* nonzero once the client has closed the connection (http.c); NULL: never asked */
+    int (*gone)(const void *conn);
+    const void *conn;
 } serve_request;
 
 typedef struct serve_stream serve_stream;
@@ -112,6 +122,25 @@ int serve_strings(const cJSON *body, const char *name, const char ***items, size
  * setting a 503 with Retry-After in *r) when `workers + max_queue` requests are already admitted. */
 tfm_context *serve_acquire(serve_state *s, serve_model *m, serve_reply *r);
 void serve_release(serve_state *s, serve_model *m, tfm_context *ctx);
+
+/* Cross-client translation batches (batcher.c). serve_batcher_start starts `workers` threads on
+ * m's contexts (0 on failure: out of memory, no thread); serve_batcher_stop lets them finish the
+ * queue, joins them and frees the batcher (safe without one). */
+int serve_batcher_start(serve_state *s, serve_model *m);
+void serve_batcher_stop(serve_model *m);
+
+/* Translates q[0..n) (as tfm_translate_text: out[i] malloc'd, one line each) in rounds shared
+ * with the other requests of model m: at most --batch-size sentences and --max-batch-tokens
+ * padded tokens a round, each sorted and batched by tfm_translate_text. Waits for the result;
+ * while it waits, asks req->gone every 50 ms: a client gone cancels the request (its sentences
+ * not yet in a round are dropped). Returns 1, or 0 after setting *r: 503 with Retry-After when
+ * every thread of m computes and --max-queue requests already wait; 400 for a sentence the
+ * tokenizer refuses; 499 for a cancelled request; 500 out of memory. Every out[i] is NULL then. */
+int serve_translate_batched(serve_state *s, serve_model *m, const serve_request *req, const char *const *q, size_t n,
+                            char **out, serve_reply *r);
+
+/* The requests of m waiting for a round, and its threads computing one. */
+void serve_batcher_depth(serve_model *m, int *waiting, int *busy);
 
 /* Streams (complete.c): up to `max` bytes of the next events into buf, waiting for them; returns
  * the count, or -1 at the end of the stream. serve_stream_close cancels the work if it still runs,

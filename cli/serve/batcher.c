@@ -1,0 +1,269 @@
+/* Translation batches shared across clients (serve.h, docs/SERVE.md "Batching"): every /translate
+ * request of a model is a job in one FIFO queue; each of the model's `workers` threads takes the
+ * sentences at the head of the queue — from as many jobs as fit — into a round of at most
+ * --batch-size sentences and --max-batch-tokens padded tokens, and translates the round with
+ * tfm_translate_text, which sorts it by length and cuts it into batches with the planner of
+ * `tfm translate` (src/core/batch_plan.c). Each result goes back to its job; a request returns
+ * when all its sentences are back. A job whose client has gone away leaves the queue: its
+ * sentences not yet in a round are never translated. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, pthread_cond_timedwait */
+#include "serve.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct serve_job {
+    const char *const *q;
+    size_t n;
+    char **out;
+    const size_t *ntok;    /* [n] each sentence's subword tokens (0 for a blank one) */
+    size_t next;           /* sentences [0, next) are in rounds */
+    size_t back;           /* of them, back from their round */
+    int cancelled, queued; /* under the batcher's mu */
+    tfm_status st;
+    char err[256];
+    struct serve_job *link; /* the queue */
+} serve_job;
+
+struct serve_batcher {
+    serve_state *s;
+    serve_model *m;
+    pthread_mutex_t mu;
+    pthread_cond_t work, back;
+    serve_job *head, *tail;
+    int waiting; /* jobs in the queue */
+    int busy;    /* threads translating a round */
+    int stop;
+    int n_threads;
+    pthread_t *threads;
+};
+
+typedef struct {
+    serve_batcher *b;
+    tfm_context *ctx;
+} worker_arg;
+
+/* Takes the next round off the queue (under b->mu): up to cap sentences, padded tokens (rows ×
+ * the longest) within max_tokens (0: no limit; a sentence alone always goes). */
+static size_t take_round(serve_batcher *b, size_t cap, const char **src, serve_job **job, size_t *idx) {
+    const size_t max_tokens = b->s->max_batch_tokens;
+    size_t rows = 0, longest = 0;
+    while (b->head && rows < cap) {
+        serve_job *j = b->head;
+        while (j->next < j->n && rows < cap) {
+            const size_t l = j->ntok[j->next] > longest ? j->ntok[j->next] : longest;
+            if (rows > 0 && max_tokens > 0 && (rows + 1) * l > max_tokens) return rows;
+            longest = l;
+            src[rows] = j->q[j->next];
+            job[rows] = j;
+            idx[rows++] = j->next++;
+        }
+        if (j->next == j->n) { /* all its sentences are in rounds: it leaves the queue */
+            b->head = j->link;
+            if (!b->head) b->tail = NULL;
+            j->queued = 0;
+            b->waiting--;
+        }
+    }
+    return rows;
+}
+
+static void *worker_main(void *arg) {
+    worker_arg *w = arg;
+    serve_batcher *b = w->b;
+    serve_state *s = b->s;
+    const size_t cap = (size_t)s->batch;
+    const char **src = malloc(cap * sizeof *src);
+    serve_job **job = malloc(cap * sizeof *job);
+    size_t *idx = malloc(cap * sizeof *idx);
+    char **out = malloc(cap * sizeof *out);
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        while (!b->stop && !b->head) pthread_cond_wait(&b->work, &b->mu);
+        if (!b->head) break; /* stopping, and nothing left */
+        const size_t rows = src && job && idx && out ? take_round(b, cap, src, job, idx) : 0;
+        tfm_status st = TFM_ERR_NOMEM;
+        char err[256] = "out of memory";
+        tfm_translate_stats stats = {0};
+        if (rows > 0) {
+            b->busy++;
+            pthread_mutex_unlock(&b->mu);
+            st = tfm_translate_text(w->ctx, b->m->tok, &s->dc, src, rows, s->batch, out, &stats);
+            if (st != TFM_OK) snprintf(err, sizeof err, "%s", tfm_last_error());
+            atomic_fetch_add(&s->metrics.tokens_in, (long)stats.src_tokens);
+            atomic_fetch_add(&s->metrics.tokens_out, (long)stats.out_tokens);
+            atomic_fetch_add(&s->metrics.batches, 1);
+            atomic_fetch_add(&s->metrics.batch_sentences, (long)rows);
+            pthread_mutex_lock(&b->mu);
+            b->busy--;
+        } else { /* no memory for the round's arrays: fail the head job whole */
+            serve_job *j = b->head;
+            b->head = j->link;
+            if (!b->head) b->tail = NULL;
+            j->queued = 0;
+            b->waiting--;
+            j->back += j->n - j->next;
+            j->next = j->n;
+            j->st = st;
+            memcpy(j->err, err, sizeof err);
+        }
+        for (size_t i = 0; i < rows; i++) {
+            serve_job *j = job[i];
+            j->out[idx[i]] = st == TFM_OK ? out[i] : NULL;
+            if (st != TFM_OK && j->st == TFM_OK) {
+                j->st = st;
+                memcpy(j->err, err, sizeof err);
+            }
+            j->back++;
+        }
+        pthread_cond_broadcast(&b->back);
+    }
+    pthread_mutex_unlock(&b->mu);
+    free(src);
+    free(job);
+    free(idx);
+    free(out);
+    return NULL;
+}
+
+int serve_batcher_start(serve_state *s, serve_model *m) {
+    serve_batcher *b = calloc(1, sizeof *b);
+    worker_arg *args = calloc((size_t)s->workers, sizeof *args);
+    if (b) b->threads = calloc((size_t)s->workers, sizeof *b->threads);
+    if (!b || !args || !b->threads) {
+        if (b) free(b->threads);
+        free(b);
+        free(args);
+        return 0;
+    }
+    *b = (serve_batcher){.s = s, .m = m, .threads = b->threads};
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->work, NULL);
+    pthread_cond_init(&b->back, NULL);
+    m->batcher = b;
+    m->batcher_args = args;
+    for (int i = 0; i < s->workers; i++) {
+        args[i] = (worker_arg){b, m->ctx[i]};
+        if (pthread_create(&b->threads[i], NULL, worker_main, &args[i]) != 0) return 0;
+        b->n_threads++;
+    }
+    return 1;
+}
+
+void serve_batcher_stop(serve_model *m) {
+    serve_batcher *b = m->batcher;
+    if (!b) return;
+    pthread_mutex_lock(&b->mu);
+    b->stop = 1;
+    pthread_cond_broadcast(&b->work);
+    pthread_mutex_unlock(&b->mu);
+    for (int i = 0; i < b->n_threads; i++) pthread_join(b->threads[i], NULL);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->work);
+    pthread_cond_destroy(&b->back);
+    free(b->threads);
+    free(b);
+    free(m->batcher_args);
+    m->batcher = NULL;
+    m->batcher_args = NULL;
+}
+
+void serve_batcher_depth(serve_model *m, int *waiting, int *busy) {
+    serve_batcher *b = m->batcher;
+    *waiting = *busy = 0;
+    if (!b) return;
+    pthread_mutex_lock(&b->mu);
+    *waiting = b->waiting;
+    *busy = b->busy;
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Drops a cancelled job from the queue (under b->mu): its sentences not yet in a round never run. */
+static void unqueue(serve_batcher *b, serve_job *j) {
+    if (!j->queued) return;
+    serve_job **p = &b->head, *prev = NULL;
+    while (*p != j) {
+        prev = *p;
+        p = &(*p)->link;
+    }
+    *p = j->link;
+    if (b->tail == j) b->tail = prev;
+    j->queued = 0;
+    b->waiting--;
+    j->n = j->next; /* the sentences already in rounds still come back */
+}
+
+int serve_translate_batched(serve_state *s, serve_model *m, const serve_request *req, const char *const *q, size_t n,
+                            char **out, serve_reply *r) {
+    serve_batcher *b = m->batcher;
+    size_t *ntok = calloc(n ? n : 1, sizeof *ntok);
+    if (!b || !ntok) {
+        free(ntok);
+        serve_error(r, 500, "out of memory");
+        return 0;
+    }
+    /* each sentence's length in tokens, for --max-batch-tokens (and its tokenizer errors, here:
+     * a bad sentence fails its own request, not a round shared with others) */
+    for (size_t i = 0; i < n; i++) {
+        if (tfm_text_is_blank(q[i], strlen(q[i]))) continue;
+        int32_t *ids = NULL;
+        if (tfm_tokenizer_encode(m->tok, q[i], strlen(q[i]), &ids, &ntok[i]) != TFM_OK) {
+            serve_error(r, 400, "q%s: %s", n > 1 ? "[]" : "", tfm_last_error());
+            free(ntok);
+            return 0;
+        }
+        free(ids);
+        const size_t max_len = (size_t)tfm_model_config(m->model)->max_len;
+        if (ntok[i] > max_len) ntok[i] = max_len; /* tfm_translate_text cuts it so */
+    }
+    serve_job j = {.q = q, .n = n, .out = out, .ntok = ntok, .st = TFM_OK, .queued = 1};
+    pthread_mutex_lock(&b->mu);
+    if (b->busy == b->n_threads && b->waiting >= s->max_queue) {
+        const int busy = b->busy, waiting = b->waiting;
+        pthread_mutex_unlock(&b->mu);
+        free(ntok);
+        serve_error(r, 503, "busy: %d batches are computing and %d requests waiting (--max-queue %d); retry later",
+                    busy, waiting, s->max_queue);
+        r->retry_after = 1;
+        return 0;
+    }
+    if (b->tail) b->tail->link = &j;
+    else b->head = &j;
+    b->tail = &j;
+    b->waiting++;
+    pthread_cond_signal(&b->work);
+    /* wait for every sentence, checking every 50 ms whether the client is still there */
+    while (j.back < j.n) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 50000000;
+        if (t.tv_nsec >= 1000000000) {
+            t.tv_sec++;
+            t.tv_nsec -= 1000000000;
+        }
+        if (pthread_cond_timedwait(&b->back, &b->mu, &t) == ETIMEDOUT && !j.cancelled && req->gone &&
+            req->gone(req->conn)) {
+            j.cancelled = 1;
+            unqueue(b, &j);
+            atomic_fetch_add(&s->metrics.cancelled, 1);
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+    free(ntok);
+    if (j.cancelled) {
+        for (size_t i = 0; i < j.n; i++) free(out[i]);
+        memset(out, 0, n * sizeof *out);
+        serve_error(r, 499, "the client closed the connection");
+        return 0;
+    }
+    if (j.st != TFM_OK) {
+        for (size_t i = 0; i < n; i++) free(out[i]);
+        memset(out, 0, n * sizeof *out);
+        serve_error(r, j.st == TFM_ERR_NOMEM ? 500 : 400, "q: %s", j.err);
+        return 0;
+    }
+    return 1;
+}
