@@ -235,17 +235,19 @@ int serve_translate_batched(serve_state *s, serve_model *m, const serve_request 
     b->tail = &j;
     b->waiting++;
     pthread_cond_signal(&b->work);
-    /* wait for every sentence, checking every 50 ms whether the client is still there */
+    /* wait for every sentence, asking every 50 ms whether the client is still there (rounds of
+     * other requests wake this thread more often: the clock, not the wake-ups, paces the asking) */
+    struct timespec ask;
+    clock_gettime(CLOCK_REALTIME, &ask);
     while (j.back < j.n) {
-        struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        t.tv_nsec += 50000000;
-        if (t.tv_nsec >= 1000000000) {
-            t.tv_sec++;
-            t.tv_nsec -= 1000000000;
+        ask.tv_nsec += 50000000;
+        if (ask.tv_nsec >= 1000000000) {
+            ask.tv_sec++;
+            ask.tv_nsec -= 1000000000;
         }
-        if (pthread_cond_timedwait(&b->back, &b->mu, &t) == ETIMEDOUT && !j.cancelled && req->gone &&
-            req->gone(req->conn)) {
+        while (j.back < j.n && pthread_cond_timedwait(&b->back, &b->mu, &ask) != ETIMEDOUT) {
+        }
+        if (j.back < j.n && !j.cancelled && req->gone && req->gone(req->conn)) {
             j.cancelled = 1;
             unqueue(b, &j);
             atomic_fetch_add(&s->metrics.cancelled, 1);

@@ -14,23 +14,6 @@ command -v jq > /dev/null || skip "jq is not installed (scripts/install-deps ins
 # the models: a tiny en->es translation model and a tiny LM (seconds); BERT from the golden folder
 tiny_models || { finish serve; exit 1; }
 
-# req METHOD PATH [curl args...]: the response body in $WORK/body, the status in CODE.
-req() {
-  local method=$1 path=$2
-  shift 2
-  CODE=$(curl -s --max-time 20 -o "$WORK/body" -w '%{http_code}' -X "$method" "$@" "http://127.0.0.1:$PORT$path")
-}
-# post PATH JSON: POST a JSON body.
-post() { req POST "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
-# want LABEL CODE JQ_FILTER: the last response had status CODE and a body jq -e FILTER accepts.
-want() {
-  if [ "$CODE" = "$2" ] && jq -e "$3" "$WORK/body" > /dev/null 2>&1; then ok; else
-    bad "$1: status $CODE (want $2), body $(head -c 300 "$WORK/body") (want $3)"
-  fi
-}
-# want_error LABEL CODE NEEDLE: status CODE and {"error": "...NEEDLE..."}.
-want_error() { want "$1" "$2" ".error | type == \"string\" and contains(\"$3\")"; }
-
 start main --model "$MT@en:es" --model "$LM" --model "$BERT" --threads 2 --max-body 200000 || { finish serve; exit 1; }
 MAIN_PID=$SPID MAIN_PORT=$PORT
 

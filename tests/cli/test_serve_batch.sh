@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# tfm serve's batches across clients (docs/SERVE.md "Batching across clients") over loopback:
+# many clients at once, each with its own sentence, while one worker is held by a long request so
+# that they queue: each gets `tfm translate` of its sentence alone (greedy and beam 4), and
+# /metrics shows the sentences ran in shared rounds (fewer rounds than requests); --max-batch-tokens
+# bounds a round (1 token: a sentence a round); a client that disconnects cancels its queued work.
+# Every server started is killed on exit (trap); every wait is bounded.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/serve_lib.sh"
+command -v jq > /dev/null || skip "jq is not installed (scripts/install-deps installs it)"
+tiny_models || { finish serve_batch; exit 1; }
+
+N=24 # clients at once
+sed -n "1,${N}p" "$WORK/c/all.en" > "$WORK/many.txt"
+for i in $(seq "$N"); do sed -n "${i}p" "$WORK/many.txt" | jq -R '{q: ., source: "en", target: "es"}' > "$WORK/one.$i.json"; done
+# the long request that holds the worker meanwhile: every training line, 8 times
+for _ in 1 2 3 4 5 6 7 8; do cat "$WORK/c/train.en"; done | jq -R . | jq -s '{q: ., source: "en", target: "es"}' > "$WORK/hold.json"
+L=$((8 * $(wc -l < "$WORK/c/train.en")))
+
+# metric NAME: its value in the last GET /metrics
+metric() { sed -n "s/^$1 //p" "$WORK/body"; }
+
+# clients NAME BEAM ARGS...: a server with one worker and ARGS; the long request, then N clients at
+# once; each answer == tfm translate --beam BEAM of that sentence alone; leaves /metrics in body
+clients() {
+  local name=$1 beam=$2 i differ=0 hold
+  shift 2
+  start "$name" --model "$MT@en:es" --threads 1 --beam "$beam" "$@" || return 1
+  curl -s --max-time 120 -o "$WORK/hold.out" -H 'Content-Type: application/json' --data-binary "@$WORK/hold.json" \
+    "http://127.0.0.1:$PORT/translate" &
+  hold=$!
+  sleep 0.2 # the long request is in the queue first
+  local CC=()
+  for i in $(seq "$N"); do
+    curl -s --max-time 120 -H 'Content-Type: application/json' --data-binary "@$WORK/one.$i.json" \
+      "http://127.0.0.1:$PORT/translate" > "$WORK/got.$i" &
+    CC+=($!)
+  done
+  wait "$hold" "${CC[@]}" # each curl ends within its --max-time
+  for i in $(seq "$N"); do
+    if [ ! -s "$WORK/alone.$beam.$i" ]; then
+      sed -n "${i}p" "$WORK/many.txt" > "$WORK/alone.in"
+      "$TFM" translate --model "$MT" --beam "$beam" --input "$WORK/alone.in" --output "$WORK/alone.$beam.$i" 2> /dev/null ||
+        bad "tfm translate line $i"
+    fi
+    [ "$(jq -r .translatedText "$WORK/got.$i" 2> /dev/null)" = "$(cat "$WORK/alone.$beam.$i")" ] || differ=$((differ + 1))
+  done
+  [ "$differ" = 0 ] && ok || bad "$name: $differ of $N concurrent clients differ from tfm translate of their sentence alone"
+  [ "$(jq '.translatedText | length' "$WORK/hold.out")" = "$L" ] && ok || bad "$name: the long request: $(head -c 200 "$WORK/hold.out")"
+  req GET /metrics
+}
+
+clients greedy 1
+rounds=$(metric tfm_serve_translate_batches_total) sent=$(metric tfm_serve_translate_batch_sentences_total)
+# the long request alone needs ceil(L / 32) rounds; its last one and a few more take the N clients
+[ "$sent" = $((L + N)) ] && [ -n "$rounds" ] && [ "$rounds" -le $(((L + N + 31) / 32 + 3)) ] && ok ||
+  bad "greedy: $sent sentences in $rounds rounds: not shared (each client alone would need $(((L + 31) / 32 + N)))"
+kill -9 "$SPID"
+
+clients beam4 4
+[ "$(metric tfm_serve_translate_batch_sentences_total)" = $((L + N)) ] && ok || bad "beam 4: $(grep translate_batch "$WORK/body")"
+kill -9 "$SPID"
+
+# --max-batch-tokens 1: no round can take a second sentence; the results stay the same
+clients tokens1 1 --max-batch-tokens 1
+[ "$(metric tfm_serve_translate_batches_total)" = $((L + N)) ] && ok ||
+  bad "--max-batch-tokens 1: $(grep translate_batch "$WORK/body") (want $((L + N)) rounds of one sentence)"
+kill -9 "$SPID"
+
+# a client that disconnects cancels its work: rounds of 4 sentences at beam 4, a request of 10 × the
+# training text; its client gives up after 1 s. The server logs it (499), counts it, stops after
+# the round in flight (fewer rounds than the request's), and answers the next client at once.
+start cancel --model "$MT@en:es" --threads 1 --beam 4 --batch-size 4 || { finish serve; exit 1; }
+for _ in $(seq 10); do cat "$WORK/c/train.en"; done | jq -R . | jq -s '{q: ., source: "en", target: "es"}' > "$WORK/long.json"
+long=$((10 * $(wc -l < "$WORK/c/train.en"))) # 560 rounds: about 3.5 s on an idle machine
+curl -s --max-time 1 -o /dev/null -H 'Content-Type: application/json' --data-binary "@$WORK/long.json" \
+  "http://127.0.0.1:$PORT/translate"
+t0=$(date +%s%N)
+post /translate '{"q": "In the beginning.", "source": "en", "target": "es"}'
+ms=$((($(date +%s%N) - t0) / 1000000))
+want "after a cancelled request" 200 '.translatedText | type == "string"'
+sleep 0.3 # the cancelled request's thread notices within 50 ms; its log line follows
+req GET /metrics
+rounds=$(metric tfm_serve_translate_batches_total)
+if [ "$(metric tfm_serve_cancelled_total)" = 1 ] && grep -q "POST /translate 499" "$WORK/cancel.log" &&
+  [ -n "$rounds" ] && [ "$rounds" -lt $((long / 4)) ] && [ "$ms" -lt 3000 ]; then ok; else
+  bad "cancel: cancelled $(metric tfm_serve_cancelled_total), $rounds rounds of the $((long / 4)) the request needs, next answered in $ms ms; $(tail -3 "$WORK/cancel.log")"
+fi
+
+finish serve_batch
