@@ -18,7 +18,8 @@
 typedef struct serve_job {
     const char *const *q;
     size_t n;
-    char **out;
+    int n_best;            /* translations kept per sentence: 1 + alternatives */
+    char **out;            /* [n × n_best] */
     const size_t *ntok;    /* [n] each sentence's subword tokens (0 for a blank one) */
     size_t next;           /* sentences [0, next) are in rounds */
     size_t back;           /* of them, back from their round */
@@ -48,15 +49,17 @@ typedef struct {
 
 /* Takes the next round off the queue (under b->mu): up to cap sentences, padded tokens (rows ×
  * the longest) within max_tokens (0: no limit; a sentence alone always goes). */
-static size_t take_round(serve_batcher *b, size_t cap, const char **src, serve_job **job, size_t *idx) {
+static size_t take_round(serve_batcher *b, size_t cap, const char **src, serve_job **job, size_t *idx, int *n_best) {
     const size_t max_tokens = b->s->max_batch_tokens;
     size_t rows = 0, longest = 0;
+    *n_best = 1;
     while (b->head && rows < cap) {
         serve_job *j = b->head;
         while (j->next < j->n && rows < cap) {
             const size_t l = j->ntok[j->next] > longest ? j->ntok[j->next] : longest;
             if (rows > 0 && max_tokens > 0 && (rows + 1) * l > max_tokens) return rows;
             longest = l;
+            if (j->n_best > *n_best) *n_best = j->n_best;
             src[rows] = j->q[j->next];
             job[rows] = j;
             idx[rows++] = j->next++;
@@ -79,19 +82,20 @@ static void *worker_main(void *arg) {
     const char **src = malloc(cap * sizeof *src);
     serve_job **job = malloc(cap * sizeof *job);
     size_t *idx = malloc(cap * sizeof *idx);
-    char **out = malloc(cap * sizeof *out);
+    char **out = malloc(cap * (size_t)s->dc.beam * sizeof *out); /* n_best <= beam per sentence */
     pthread_mutex_lock(&b->mu);
     for (;;) {
         while (!b->stop && !b->head) pthread_cond_wait(&b->work, &b->mu);
         if (!b->head) break; /* stopping, and nothing left */
-        const size_t rows = src && job && idx && out ? take_round(b, cap, src, job, idx) : 0;
+        int nb = 1; /* the round keeps the most any of its requests wants: the best is the same */
+        const size_t rows = src && job && idx && out ? take_round(b, cap, src, job, idx, &nb) : 0;
         tfm_status st = TFM_ERR_NOMEM;
         char err[256] = "out of memory";
         tfm_translate_stats stats = {0};
         if (rows > 0) {
             b->busy++;
             pthread_mutex_unlock(&b->mu);
-            st = tfm_translate_text(w->ctx, b->m->tok, &s->dc, src, rows, s->batch, out, &stats);
+            st = tfm_translate_text_nbest(w->ctx, b->m->tok, &s->dc, src, rows, s->batch, nb, out, &stats);
             if (st != TFM_OK) snprintf(err, sizeof err, "%s", tfm_last_error());
             atomic_fetch_add(&s->metrics.tokens_in, (long)stats.src_tokens);
             atomic_fetch_add(&s->metrics.tokens_out, (long)stats.out_tokens);
@@ -112,7 +116,11 @@ static void *worker_main(void *arg) {
         }
         for (size_t i = 0; i < rows; i++) {
             serve_job *j = job[i];
-            j->out[idx[i]] = st == TFM_OK ? out[i] : NULL;
+            for (int k = 0; k < nb; k++) { /* the job's first n_best of the round's nb */
+                char *t = st == TFM_OK ? out[i * (size_t)nb + (size_t)k] : NULL;
+                if (k < j->n_best) j->out[idx[i] * (size_t)j->n_best + (size_t)k] = t;
+                else free(t);
+            }
             if (st != TFM_OK && j->st == TFM_OK) {
                 j->st = st;
                 memcpy(j->err, err, sizeof err);
@@ -197,7 +205,7 @@ static void unqueue(serve_batcher *b, serve_job *j) {
 }
 
 int serve_translate_batched(serve_state *s, serve_model *m, const serve_request *req, const char *const *q, size_t n,
-                            char **out, serve_reply *r) {
+                            int n_best, char **out, serve_reply *r) {
     serve_batcher *b = m->batcher;
     size_t *ntok = calloc(n ? n : 1, sizeof *ntok);
     if (!b || !ntok) {
@@ -219,7 +227,7 @@ int serve_translate_batched(serve_state *s, serve_model *m, const serve_request 
         const size_t max_len = (size_t)tfm_model_config(m->model)->max_len;
         if (ntok[i] > max_len) ntok[i] = max_len; /* tfm_translate_text cuts it so */
     }
-    serve_job j = {.q = q, .n = n, .out = out, .ntok = ntok, .st = TFM_OK, .queued = 1};
+    serve_job j = {.q = q, .n = n, .n_best = n_best, .out = out, .ntok = ntok, .st = TFM_OK, .queued = 1};
     pthread_mutex_lock(&b->mu);
     if (b->busy == b->n_threads && b->waiting >= s->max_queue) {
         const int busy = b->busy, waiting = b->waiting;
@@ -255,15 +263,16 @@ int serve_translate_batched(serve_state *s, serve_model *m, const serve_request 
     }
     pthread_mutex_unlock(&b->mu);
     free(ntok);
+    const size_t n_out = n * (size_t)n_best;
     if (j.cancelled) {
-        for (size_t i = 0; i < j.n; i++) free(out[i]);
-        memset(out, 0, n * sizeof *out);
+        for (size_t i = 0; i < n_out; i++) free(out[i]);
+        memset(out, 0, n_out * sizeof *out);
         serve_error(r, 499, "the client closed the connection");
         return 0;
     }
     if (j.st != TFM_OK) {
-        for (size_t i = 0; i < n; i++) free(out[i]);
-        memset(out, 0, n * sizeof *out);
+        for (size_t i = 0; i < n_out; i++) free(out[i]);
+        memset(out, 0, n_out * sizeof *out);
         serve_error(r, j.st == TFM_ERR_NOMEM ? 500 : 400, "q: %s", j.err);
         return 0;
     }

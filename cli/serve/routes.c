@@ -66,8 +66,17 @@ static serve_model *pair_model(serve_state *s, const cJSON *body, serve_reply *r
     return NULL;
 }
 
-/* POST /translate: {"q": text or [texts], "source", "target", "format": "text"} ->
- * {"translatedText": text or [texts]}, as LibreTranslate. */
+/* The "alternatives" of sentence i (its out[i·nb + 1 ..]) as a JSON array of strings. */
+static cJSON *alternatives_of(char **out, size_t i, int nb) {
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 1; a && k < nb; k++)
+        if (out[i * (size_t)nb + (size_t)k]) cJSON_AddItemToArray(a, cJSON_CreateString(out[i * (size_t)nb + (size_t)k]));
+    return a;
+}
+
+/* POST /translate: {"q": text or [texts], "source", "target", "format": "text", "alternatives": n} ->
+ * {"translatedText": text or [texts], "alternatives": [texts] or [[texts]]}, as LibreTranslate;
+ * the alternatives are the beam's next best translations (tfm_translate_text_nbest). */
 static void translate(serve_state *s, const serve_request *req, const cJSON *body, serve_reply *r) {
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(body, "format");
     if (fmt && !(cJSON_IsString(fmt) && strcmp(fmt->valuestring, "text") == 0)) {
@@ -79,17 +88,32 @@ static void translate(serve_state *s, const serve_request *req, const cJSON *bod
     int is_array;
     if (!serve_strings(body, "q", &q, &n, &is_array, r)) return;
     serve_model *m = pair_model(s, body, r);
-    char **out = m ? calloc(n, sizeof *out) : NULL;
+    double alt = 0;
+    if (m && !serve_number(body, "alternatives", 1, 0, s->dc.beam - 1, &alt, r)) {
+        if (s->dc.beam == 1) serve_error(r, 400, "alternatives: this server decodes greedily (--beam 1): none");
+        m = NULL;
+    }
+    const int nb = 1 + (int)alt;
+    char **out = m ? calloc(n * (size_t)nb, sizeof *out) : NULL;
     if (m && !out) serve_error(r, 500, "out of memory");
     /* in rounds shared with the other clients' requests (batcher.c) */
-    if (out && serve_translate_batched(s, m, req, q, n, out, r)) {
-        cJSON *j = cJSON_CreateObject();
-        cJSON *t = is_array ? cJSON_CreateStringArray((const char *const *)out, (int)n) : cJSON_CreateString(out[0]);
+    if (out && serve_translate_batched(s, m, req, q, n, nb, out, r)) {
+        cJSON *j = cJSON_CreateObject(), *t = is_array ? cJSON_CreateArray() : NULL, *alts = is_array ? cJSON_CreateArray() : NULL;
+        for (size_t i = 0; is_array && t && i < n; i++) {
+            cJSON_AddItemToArray(t, cJSON_CreateString(out[i * (size_t)nb]));
+            if (nb > 1) cJSON_AddItemToArray(alts, alternatives_of(out, i, nb));
+        }
+        if (!is_array) {
+            t = cJSON_CreateString(out[0]);
+            alts = nb > 1 ? alternatives_of(out, 0, nb) : NULL;
+        }
         if (j && t) cJSON_AddItemToObject(j, "translatedText", t);
         else cJSON_Delete(t);
+        if (j && alts && nb > 1) cJSON_AddItemToObject(j, "alternatives", alts);
+        else cJSON_Delete(alts);
         serve_json(r, j);
     }
-    for (size_t i = 0; out && i < n; i++) free(out[i]);
+    for (size_t i = 0; out && i < n * (size_t)nb; i++) free(out[i]);
     free(out);
     free(q);
 }

@@ -129,15 +129,16 @@ void serve_release(serve_state *s, serve_model *m, tfm_context *ctx);
 int serve_batcher_start(serve_state *s, serve_model *m);
 void serve_batcher_stop(serve_model *m);
 
-/* Translates q[0..n) (as tfm_translate_text: out[i] malloc'd, one line each) in rounds shared
- * with the other requests of model m: at most --batch-size sentences and --max-batch-tokens
- * padded tokens a round, each sorted and batched by tfm_translate_text. Waits for the result;
+/* Translates q[0..n) (as tfm_translate_text_nbest: out[i·n_best + k] the k-th best translation of
+ * q[i], malloc'd, one line; NULL where the beam finished fewer; n_best in [1, --beam]) in rounds
+ * shared with the other requests of model m: at most --batch-size sentences and --max-batch-tokens
+ * padded tokens a round, each sorted and batched by tfm_translate_text_nbest. Waits for the result;
  * while it waits, asks req->gone every 50 ms: a client gone cancels the request (its sentences
  * not yet in a round are dropped). Returns 1, or 0 after setting *r: 503 with Retry-After when
  * every thread of m computes and --max-queue requests already wait; 400 for a sentence the
  * tokenizer refuses; 499 for a cancelled request; 500 out of memory. Every out[i] is NULL then. */
 int serve_translate_batched(serve_state *s, serve_model *m, const serve_request *req, const char *const *q, size_t n,
-                            char **out, serve_reply *r);
+                            int n_best, char **out, serve_reply *r);
 
 /* The requests of m waiting for a round, and its threads computing one. */
 void serve_batcher_depth(serve_model *m, int *waiting, int *busy);

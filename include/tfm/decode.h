@@ -59,6 +59,21 @@ TFM_API tfm_status tfm_decode_config_validate(const tfm_decode_config *cfg);
 TFM_API tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S,
                                        const int32_t *src, int32_t *out, int max_out, int *out_len);
 
+/** tfm_model_translate keeping each sentence's n_best best finished hypotheses of the beam
+ * (1 <= n_best <= cfg->beam), ranked by the length-penalised score (Σ log p) / length^lenpen
+ * (length counting EOS) that picks the one best: out (B · n_best, max_out), out_len and out_score
+ * (B · n_best; out_score may be NULL) hold, at row i · n_best + k, the k-th best hypothesis of
+ * sentence i (tokens without BOS and EOS), its length and its score; rank 0 is tfm_model_translate's
+ * output bit for bit, and equal scores keep the order in which the hypotheses finished. A sentence
+ * with fewer finished hypotheses than n_best (a beam cut by the length limit, or
+ * TFM_BEAM_STOP_BOUND stopping early) gets out_len −1 and score −∞ in the missing ranks. Greedy
+ * search (beam 1) has no scores: out_score NaN. Beam search's n-best list (Sutskever et al. 2014,
+ * §3.2; fairseq's --nbest). Errors: tfm_model_translate's; TFM_ERR_INVALID_ARG for n_best outside
+ * [1, beam]. */
+TFM_API tfm_status tfm_model_translate_nbest(tfm_context *ctx, const tfm_decode_config *cfg, int B, int S,
+                                             const int32_t *src, int n_best, int32_t *out, int max_out, int *out_len,
+                                             double *out_score);
+
 /** Reserves the context's memory for tfm_model_translate calls of up to B sentences of up to S
  * source tokens with `cfg` (its beam, use_cache and length limit): the KV cache, the decoder's
  * transposed weights and the encoder's workspace are allocated now, for the largest such call, so
@@ -97,6 +112,17 @@ typedef struct {
 TFM_API tfm_status tfm_translate_text(tfm_context *ctx, const tfm_tokenizer *tok, const tfm_decode_config *cfg,
                                       const char *const *src, size_t n, int batch_sentences, char **out,
                                       tfm_translate_stats *stats);
+
+/** tfm_translate_text with each sentence's n_best best translations (tfm_model_translate_nbest,
+ * 1 <= n_best <= cfg->beam): out (n · n_best) receives at i · n_best + k the k-th best translation
+ * of src[i] (malloc'd, one line; free() each), NULL where the beam finished fewer than k + 1
+ * hypotheses. out[i · n_best] is tfm_translate_text's out[i], the same bytes for the same input
+ * and batch_sentences (n_best does not change the search, only what it keeps); a blank sentence
+ * gives "" and NULLs. stats count the best translations' tokens. On error every out entry is NULL.
+ * Errors: tfm_translate_text's; TFM_ERR_INVALID_ARG for n_best outside [1, beam]. */
+TFM_API tfm_status tfm_translate_text_nbest(tfm_context *ctx, const tfm_tokenizer *tok, const tfm_decode_config *cfg,
+                                            const char *const *src, size_t n, int batch_sentences, int n_best,
+                                            char **out, tfm_translate_stats *stats);
 
 #ifdef __cplusplus
 }

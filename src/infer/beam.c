@@ -56,11 +56,40 @@ static double normalized(double score, int len, float alpha) { return alpha == 0
 
 tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                        int32_t *out, int max_out, int *out_len) {
-    return beam_search_scored(ctx, dc, B, S, src, out, max_out, out_len, NULL);
+    return beam_search_nbest(ctx, dc, B, S, src, 1, out, max_out, out_len, NULL);
 }
 
 tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                               int32_t *out, int max_out, int *out_len, double *out_score) {
+    return beam_search_nbest(ctx, dc, B, S, src, 1, out, max_out, out_len, out_score);
+}
+
+/* Keeps a finished hypothesis (its t tokens h, normalised score ns) among sentence i's N best:
+ * sorted by score, an equal score after those already kept (so the first of equals stays first,
+ * as the single best did before there were N). */
+static void keep_finished(double *best, int *best_len, int32_t *best_tok, int *n_kept, int i, int N, int cap,
+                          double ns, const int32_t *h, int t) {
+    double *bs = best + (size_t)i * (size_t)N;
+    int *bl = best_len + (size_t)i * (size_t)N;
+    int32_t *bt = best_tok + (size_t)i * (size_t)N * (size_t)cap;
+    if (!(ns > -INFINITY)) return; /* as the single best: only a score above −∞ is kept */
+    int p = n_kept[i];
+    while (p > 0 && ns > bs[p - 1]) p--;
+    if (p == N) return; /* not among the N best */
+    const int last = n_kept[i] < N ? n_kept[i] : N - 1; /* the slot the shift fills */
+    for (int q = last; q > p; q--) {
+        bs[q] = bs[q - 1];
+        bl[q] = bl[q - 1];
+        memcpy(bt + (size_t)q * (size_t)cap, bt + (size_t)(q - 1) * (size_t)cap, (size_t)bl[q] * sizeof *bt);
+    }
+    bs[p] = ns;
+    bl[p] = t;
+    memcpy(bt + (size_t)p * (size_t)cap, h, (size_t)t * sizeof *bt);
+    if (n_kept[i] < N) n_kept[i]++;
+}
+
+tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                             int N, int32_t *out, int max_out, int *out_len, double *out_score) {
     const tfm_model *m = tfm_context_model(ctx);
     const tfm_config *cfg = tfm_model_config(m);
     const int K = dc->beam, R = B * K, C = 2 * K;
@@ -72,7 +101,7 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
     }
     /* The search's buffers, carved from one arena: a counting pass (no memory) sizes it, the second
      * pass hands out the pointers; the arena comes zeroed (done, n_finished). */
-    int *limit, *act, *keep, *parent, *topi, *best_len, *n_finished;
+    int *limit, *act, *keep, *parent, *topi, *best_len, *n_finished, *n_kept;
     int32_t *srcK, *hist, *prefix, *hist2, *tok, *best_tok;
     float *score, *score2, *lse;
     uint8_t *idle, *done;
@@ -100,9 +129,10 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
         parent = TAKE(R, int);
         topi = TAKE(C, int);
         cands = TAKE((size_t)K * (size_t)C, cand);
-        best = TAKE(B, double); /* best finished normalised score per sentence */
-        best_tok = TAKE((size_t)B * (size_t)cap, int32_t);
-        best_len = TAKE(B, int);
+        best = TAKE((size_t)B * (size_t)N, double); /* the N best finished normalised scores per sentence, */
+        best_tok = TAKE((size_t)B * (size_t)N * (size_t)cap, int32_t); /* best first; their tokens */
+        best_len = TAKE((size_t)B * (size_t)N, int);
+        n_kept = TAKE(B, int); /* how many of the N are filled */
         done = TAKE(B, uint8_t);
         n_finished = TAKE(B, int); /* finished hypotheses per sentence */
 #undef TAKE
@@ -118,10 +148,10 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
             score[r] = r % K == 0 ? 0.0f : -INFINITY; /* one live beam at the start: no duplicates */
             tok[r] = tfm_config_decoder_start(cfg);
         }
-        for (int i = 0; i < B; i++) {
+        for (int i = 0; i < B; i++) act[i] = i;
+        for (size_t i = 0; i < (size_t)B * (size_t)N; i++) {
             best[i] = -INFINITY;
             best_len[i] = 0;
-            act[i] = i;
         }
     }
     /* Step rows: nA groups of K, group a decoding sentence act[a] (rows a·K .. a·K + K − 1 of the
@@ -161,12 +191,8 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                 forbid_specials(cfg, lg); /* after the lse: pad and BOS keep their share of it */
                 if (t == limit[i]) { /* length limit: this hypothesis must end here */
                     double s = (double)score[r] + (lg[cfg->eos_id] - lse[r]);
-                    double ns = normalized(s, t + 1, dc->lenpen);
-                    if (ns > best[i]) {
-                        best[i] = ns;
-                        best_len[i] = t;
-                        memcpy(best_tok + (size_t)i * (size_t)cap, hist + (size_t)r * (size_t)cap, (size_t)t * sizeof *hist);
-                    }
+                    keep_finished(best, best_len, best_tok, n_kept, i, N, cap, normalized(s, t + 1, dc->lenpen),
+                                  hist + (size_t)r * (size_t)cap, t);
                     continue;
                 }
                 beam_top_n(lg, lse[r], V, C < (int)V ? C : (int)V, topi);
@@ -181,13 +207,8 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                     /* an EOS among the K best candidates finishes a hypothesis (kept apart) */
                     if (j < K) {
                         n_finished[i]++;
-                        double ns = normalized(cands[j].score, t + 1, dc->lenpen);
-                        if (ns > best[i]) {
-                            best[i] = ns;
-                            best_len[i] = t;
-                            memcpy(best_tok + (size_t)i * (size_t)cap, hist + (size_t)r * (size_t)cap,
-                                   (size_t)t * sizeof *hist);
-                        }
+                        keep_finished(best, best_len, best_tok, n_kept, i, N, cap,
+                                      normalized(cands[j].score, t + 1, dc->lenpen), hist + (size_t)r * (size_t)cap, t);
                     }
                     continue;
                 }
@@ -210,7 +231,7 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
                     double b = normalized(sc2[k], limit[i] + 1, dc->lenpen);
                     if (b > bound) bound = b;
                 }
-                stop |= best[i] > -INFINITY && best[i] >= bound;
+                stop |= best[(size_t)i * (size_t)N] > -INFINITY && best[(size_t)i * (size_t)N] >= bound;
             } else {
                 stop |= n_finished[i] >= K;
             }
@@ -247,10 +268,12 @@ tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int
             nA = nA2;
         }
     }
-    for (int i = 0; st == TFM_OK && i < B; i++) {
-        out_len[i] = best_len[i] < max_out ? best_len[i] : max_out;
+    for (size_t i = 0; st == TFM_OK && i < (size_t)B * (size_t)N; i++) {
+        const int filled = (int)(i % (size_t)N) < n_kept[i / (size_t)N];
+        out_len[i] = !filled && i % (size_t)N > 0 ? -1 : best_len[i] < max_out ? best_len[i] : max_out;
         if (out_score) out_score[i] = best[i];
-        memcpy(out + (size_t)i * (size_t)max_out, best_tok + (size_t)i * (size_t)cap, (size_t)out_len[i] * sizeof *out);
+        if (out_len[i] > 0)
+            memcpy(out + i * (size_t)max_out, best_tok + i * (size_t)cap, (size_t)out_len[i] * sizeof *out);
     }
     arena_free(&arena);
     return st;

@@ -70,4 +70,10 @@ tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int
 tfm_status beam_search_scored(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                               int32_t *out, int max_out, int *out_len, double *out_score);
 
+/** beam_search keeping each sentence's N best finished hypotheses (1 <= N <= beam; tfm_model_translate_nbest's
+ * contract, arguments checked): out (B·N, max_out), out_len and out_score (nullable) (B·N), row
+ * i·N + k the k-th best of sentence i; the best (k = 0) is beam_search's, bit for bit. */
+tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                             int N, int32_t *out, int max_out, int *out_len, double *out_score);
+
 #endif

@@ -2,6 +2,8 @@
 #include "decode_internal.h"
 #include "tfm/names.h"
 
+#include <math.h>
+
 tfm_decode_config tfm_decode_config_default(void) {
     tfm_decode_config c;
     c.beam = 1;
@@ -47,19 +49,44 @@ tfm_status tfm_context_reserve_decode(tfm_context *ctx, const tfm_decode_config 
     return kv_cache_reserve_beams(ctx, B, dc->beam, S, cap);
 }
 
-tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
-                               int32_t *out, int max_out, int *out_len) {
-    TRY(check_call(ctx, dc, B, S));
-    const tfm_config *cfg = context_config(ctx);
+/* The checks of a translate call's arguments past check_call: max_out and every source id. */
+static tfm_status check_src(const tfm_config *cfg, int B, int S, const int32_t *src, int max_out) {
     RETURN_IF(max_out < 0, TFM_ERR_INVALID_ARG, "translate needs max_out >= 0, got %d", max_out);
     for (size_t i = 0; i < (size_t)B * (size_t)S; i++)
         RETURN_IF(src[i] < 0 || src[i] >= cfg->src_vocab, TFM_ERR_RANGE,
                   "source token id %d at row %zu, position %zu is outside the vocabulary [0, %d)", src[i],
                   i / (size_t)(S ? S : 1), i % (size_t)(S ? S : 1), cfg->src_vocab);
+    return TFM_OK;
+}
+
+tfm_status tfm_model_translate(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                               int32_t *out, int max_out, int *out_len) {
+    TRY(check_call(ctx, dc, B, S));
+    TRY(check_src(context_config(ctx), B, S, src, max_out));
     if (S == 0) { /* nothing to translate: every row is empty */
         for (int b = 0; b < B; b++) out_len[b] = 0;
         return TFM_OK;
     }
     if (dc->beam == 1) return greedy_search(ctx, dc, B, S, src, out, max_out, out_len);
     return beam_search(ctx, dc, B, S, src, out, max_out, out_len);
+}
+
+tfm_status tfm_model_translate_nbest(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
+                                     int n_best, int32_t *out, int max_out, int *out_len, double *out_score) {
+    TRY(check_call(ctx, dc, B, S));
+    RETURN_IF(n_best < 1 || n_best > dc->beam, TFM_ERR_INVALID_ARG,
+              "n_best must be in [1, beam %d], got %d (a beam of K keeps at most K hypotheses)", dc->beam, n_best);
+    TRY(check_src(context_config(ctx), B, S, src, max_out));
+    if (dc->beam == 1 || S == 0) { /* greedy (n_best 1), or nothing to translate: no scores */
+        TRY(tfm_model_translate(ctx, dc, B, S, src, out, max_out, out_len));
+        for (int b = 0; out_score && b < B; b++) out_score[b] = S == 0 ? 0.0 : NAN;
+        if (S == 0) /* each row's one hypothesis is the empty one; no others */
+            for (int b = B - 1; b >= 0; b--)
+                for (int k = n_best - 1; k >= 0; k--) {
+                    out_len[b * n_best + k] = k == 0 ? 0 : -1;
+                    if (out_score) out_score[b * n_best + k] = k == 0 ? 0.0 : -INFINITY;
+                }
+        return TFM_OK;
+    }
+    return beam_search_nbest(ctx, dc, B, S, src, n_best, out, max_out, out_len, out_score);
 }

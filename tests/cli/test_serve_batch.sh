@@ -3,7 +3,8 @@
 # many clients at once, each with its own sentence, while one worker is held by a long request so
 # that they queue: each gets `tfm translate` of its sentence alone (greedy and beam 4), and
 # /metrics shows the sentences ran in shared rounds (fewer rounds than requests); --max-batch-tokens
-# bounds a round (1 token: a sentence a round); a client that disconnects cancels its queued work.
+# bounds a round (1 token: a sentence a round); `alternatives` gives the beam's next best (the
+# best unchanged); a client that disconnects cancels its queued work.
 # Every server started is killed on exit (trap); every wait is bounded.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -59,6 +60,17 @@ kill -9 "$SPID"
 
 clients beam4 4
 [ "$(metric tfm_serve_translate_batch_sentences_total)" = $((L + N)) ] && ok || bad "beam 4: $(grep translate_batch "$WORK/body")"
+# alternatives (LibreTranslate's field): the beam's next best; the best stays tfm translate's
+post /translate "$(jq '. + {alternatives: 3}' "$WORK/one.1.json")"
+want "alternatives: 3" 200 ".translatedText == $(jq -R . "$WORK/alone.4.1") and (.alternatives | type == \"array\" and
+  length >= 1 and length <= 3 and all(.[]; type == \"string\"))"
+post /translate "$(jq -s '{q: [.[0].q, .[1].q], source: "en", target: "es", alternatives: 2}' "$WORK/one.1.json" "$WORK/one.2.json")"
+want "alternatives: 2, q an array" 200 ".translatedText == [$(jq -R . "$WORK/alone.4.1"), $(jq -R . "$WORK/alone.4.2")] and
+  (.alternatives | length == 2 and all(.[]; type == \"array\" and length >= 1 and length <= 2))"
+post /translate "$(jq '. + {alternatives: 4}' "$WORK/one.1.json")"
+want_error "alternatives past the beam" 400 "alternatives:"
+post /translate "$(jq '. + {alternatives: "two"}' "$WORK/one.1.json")"
+want_error "alternatives a string" 400 "alternatives:"
 kill -9 "$SPID"
 
 # --max-batch-tokens 1: no round can take a second sentence; the results stay the same

@@ -141,8 +141,33 @@ static int ref_cmp(const void *a, const void *b) {
 
 enum { RK = 4, RCAP = 32 };
 
+/* Every finished hypothesis the plain rule meets, kept as an n-best list: sorted by score, an equal
+ * score after the earlier ones, at most RK. */
+typedef struct {
+    int n;
+    int32_t tok[RK][RCAP];
+    int len[RK];
+    double score[RK];
+} ref_list;
+
+static void ref_keep(ref_list *l, double ns, const int32_t *h, int t) {
+    if (!(ns > -INFINITY)) return;
+    int p = l->n;
+    while (p > 0 && ns > l->score[p - 1]) p--;
+    if (p == RK) return;
+    for (int q = l->n < RK ? l->n : RK - 1; q > p; q--) {
+        l->score[q] = l->score[q - 1];
+        l->len[q] = l->len[q - 1];
+        memcpy(l->tok[q], l->tok[q - 1], sizeof l->tok[q]);
+    }
+    l->score[p] = ns;
+    l->len[p] = t;
+    memcpy(l->tok[p], h, (size_t)t * sizeof *h);
+    if (l->n < RK) l->n++;
+}
+
 static int ref_finished(tfm_context *ctx, const int32_t *src, int n, int k_beams, float alpha, int32_t *out, int *len,
-                        double *score) {
+                        double *score, ref_list *list) {
     const tfm_model *m = tfm_context_model(ctx);
     const tfm_config *cfg = tfm_model_config(m);
     const int V = cfg->tgt_vocab;
@@ -162,6 +187,7 @@ static int ref_finished(tfm_context *ctx, const int32_t *src, int n, int k_beams
         sc[k] = k == 0 ? 0.0f : -INFINITY;
     }
     int finished = 0;
+    list->n = 0;
     *score = -INFINITY;
     *len = 0;
     for (int t = 0; t <= limit && finished < k_beams; t++) {
@@ -185,6 +211,7 @@ static int ref_finished(tfm_context *ctx, const int32_t *src, int n, int k_beams
                 const double s = (double)sc[k] + (row[cfg->eos_id] - lse[k]);
                 const double ns = alpha == 0.0f ? s : s / pow(t + 1, alpha);
                 if (ns > *score) *score = ns, *len = t, memcpy(out, hist[k], (size_t)t * sizeof *out);
+                ref_keep(list, ns, hist[k], t);
                 continue;
             }
             for (int j = 0; j < V; j++) cands[nc++] = (ref_cand){sc[k] + (row[j] - lse[k]), k, j};
@@ -199,6 +226,7 @@ static int ref_finished(tfm_context *ctx, const int32_t *src, int n, int k_beams
                     finished++;
                     const double ns = alpha == 0.0f ? cands[j].score : cands[j].score / pow(t + 1, alpha);
                     if (ns > *score) *score = ns, *len = t, memcpy(out, hist[cands[j].row], (size_t)t * sizeof *out);
+                    ref_keep(list, ns, hist[cands[j].row], t);
                 }
                 continue;
             }
@@ -217,9 +245,11 @@ static int ref_finished(tfm_context *ctx, const int32_t *src, int n, int k_beams
 }
 
 /* The library's FINISHED rule (the default) gives, for K = 2, 3, 4 and three length penalties, the
- * tokens of ref_finished for every sentence, alone. */
+ * tokens of ref_finished for every sentence, alone; and its n-best list (tfm_model_translate_nbest,
+ * n_best = K) is the plain rule's K best finished hypotheses in order (tokens, scores to 1e-5),
+ * its first the single best bit for bit. */
 static void finished_rule_is_fairseqs(tfm_context *ctx) {
-    int checked = 0;
+    int checked = 0, lists = 0;
     for (int kb = 2; kb <= RK; kb++)
         for (int a = 0; a < 3; a++) {
             const float alpha = a == 0 ? 0.0f : a == 1 ? 0.6f : 1.0f;
@@ -229,7 +259,8 @@ static void finished_rule_is_fairseqs(tfm_context *ctx) {
                 int32_t want[RCAP], got[MAXO];
                 int wl = 0, gl = 0;
                 double ws = 0.0, gs = 0.0;
-                if (!ref_finished(ctx, SRC + b * S, n, kb, alpha, want, &wl, &ws)) {
+                ref_list wlist;
+                if (!ref_finished(ctx, SRC + b * S, n, kb, alpha, want, &wl, &ws, &wlist)) {
                     CHECK(0, "reference beam search failed: %s", tfm_last_error());
                     return;
                 }
@@ -242,9 +273,39 @@ static void finished_rule_is_fairseqs(tfm_context *ctx) {
                       "K %d, lenpen %g, sentence %d: %d tokens (score %.6f), fairseq's rule gives %d (%.6f)", kb,
                       (double)alpha, b, gl, gs, wl, ws);
                 checked++;
+                int32_t nb[RK * MAXO];
+                int nl[RK];
+                double ns[RK];
+                CHECK(tfm_model_translate_nbest(ctx, &dc, 1, n, SRC + b * S, kb, nb, MAXO, nl, ns) == TFM_OK,
+                      "n-best: %s", tfm_last_error());
+                CHECK(nl[0] == gl && memcmp(nb, got, (size_t)gl * sizeof *got) == 0 && ns[0] == gs,
+                      "K %d, lenpen %g, sentence %d: the n-best list's first is not the best bit for bit", kb,
+                      (double)alpha, b);
+                for (int k = 0; k < kb; k++) {
+                    const int have = k < wlist.n;
+                    const int same = have ? nl[k] == wlist.len[k] && fabs(ns[k] - wlist.score[k]) <= 1e-5 &&
+                                                memcmp(nb + k * MAXO, wlist.tok[k], (size_t)nl[k] * sizeof *nb) == 0
+                                          : nl[k] == -1 && ns[k] == -INFINITY;
+                    CHECK(same, "K %d, lenpen %g, sentence %d, rank %d: %d tokens (score %.6f), the plain rule's %d (%.6f)",
+                          kb, (double)alpha, b, k, nl[k], ns[k], have ? wlist.len[k] : -1,
+                          have ? wlist.score[k] : -INFINITY);
+                    if (k > 0 && have) CHECK(ns[k] <= ns[k - 1], "n-best not sorted");
+                }
+                lists += wlist.n > 1;
             }
         }
-    printf("finished rule: %d searches equal to the plain fairseq rule\n", checked);
+    printf("finished rule: %d searches equal to the plain fairseq rule; %d n-best lists of 2+ equal too\n", checked,
+           lists);
+    CHECK(lists > 0, "no sentence finished two hypotheses: the n-best lists were not tested");
+    /* n_best outside [1, beam] is refused; n_best 1 is tfm_model_translate */
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.beam = 2;
+    int32_t o[3 * MAXO];
+    int l[3];
+    CHECK(tfm_model_translate_nbest(ctx, &dc, 1, 3, SRC, 3, o, MAXO, l, NULL) == TFM_ERR_INVALID_ARG &&
+              strstr(tfm_last_error(), "n_best") != NULL,
+          "n_best 3 at beam 2: %s", tfm_last_error());
+    CHECK(tfm_model_translate_nbest(ctx, &dc, 1, 3, SRC, 0, o, MAXO, l, NULL) == TFM_ERR_INVALID_ARG, "n_best 0");
 }
 
 /* A recognisable value for element j of cached position p of row b in layer l, k or v. */
