@@ -4,7 +4,7 @@
 # that they queue: each gets `tfm translate` of its sentence alone (greedy and beam 4), and
 # /metrics shows the sentences ran in shared rounds (fewer rounds than requests); --max-batch-tokens
 # bounds a round (1 token: a sentence a round); `alternatives` gives the beam's next best (the
-# best unchanged); a client that disconnects cancels its queued work.
+# best unchanged); a client that disconnects cancels its queued work; bench/serve_load.py runs.
 # Every server started is killed on exit (trap); every wait is bounded.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -78,6 +78,16 @@ clients tokens1 1 --max-batch-tokens 1
 [ "$(metric tfm_serve_translate_batches_total)" = $((L + N)) ] && ok ||
   bad "--max-batch-tokens 1: $(grep translate_batch "$WORK/body") (want $((L + N)) rounds of one sentence)"
 kill -9 "$SPID"
+
+# bench/serve_load.py runs: a tiny model, 5 sentences, 1 and 8 clients (its timings mean nothing here)
+if timeout 120 python3 "$ROOT/bench/serve_load.py" --tfm "$TFM" --model "$MT@en:es" --lm "$LM" --input "$WORK/many.txt" \
+  --limit 5 --levels 1,8 --max-tokens 4 --out "$WORK/load.md" > "$WORK/load.log" 2>&1 &&
+  [ "$(grep -c '^| translate |' "$WORK/load.md")" = 3 ] && [ "$(grep -c '^| completions |' "$WORK/load.md")" = 3 ]; then
+  ok
+  cat "$WORK/load.md"
+else
+  bad "bench/serve_load.py: $(tail -5 "$WORK/load.log")"
+fi
 
 # a client that disconnects cancels its work: rounds of 4 sentences at beam 4, a request of 10 × the
 # training text; its client gives up after 1 s. The server logs it (499), counts it, stops after
