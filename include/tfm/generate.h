@@ -94,6 +94,27 @@ TFM_API tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *cfg, 
                                 int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len,
                                 tfm_token_fn on_token, void *user);
 
+/** tfm_generate_batch's callback: token `id` of row `row`; return nonzero to stop that row. */
+typedef int (*tfm_row_token_fn)(int row, int32_t id, void *user);
+
+/** B generations at once whose prompts have the same length: row b is BOS + prompts[b · n_prompt ..
+ * + n_prompt), sampled with sc[b] for up to max_tokens[b] tokens, into out (B, max_out) and
+ * out_len[b]; each row as tfm_generate would do it alone (its stops, its limits, its draws
+ * numbered from 0), on one KV cache whose every step decodes all live rows at the same position.
+ * A row stops at EOS, after its budget, at the model's max_len, or when on_token (nullable)
+ * returns nonzero for it; it then leaves the following steps. A row's logits are computed from
+ * that row alone (docs/KERNELS.md "Same bits for a row alone or in a batch"): with B <= 8 the
+ * decoding steps run the kernels of a single row, so every row's tokens are bit for bit those of
+ * tfm_generate with the same prompt, configuration and use_cache; with 9-128 rows the step's
+ * linear layers round differently (docs/KERNELS.md "Batched steps") and a draw that falls within
+ * that rounding of a boundary can differ. The batching of continuous-batching servers (Yu et al.
+ * 2022, "Orca", iteration-level scheduling), restricted to rows at one position.
+ * Errors: tfm_generate's, naming the row; TFM_ERR_INVALID_ARG for B < 1. On error out_len is
+ * what was generated so far. */
+TFM_API tfm_status tfm_generate_batch(tfm_context *ctx, int B, const tfm_sample_config *sc, const int32_t *prompts,
+                                      int n_prompt, const int *max_tokens, int use_cache, int32_t *out, int max_out,
+                                      int *out_len, tfm_row_token_fn on_token, void *user);
+
 /** Chooses one token from logits (V) as tfm_sample_config says, for draw number `step` (the
  * counter of the seed's stream). Overwrites logits with the truncated, renormalised distribution
  * (probabilities; 0 outside the kept set) — useful to tests. The draw is the inverse CDF of the
