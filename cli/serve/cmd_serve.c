@@ -55,7 +55,7 @@ static int model_specs(int argc, char **argv, const cli_opt *opts, size_t n_opts
 static int run(int argc, char **argv) {
     const char *model = NULL, *host = "127.0.0.1", *api_key = NULL;
     int port = 8080, workers = 2, max_queue = 64, max_body = 1 << 20, max_conn = 256, timeout_s = 30;
-    int max_batch_tokens = 0;
+    int max_batch_tokens = 0, batch_wait_ms = 0;
     decode_flags f = DECODE_FLAGS_DEFAULT;
     cli_opt opts[] = {
         {"--model", OPT_STR, &model, 1,
@@ -68,6 +68,8 @@ static int run(int argc, char **argv) {
         {"--max-queue", OPT_INT, &max_queue, 0, "requests waiting for a worker; more get 503 with Retry-After"},
         {"--max-batch-tokens", OPT_INT, &max_batch_tokens, 0,
          "a shared translation round's sentences x its longest, in tokens (0: only --batch-size bounds it)"},
+        {"--batch-wait-ms", OPT_INT, &batch_wait_ms, 0,
+         "a completion group waits this long for more requests with prompts of its length (0: starts at once)"},
         {"--max-body", OPT_INT, &max_body, 0, "largest request body in bytes; more gets 413"},
         {"--max-connections", OPT_INT, &max_conn, 0, "connections open at once; more are refused"},
         {"--timeout", OPT_INT, &timeout_s, 0, "seconds a connection may stay idle (a slow client) before it is closed"},
@@ -83,13 +85,13 @@ static int run(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (port < 0 || port > 65535 || workers < 1 || workers > 256 || max_queue < 0 || max_body < 1 || max_conn < 1 ||
-        timeout_s < 1 || max_batch_tokens < 0) {
+        timeout_s < 1 || max_batch_tokens < 0 || batch_wait_ms < 0 || batch_wait_ms > 10000) {
         cli_error("serve", "--port must be in [0, 65535], --threads in [1, 256], --max-queue and --max-batch-tokens "
-                           ">= 0, --max-body, --max-connections and --timeout >= 1");
+                           ">= 0, --batch-wait-ms in [0, 10000], --max-body, --max-connections and --timeout >= 1");
         return EXIT_USAGE;
     }
     serve_state s = {.workers = workers, .max_queue = max_queue, .max_body = (size_t)max_body, .api_key = api_key,
-                     .batch = f.batch, .max_batch_tokens = (size_t)max_batch_tokens};
+                     .batch = f.batch, .max_batch_tokens = (size_t)max_batch_tokens, .batch_wait_ms = batch_wait_ms};
     if (!make_config("serve", &f, &s.dc)) return EXIT_USAGE;
     if (api_key && !api_key[0]) {
         cli_error("serve", "--api-key must not be empty");

@@ -1,7 +1,8 @@
 #define _POSIX_C_SOURCE 200809L /* strdup, clock_gettime, sigwait, nanosleep, strncasecmp */
-/* POST /v1/completions of tfm serve (routes.h): tfm generate's sampling (tfm_generate, the same
- * text for the same seed), its text settled by tfm_text_stream (a UTF-8 character is never cut),
- * stop sequences, and stream: true as Server-Sent Events from a generation thread. */
+/* POST /v1/completions of tfm serve (routes.h): tfm generate's sampling (the same text for the same
+ * seed: generated in groups shared across clients, generator.c), its text settled by
+ * tfm_text_stream (a UTF-8 character is never cut), stop sequences, and stream: true as
+ * Server-Sent Events from a thread that waits for the group. */
 #include "routes.h"
 
 #include <stdio.h>
@@ -34,7 +35,7 @@ struct serve_stream {
     /* the work */
     serve_state *s;
     serve_model *m;
-    tfm_context *ctx;
+    serve_gen_job job;
     completion c;
     tfm_sample_config sc;
     int32_t *pids;
@@ -144,13 +145,23 @@ static void completion_free(completion *c) {
     for (int k = 0; k < c->n_stop; k++) free(c->stop_copy[k]);
 }
 
-/* Generates into c; returns the finish reason ("stop": EOS or a stop sequence, "length"), or NULL
- * on error (tfm_last_error). */
-static const char *run_generation(tfm_context *ctx, const tfm_sample_config *sc, const int32_t *pids, int np,
-                                  int max_tokens, completion *c) {
-    int n_out = 0;
-    const tfm_status st = tfm_generate(ctx, sc, pids, np, max_tokens, 1, NULL, 0, &n_out, on_token, c);
-    if (st != TFM_OK || c->failed) return NULL;
+/* The job of a completion into c: its prompt, sampling and budget, its tokens to on_token. */
+static void job_init(serve_gen_job *j, const tfm_sample_config *sc, const int32_t *pids, int np, int max_tokens,
+                     completion *c) {
+    memset(j, 0, sizeof *j);
+    j->sc = *sc;
+    j->prompt = pids;
+    j->np = np;
+    j->max_tokens = max_tokens;
+    j->on_token = on_token;
+    j->user = c;
+    atomic_init(&j->cancelled, 0);
+}
+
+/* After its job is done: the finish reason ("stop": EOS or a stop sequence, "length"), or NULL on
+ * error (j->err). */
+static const char *finish_generation(const serve_gen_job *j, int max_tokens, completion *c) {
+    if (j->st != TFM_OK || c->failed) return NULL;
     if (!c->stopped) completion_push(c, NULL, 0, 1);
     if (c->failed) return NULL;
     return c->stopped || c->tokens < max_tokens ? "stop" : "length";
@@ -158,8 +169,8 @@ static const char *run_generation(tfm_context *ctx, const tfm_sample_config *sc,
 
 static void *stream_main(void *arg) {
     serve_stream *st = arg;
-    const char *finish = run_generation(st->ctx, &st->sc, st->pids, st->np, st->max_tokens, &st->c);
-    serve_release(st->s, st->m, st->ctx);
+    serve_gen_wait(st->s, st->m, &st->job, NULL);
+    const char *finish = finish_generation(&st->job, st->max_tokens, &st->c);
     atomic_fetch_add(&st->s->metrics.tokens_in, (long)st->np);
     atomic_fetch_add(&st->s->metrics.tokens_out, (long)st->c.tokens);
     if (!atomic_load(&st->cancel)) {
@@ -198,6 +209,7 @@ long serve_stream_read(serve_stream *st, char *buf, size_t max) {
 void serve_stream_close(serve_stream *st) {
     if (!st) return;
     atomic_store(&st->cancel, 1);
+    atomic_store(&st->job.cancelled, 1); /* still queued: it never runs; running: its row stops */
     pthread_join(st->thread, NULL);
     pthread_mutex_destroy(&st->mu);
     pthread_cond_destroy(&st->cv);
@@ -231,7 +243,7 @@ static int read_stop(const cJSON *body, completion *c, serve_reply *r) {
     return 1;
 }
 
-void serve_completions(serve_state *s, const cJSON *body, serve_reply *r) {
+void serve_completions(serve_state *s, const serve_request *q, const cJSON *body, serve_reply *r) {
     static atomic_long counter;
     serve_model *m = serve_find_model(s, SERVE_GENERATE, body, r);
     if (!m) return;
@@ -283,23 +295,26 @@ void serve_completions(serve_state *s, const cJSON *body, serve_reply *r) {
     c.prompt_bytes = plen;
     char id[32];
     snprintf(id, sizeof id, "cmpl-%ld", atomic_fetch_add(&counter, 1) + 1);
-    tfm_context *ctx = serve_acquire(s, m, r);
-    if (!ctx) goto fail;
     if (cJSON_IsTrue(stream)) {
         serve_stream *st = calloc(1, sizeof *st);
         if (!st) {
-            serve_release(s, m, ctx);
             serve_error(r, 500, "out of memory");
             goto fail;
         }
-        *st = (serve_stream){.s = s, .m = m, .ctx = ctx, .c = c, .sc = sc, .pids = pids, .np = (int)np,
-                             .max_tokens = max_new, .created = (long)time(NULL)};
+        *st = (serve_stream){.s = s, .m = m, .c = c, .sc = sc, .pids = pids, .np = (int)np, .max_tokens = max_new,
+                             .created = (long)time(NULL)};
         memcpy(st->id, id, sizeof id);
         st->c.stream = st;
+        job_init(&st->job, &sc, pids, (int)np, max_new, &st->c);
+        if (!serve_gen_submit(s, m, &st->job, r)) {
+            free(st);
+            goto fail;
+        }
         pthread_mutex_init(&st->mu, NULL);
         pthread_cond_init(&st->cv, NULL);
         if (pthread_create(&st->thread, NULL, stream_main, st) != 0) {
-            serve_release(s, m, ctx);
+            atomic_store(&st->job.cancelled, 1);
+            serve_gen_wait(s, m, &st->job, NULL); /* off the queue, or its row stopped */
             pthread_mutex_destroy(&st->mu);
             pthread_cond_destroy(&st->cv);
             free(st);
@@ -311,12 +326,19 @@ void serve_completions(serve_state *s, const cJSON *body, serve_reply *r) {
         r->stream = st;
         return;
     }
-    const char *finish = run_generation(ctx, &sc, pids, (int)np, max_new, &c);
-    serve_release(s, m, ctx);
+    serve_gen_job job;
+    job_init(&job, &sc, pids, (int)np, max_new, &c);
+    if (!serve_gen_submit(s, m, &job, r)) goto fail;
+    const int answered = serve_gen_wait(s, m, &job, q);
     atomic_fetch_add(&s->metrics.tokens_in, (long)np);
     atomic_fetch_add(&s->metrics.tokens_out, (long)c.tokens);
+    if (!answered) {
+        serve_error(r, 499, "the client closed the connection");
+        goto fail;
+    }
+    const char *finish = finish_generation(&job, max_new, &c);
     if (!finish) {
-        serve_error(r, 500, "generation failed: %s", tfm_last_error());
+        serve_error(r, 500, "generation failed: %s", job.st != TFM_OK ? job.err : "out of memory");
         goto fail;
     }
     cJSON *j = cJSON_CreateObject(), *choices = cJSON_AddArrayToObject(j, "choices"), *ch = cJSON_CreateObject(),

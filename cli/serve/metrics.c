@@ -89,12 +89,15 @@ void serve_metrics_reply(serve_state *s, serve_reply *r) {
                    "# HELP tfm_serve_queue_waiting Requests waiting for a worker now.\n"
                    "# TYPE tfm_serve_queue_waiting gauge\ntfm_serve_queue_waiting %d\n",
                    atomic_load(&m->tokens_in), atomic_load(&m->tokens_out), running, waiting);
-    int tr_waiting = 0, tr_busy = 0;
+    int tr_waiting = 0, tr_busy = 0, gen_waiting = 0, gen_busy = 0;
     for (int i = 0; i < s->n_models; i++) {
         int w, busy;
         serve_batcher_depth(&s->models[i], &w, &busy);
         tr_waiting += w;
         tr_busy += busy;
+        serve_gen_depth(&s->models[i], &w, &busy);
+        gen_waiting += w;
+        gen_busy += busy;
     }
     ok = ok && put(&b, &len, &cap,
                    "# HELP tfm_serve_translate_waiting /translate requests with sentences waiting for a shared round.\n"
@@ -109,6 +112,16 @@ void serve_metrics_reply(serve_state *s, serve_reply *r) {
                    "# TYPE tfm_serve_cancelled_total counter\ntfm_serve_cancelled_total %ld\n",
                    tr_waiting, tr_busy, atomic_load(&m->batches), atomic_load(&m->batch_sentences),
                    atomic_load(&m->cancelled));
+    ok = ok && put(&b, &len, &cap,
+                   "# HELP tfm_serve_generate_waiting Completion requests waiting for a group.\n"
+                   "# TYPE tfm_serve_generate_waiting gauge\ntfm_serve_generate_waiting %d\n"
+                   "# HELP tfm_serve_generate_busy Generation threads running a group now.\n"
+                   "# TYPE tfm_serve_generate_busy gauge\ntfm_serve_generate_busy %d\n"
+                   "# HELP tfm_serve_generate_groups_total Completion groups run (prompts of one length, at most 8).\n"
+                   "# TYPE tfm_serve_generate_groups_total counter\ntfm_serve_generate_groups_total %ld\n"
+                   "# HELP tfm_serve_generate_group_rows_total Completions in those groups.\n"
+                   "# TYPE tfm_serve_generate_group_rows_total counter\ntfm_serve_generate_group_rows_total %ld\n",
+                   gen_waiting, gen_busy, atomic_load(&m->gen_groups), atomic_load(&m->gen_group_rows));
     if (!ok) {
         free(b);
         serve_error(r, 500, "out of memory");

@@ -98,8 +98,8 @@ static int load_one(const char *cmd, serve_state *s, serve_model *m) {
             cli_error(cmd, "%s", tfm_last_error());
             return 0;
         }
-    if (m->kind == SERVE_TRANSLATE && !serve_batcher_start(s, m)) {
-        cli_error(cmd, "cannot start the translation threads of %s", m->path);
+    if ((m->kind == SERVE_TRANSLATE && !serve_batcher_start(s, m)) || (m->kind == SERVE_GENERATE && !serve_gen_start(s, m))) {
+        cli_error(cmd, "cannot start the threads of %s", m->path);
         return 0;
     }
     return 1;
@@ -128,7 +128,8 @@ int serve_models_load(const char *cmd, serve_state *s, char **specs, int n) {
 void serve_models_free(serve_state *s) {
     for (int i = 0; s->models && i < s->n_models; i++) {
         serve_model *m = &s->models[i];
-        serve_batcher_stop(m); /* its threads use the contexts */
+        serve_batcher_stop(m); /* their threads use the contexts */
+        serve_gen_stop(m);
         for (int k = 0; m->ctx && k < s->workers; k++) tfm_context_free(m->ctx[k]);
         free(m->ctx);
         free(m->busy);

@@ -184,7 +184,7 @@ void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
     if (serve_authorized(s, q, body, r)) {
         if (routes[k].id == R_TRANSLATE) translate(s, q, body, r);
         else if (routes[k].id == R_EMBEDDINGS) serve_embeddings(s, body, r);
-        else serve_completions(s, body, r);
+        else serve_completions(s, q, body, r);
     }
     cJSON_Delete(body);
 }

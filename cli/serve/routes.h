@@ -11,8 +11,9 @@ void serve_models_list(serve_state *s, serve_reply *r);
 void serve_embeddings(serve_state *s, const cJSON *body, serve_reply *r);
 
 /* POST /v1/completions: {"prompt", "model"?, "max_tokens", "temperature", "top_p", "top_k", "seed",
- * "stop", "stream"}; stream: true answers with Server-Sent Events (r->stream). */
-void serve_completions(serve_state *s, const cJSON *body, serve_reply *r);
+ * "stop", "stream"}; stream: true answers with Server-Sent Events (r->stream). Generated in groups
+ * shared across clients (generator.c); q's client gone cancels it. */
+void serve_completions(serve_state *s, const serve_request *q, const cJSON *body, serve_reply *r);
 
 /* GET /: the web page (page.c), text/html with its Content-Security-Policy. */
 void serve_page(serve_reply *r);

@@ -13,7 +13,8 @@
 
 typedef enum { SERVE_TRANSLATE, SERVE_GENERATE, SERVE_EMBED } serve_kind;
 
-typedef struct serve_batcher serve_batcher; /* batcher.c */
+typedef struct serve_batcher serve_batcher;     /* batcher.c */
+typedef struct serve_generator serve_generator; /* generator.c */
 
 /* One --model: loaded once, read-only; `workers` contexts of it are lent out one request at a time. */
 typedef struct {
@@ -28,6 +29,8 @@ typedef struct {
     unsigned char *busy;   /* [workers], under serve_state.mu */
     serve_batcher *batcher; /* translate: the shared batches (batcher.c) and their threads' arguments */
     void *batcher_args;
+    serve_generator *gen; /* generate: the shared groups (generator.c) and their threads' arguments */
+    void *gen_args;
 } serve_model;
 
 /* What GET /metrics reports (metrics.c): requests by route and status, latency, tokens. */
@@ -41,6 +44,7 @@ typedef struct {
     atomic_long tokens_in, tokens_out; /* subword tokens read (sources, prompts) and written */
     atomic_long batches, batch_sentences; /* translation rounds run, and the sentences in them */
     atomic_long cancelled;                /* requests whose client went away before the reply */
+    atomic_long gen_groups, gen_group_rows; /* completion groups run, and the requests in them */
 } serve_metrics;
 
 typedef struct {
@@ -53,6 +57,7 @@ typedef struct {
     tfm_decode_config dc;
     int batch;               /* --batch-size: sentences of a translation round (tfm_translate_text's batch_sentences) */
     size_t max_batch_tokens; /* --max-batch-tokens: a round's sentences × its longest, in tokens; 0: no limit */
+    int batch_wait_ms;       /* --batch-wait-ms: a completion group waits so long for more requests */
     atomic_int ready; /* 1 once every model is loaded: /health is 503 before */
     atomic_int stopping; /* 1 after SIGTERM: replies close their connection */
     pthread_mutex_t mu;
@@ -142,6 +147,41 @@ int serve_translate_batched(serve_state *s, serve_model *m, const serve_request 
 
 /* The requests of m waiting for a round, and its threads computing one. */
 void serve_batcher_depth(serve_model *m, int *waiting, int *busy);
+
+/* A completion to generate in a group (generator.c): filled by the caller, which keeps it alive
+ * until serve_gen_wait returns. on_token gets each token as it is chosen (in a generation thread);
+ * nonzero stops this request's row. */
+typedef struct serve_gen_job {
+    tfm_sample_config sc;
+    const int32_t *prompt;
+    int np, max_tokens;
+    int (*on_token)(int32_t id, void *user);
+    void *user;
+    atomic_int cancelled; /* set by serve_gen_wait (client gone) or the caller (a stream closed) */
+    int queued, done;     /* under the generator's lock */
+    tfm_status st;        /* once done */
+    char err[256];
+    struct serve_gen_job *link;
+} serve_gen_job;
+
+/* Completion groups shared across clients. serve_gen_start starts `workers` threads on m's
+ * contexts (0 on failure); serve_gen_stop lets them finish the queue, joins them, frees it all
+ * (safe without one). */
+int serve_gen_start(serve_state *s, serve_model *m);
+void serve_gen_stop(serve_model *m);
+
+/* Queues j; 0 after setting *r to 503 with Retry-After when every thread of m generates and
+ * --max-queue requests already wait (500 without threads). */
+int serve_gen_submit(serve_state *s, serve_model *m, serve_gen_job *j, serve_reply *r);
+
+/* Waits until j is done: its group generated it (j->st says how) or it was cancelled. Asks
+ * req->gone every 50 ms (req may be NULL: a stream, which sets j->cancelled itself); a job
+ * cancelled before its group starts never runs, one running stops at its next token. Returns 0 if
+ * it was cancelled. */
+int serve_gen_wait(serve_state *s, serve_model *m, serve_gen_job *j, const serve_request *req);
+
+/* The completion requests of m waiting for a group, and its threads generating one. */
+void serve_gen_depth(serve_model *m, int *waiting, int *busy);
 
 /* Streams (complete.c): up to `max` bytes of the next events into buf, waiting for them; returns
  * the count, or -1 at the end of the stream. serve_stream_close cancels the work if it still runs,

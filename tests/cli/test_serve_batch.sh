@@ -4,7 +4,8 @@
 # that they queue: each gets `tfm translate` of its sentence alone (greedy and beam 4), and
 # /metrics shows the sentences ran in shared rounds (fewer rounds than requests); --max-batch-tokens
 # bounds a round (1 token: a sentence a round); `alternatives` gives the beam's next best (the
-# best unchanged); a client that disconnects cancels its queued work; bench/serve_load.py runs.
+# best unchanged); completions in groups of one prompt length == tfm generate alone; a client that
+# disconnects cancels its queued work (translation and completion); bench/serve_load.py runs.
 # Every server started is killed on exit (trap); every wait is bounded.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -77,6 +78,52 @@ kill -9 "$SPID"
 clients tokens1 1 --max-batch-tokens 1
 [ "$(metric tfm_serve_translate_batches_total)" = $((L + N)) ] && ok ||
   bad "--max-batch-tokens 1: $(grep translate_batch "$WORK/body") (want $((L + N)) rounds of one sentence)"
+kill -9 "$SPID"
+
+# completions in groups: 16 clients with one prompt (seeds 1-16, every third streamed) and 4 with a
+# longer one, one worker that waits 400 ms for a group to fill: each text == tfm generate alone
+# with its seed; the prompts of one length share groups of at most 8 (so at least 3 groups)
+start groups --model "$LM" --threads 1 --batch-wait-ms 400 || { finish serve_batch; exit 1; }
+CC=()
+for i in $(seq 20); do
+  p="In the beginning"
+  [ "$i" -gt 16 ] && p="And God said unto Moses"
+  st=$([ $((i % 3)) = 0 ] && echo true || echo false)
+  "$TFM" generate --model "$LM" --prompt "$p" --max-tokens 10 --temperature 0.9 --top-k 30 --seed "$i" 2> /dev/null > "$WORK/gen.$i"
+  jq -n --arg p "$p" --argjson s "$i" --argjson st "$st" \
+    '{prompt: $p, max_tokens: 10, temperature: 0.9, top_k: 30, seed: $s, stream: $st}' > "$WORK/gen.$i.json"
+done
+for i in $(seq 20); do
+  curl -sN --max-time 60 -H 'Content-Type: application/json' --data-binary "@$WORK/gen.$i.json" \
+    "http://127.0.0.1:$PORT/v1/completions" > "$WORK/gc.$i" &
+  CC+=($!)
+done
+wait "${CC[@]}"
+differ=0
+for i in $(seq 20); do
+  p="In the beginning"
+  [ "$i" -gt 16 ] && p="And God said unto Moses"
+  if [ $((i % 3)) = 0 ]; then
+    got=$(sed -n 's/^data: \({.*\)$/\1/p' "$WORK/gc.$i" | jq -j '.choices[0].text')
+  else
+    got=$(jq -r '.choices[0].text' "$WORK/gc.$i")
+  fi
+  [ "$p$got" = "$(cat "$WORK/gen.$i")" ] || differ=$((differ + 1))
+done
+[ "$differ" = 0 ] && ok || bad "completions in groups: $differ of 20 differ from tfm generate alone"
+req GET /metrics
+groups=$(metric tfm_serve_generate_groups_total)
+[ "$(metric tfm_serve_generate_group_rows_total)" = 20 ] && [ -n "$groups" ] && [ "$groups" -ge 3 ] && [ "$groups" -le 6 ] &&
+  ok || bad "completion groups: $(grep '^tfm_serve_generate' "$WORK/body") (want 20 rows in 3-6 groups)"
+kill -9 "$SPID"
+# a completion whose client gives up while its group waits to fill is cancelled: 499, counted
+start gcancel --model "$LM" --threads 1 --batch-wait-ms 1500 || { finish serve_batch; exit 1; }
+curl -s --max-time 0.5 -o /dev/null -H 'Content-Type: application/json' --data-binary "@$WORK/gen.1.json" \
+  "http://127.0.0.1:$PORT/v1/completions"
+for _ in $(seq 50); do grep -q "POST /v1/completions" "$WORK/gcancel.log" && break; sleep 0.1; done
+req GET /metrics
+[ "$(metric tfm_serve_cancelled_total)" = 1 ] && grep -q "POST /v1/completions 499" "$WORK/gcancel.log" && ok ||
+  bad "completion cancelled: $(metric tfm_serve_cancelled_total) cancelled; $(tail -2 "$WORK/gcancel.log")"
 kill -9 "$SPID"
 
 # bench/serve_load.py runs: a tiny model, 5 sentences, 1 and 8 clients (its timings mean nothing here)
