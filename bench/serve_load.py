@@ -127,6 +127,18 @@ def load(server, path, bodies, clients):
     return time.perf_counter() - t0, lat, failed[0]
 
 
+def levels_rows(server, route, path, bodies, levels):
+    """A table row per level of concurrent clients: requests/s, tokens/s, latency percentiles."""
+    rows = []
+    for c in levels:
+        out0 = server.metric("tfm_serve_tokens_out_total")
+        wall, lat, failed = load(server, path, bodies, c)
+        toks = server.metric("tfm_serve_tokens_out_total") - out0
+        rows.append((route, "%d clients" % c, len(lat) / wall, toks / wall, percentile(lat, 50), percentile(lat, 95),
+                     percentile(lat, 99), failed))
+    return rows
+
+
 def timed(cmd):
     """Seconds a command takes (it must succeed)."""
     t0 = time.perf_counter()
@@ -178,12 +190,7 @@ def main():
                         + (["--model", a.lm] if a.lm else []) + a.serve_args.split())
         try:
             bodies = [{"q": l, "source": src, "target": tgt} for l in lines]
-            for c in levels:
-                out0 = server.metric("tfm_serve_tokens_out_total")
-                wall, lat, failed = load(server, "/translate", bodies, c)
-                toks = server.metric("tfm_serve_tokens_out_total") - out0
-                rows.append(("translate", "%d clients" % c, len(lat) / wall, toks / wall, percentile(lat, 50),
-                             percentile(lat, 95), percentile(lat, 99), failed))
+            rows += levels_rows(server, "translate", "/translate", bodies, levels)
             if a.lm:
                 prompts = [" ".join(l.split()[: a.prompt_words]) for l in lines]
                 gen = [a.tfm, "generate", "--model", a.lm, "--max-tokens", str(a.max_tokens), "--temperature", "0"]
@@ -192,12 +199,7 @@ def main():
                 rows.append(("completions", "offline tfm generate (one by one)", len(per) / sum(per), float("nan"),
                              percentile(per, 50), percentile(per, 95), percentile(per, 99), 0))
                 bodies = [{"prompt": p, "max_tokens": a.max_tokens, "temperature": 0, "seed": 1} for p in prompts]
-                for c in levels:
-                    out0 = server.metric("tfm_serve_tokens_out_total")
-                    wall, lat, failed = load(server, "/v1/completions", bodies, c)
-                    toks = server.metric("tfm_serve_tokens_out_total") - out0
-                    rows.append(("completions", "%d clients" % c, len(lat) / wall, toks / wall, percentile(lat, 50),
-                                 percentile(lat, 95), percentile(lat, 99), failed))
+                rows += levels_rows(server, "completions", "/v1/completions", bodies, levels)
         finally:
             server.stop()
 

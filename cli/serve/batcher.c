@@ -32,22 +32,11 @@ typedef struct serve_job {
 struct serve_batcher {
     serve_state *s;
     serve_model *m;
-    pthread_mutex_t mu;
-    pthread_cond_t work, back;
+    serve_crew c; /* c.waiting: jobs in the queue; c.busy: threads translating a round */
     serve_job *head, *tail;
-    int waiting; /* jobs in the queue */
-    int busy;    /* threads translating a round */
-    int stop;
-    int n_threads;
-    pthread_t *threads;
 };
 
-typedef struct {
-    serve_batcher *b;
-    tfm_context *ctx;
-} worker_arg;
-
-/* Takes the next round off the queue (under b->mu): up to cap sentences, padded tokens (rows ×
+/* Takes the next round off the queue (under b->c.mu): up to cap sentences, padded tokens (rows ×
  * the longest) within max_tokens (0: no limit; a sentence alone always goes). */
 static size_t take_round(serve_batcher *b, size_t cap, const char **src, serve_job **job, size_t *idx, int *n_best) {
     const size_t max_tokens = b->s->max_batch_tokens;
@@ -68,24 +57,25 @@ static size_t take_round(serve_batcher *b, size_t cap, const char **src, serve_j
             b->head = j->link;
             if (!b->head) b->tail = NULL;
             j->queued = 0;
-            b->waiting--;
+            b->c.waiting--;
         }
     }
     return rows;
 }
 
 static void *worker_main(void *arg) {
-    worker_arg *w = arg;
-    serve_batcher *b = w->b;
+    const serve_crew_arg *w = arg;
+    serve_batcher *b = w->owner;
     serve_state *s = b->s;
+    tfm_context *ctx = b->m->ctx[w->k];
     const size_t cap = (size_t)s->batch;
     const char **src = malloc(cap * sizeof *src);
     serve_job **job = malloc(cap * sizeof *job);
     size_t *idx = malloc(cap * sizeof *idx);
     char **out = malloc(cap * (size_t)s->dc.beam * sizeof *out); /* n_best <= beam per sentence */
-    pthread_mutex_lock(&b->mu);
+    pthread_mutex_lock(&b->c.mu);
     for (;;) {
-        while (!b->stop && !b->head) pthread_cond_wait(&b->work, &b->mu);
+        while (!b->c.stop && !b->head) pthread_cond_wait(&b->c.work, &b->c.mu);
         if (!b->head) break; /* stopping, and nothing left */
         int nb = 1; /* the round keeps the most any of its requests wants: the best is the same */
         const size_t rows = src && job && idx && out ? take_round(b, cap, src, job, idx, &nb) : 0;
@@ -93,22 +83,22 @@ static void *worker_main(void *arg) {
         char err[256] = "out of memory";
         tfm_translate_stats stats = {0};
         if (rows > 0) {
-            b->busy++;
-            pthread_mutex_unlock(&b->mu);
-            st = tfm_translate_text_nbest(w->ctx, b->m->tok, &s->dc, src, rows, s->batch, nb, out, &stats);
+            b->c.busy++;
+            pthread_mutex_unlock(&b->c.mu);
+            st = tfm_translate_text_nbest(ctx, b->m->tok, &s->dc, src, rows, s->batch, nb, out, &stats);
             if (st != TFM_OK) snprintf(err, sizeof err, "%s", tfm_last_error());
             atomic_fetch_add(&s->metrics.tokens_in, (long)stats.src_tokens);
             atomic_fetch_add(&s->metrics.tokens_out, (long)stats.out_tokens);
             atomic_fetch_add(&s->metrics.batches, 1);
             atomic_fetch_add(&s->metrics.batch_sentences, (long)rows);
-            pthread_mutex_lock(&b->mu);
-            b->busy--;
+            pthread_mutex_lock(&b->c.mu);
+            b->c.busy--;
         } else { /* no memory for the round's arrays: fail the head job whole */
             serve_job *j = b->head;
             b->head = j->link;
             if (!b->head) b->tail = NULL;
             j->queued = 0;
-            b->waiting--;
+            b->c.waiting--;
             j->back += j->n - j->next;
             j->next = j->n;
             j->st = st;
@@ -127,9 +117,9 @@ static void *worker_main(void *arg) {
             }
             j->back++;
         }
-        pthread_cond_broadcast(&b->back);
+        pthread_cond_broadcast(&b->c.back);
     }
-    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&b->c.mu);
     free(src);
     free(job);
     free(idx);
@@ -139,57 +129,25 @@ static void *worker_main(void *arg) {
 
 int serve_batcher_start(serve_state *s, serve_model *m) {
     serve_batcher *b = calloc(1, sizeof *b);
-    worker_arg *args = calloc((size_t)s->workers, sizeof *args);
-    if (b) b->threads = calloc((size_t)s->workers, sizeof *b->threads);
-    if (!b || !args || !b->threads) {
-        if (b) free(b->threads);
-        free(b);
-        free(args);
-        return 0;
-    }
-    *b = (serve_batcher){.s = s, .m = m, .threads = b->threads};
-    pthread_mutex_init(&b->mu, NULL);
-    pthread_cond_init(&b->work, NULL);
-    pthread_cond_init(&b->back, NULL);
+    if (!b) return 0;
+    b->s = s;
+    b->m = m;
     m->batcher = b;
-    m->batcher_args = args;
-    for (int i = 0; i < s->workers; i++) {
-        args[i] = (worker_arg){b, m->ctx[i]};
-        if (pthread_create(&b->threads[i], NULL, worker_main, &args[i]) != 0) return 0;
-        b->n_threads++;
-    }
-    return 1;
+    return serve_crew_start(&b->c, s->workers, worker_main, b);
 }
 
 void serve_batcher_stop(serve_model *m) {
-    serve_batcher *b = m->batcher;
-    if (!b) return;
-    pthread_mutex_lock(&b->mu);
-    b->stop = 1;
-    pthread_cond_broadcast(&b->work);
-    pthread_mutex_unlock(&b->mu);
-    for (int i = 0; i < b->n_threads; i++) pthread_join(b->threads[i], NULL);
-    pthread_mutex_destroy(&b->mu);
-    pthread_cond_destroy(&b->work);
-    pthread_cond_destroy(&b->back);
-    free(b->threads);
-    free(b);
-    free(m->batcher_args);
+    if (!m->batcher) return;
+    serve_crew_stop(&m->batcher->c);
+    free(m->batcher);
     m->batcher = NULL;
-    m->batcher_args = NULL;
 }
 
 void serve_batcher_depth(serve_model *m, int *waiting, int *busy) {
-    serve_batcher *b = m->batcher;
-    *waiting = *busy = 0;
-    if (!b) return;
-    pthread_mutex_lock(&b->mu);
-    *waiting = b->waiting;
-    *busy = b->busy;
-    pthread_mutex_unlock(&b->mu);
+    serve_crew_depth(m->batcher ? &m->batcher->c : NULL, waiting, busy);
 }
 
-/* Drops a cancelled job from the queue (under b->mu): its sentences not yet in a round never run. */
+/* Drops a cancelled job from the queue (under b->c.mu): its sentences not yet in a round never run. */
 static void unqueue(serve_batcher *b, serve_job *j) {
     if (!j->queued) return;
     serve_job **p = &b->head, *prev = NULL;
@@ -200,7 +158,7 @@ static void unqueue(serve_batcher *b, serve_job *j) {
     *p = j->link;
     if (b->tail == j) b->tail = prev;
     j->queued = 0;
-    b->waiting--;
+    b->c.waiting--;
     j->n = j->next; /* the sentences already in rounds still come back */
 }
 
@@ -228,10 +186,10 @@ int serve_translate_batched(serve_state *s, serve_model *m, const serve_request 
         if (ntok[i] > max_len) ntok[i] = max_len; /* tfm_translate_text cuts it so */
     }
     serve_job j = {.q = q, .n = n, .n_best = n_best, .out = out, .ntok = ntok, .st = TFM_OK, .queued = 1};
-    pthread_mutex_lock(&b->mu);
-    if (b->busy == b->n_threads && b->waiting >= s->max_queue) {
-        const int busy = b->busy, waiting = b->waiting;
-        pthread_mutex_unlock(&b->mu);
+    pthread_mutex_lock(&b->c.mu);
+    if (serve_crew_full(&b->c, s->max_queue)) {
+        const int busy = b->c.busy, waiting = b->c.waiting;
+        pthread_mutex_unlock(&b->c.mu);
         free(ntok);
         serve_error(r, 503, "busy: %d batches are computing and %d requests waiting (--max-queue %d); retry later",
                     busy, waiting, s->max_queue);
@@ -241,19 +199,15 @@ int serve_translate_batched(serve_state *s, serve_model *m, const serve_request 
     if (b->tail) b->tail->link = &j;
     else b->head = &j;
     b->tail = &j;
-    b->waiting++;
-    pthread_cond_signal(&b->work);
+    b->c.waiting++;
+    pthread_cond_signal(&b->c.work);
     /* wait for every sentence, asking every 50 ms whether the client is still there (rounds of
      * other requests wake this thread more often: the clock, not the wake-ups, paces the asking) */
     struct timespec ask;
     clock_gettime(CLOCK_REALTIME, &ask);
     while (j.back < j.n) {
-        ask.tv_nsec += 50000000;
-        if (ask.tv_nsec >= 1000000000) {
-            ask.tv_sec++;
-            ask.tv_nsec -= 1000000000;
-        }
-        while (j.back < j.n && pthread_cond_timedwait(&b->back, &b->mu, &ask) != ETIMEDOUT) {
+        serve_clock_add(&ask, 50);
+        while (j.back < j.n && pthread_cond_timedwait(&b->c.back, &b->c.mu, &ask) != ETIMEDOUT) {
         }
         if (j.back < j.n && !j.cancelled && req->gone && req->gone(req->conn)) {
             j.cancelled = 1;
@@ -261,7 +215,7 @@ int serve_translate_batched(serve_state *s, serve_model *m, const serve_request 
             atomic_fetch_add(&s->metrics.cancelled, 1);
         }
     }
-    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&b->c.mu);
     free(ntok);
     const size_t n_out = n * (size_t)n_best;
     if (j.cancelled) {

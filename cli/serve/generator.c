@@ -20,20 +20,11 @@
 struct serve_generator {
     serve_state *s;
     serve_model *m;
-    pthread_mutex_t mu;
-    pthread_cond_t work, back;
+    serve_crew c; /* c.waiting: jobs in the queue; c.busy: threads generating a group */
     serve_gen_job *head, *tail;
-    int waiting, busy, stop, n_threads;
-    pthread_t *threads;
-    tfm_context **ctx; /* the model's, one per thread */
 };
 
-typedef struct {
-    serve_generator *g;
-    int k;
-} gen_arg;
-
-/* Unlinks job j from the queue (under g->mu). */
+/* Unlinks job j from the queue (under g->c.mu). */
 static void unlink_job(serve_generator *g, serve_gen_job *j) {
     serve_gen_job **p = &g->head, *prev = NULL;
     while (*p && *p != j) {
@@ -44,7 +35,7 @@ static void unlink_job(serve_generator *g, serve_gen_job *j) {
     *p = j->link;
     if (g->tail == j) g->tail = prev;
     j->queued = 0;
-    g->waiting--;
+    g->c.waiting--;
 }
 
 static int row_token(int row, int32_t id, void *user) {
@@ -55,17 +46,17 @@ static int row_token(int row, int32_t id, void *user) {
 }
 
 static void *gen_main(void *arg) {
-    gen_arg *a = arg;
-    serve_generator *g = a->g;
-    tfm_context *ctx = g->ctx[a->k];
+    const serve_crew_arg *a = arg;
+    serve_generator *g = a->owner;
+    tfm_context *ctx = g->m->ctx[a->k];
     serve_gen_job *group[GROUP_MAX];
     tfm_sample_config sc[GROUP_MAX];
     int budget[GROUP_MAX], len[GROUP_MAX];
     int32_t *prompts = NULL;
     size_t prompts_cap = 0;
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->c.mu);
     for (;;) {
-        while (!g->stop && !g->head) pthread_cond_wait(&g->work, &g->mu);
+        while (!g->c.stop && !g->head) pthread_cond_wait(&g->c.work, &g->c.mu);
         if (!g->head) break;
         /* the head job, and the next waiting jobs whose prompts are as long; with --batch-wait-ms,
          * jobs that arrive within that time after the head job is taken join too */
@@ -73,12 +64,7 @@ static void *gen_main(void *arg) {
         const int np = g->head->np;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += g->s->batch_wait_ms / 1000;
-        until.tv_nsec += (long)(g->s->batch_wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
+        serve_clock_add(&until, g->s->batch_wait_ms);
         for (;;) {
             for (serve_gen_job *j = g->head, *next; j && G < GROUP_MAX; j = next) {
                 next = j->link;
@@ -86,8 +72,8 @@ static void *gen_main(void *arg) {
                 unlink_job(g, j);
                 group[G++] = j;
             }
-            if (G == GROUP_MAX || g->s->batch_wait_ms <= 0 || g->stop ||
-                pthread_cond_timedwait(&g->work, &g->mu, &until) == ETIMEDOUT)
+            if (G == GROUP_MAX || g->s->batch_wait_ms <= 0 || g->c.stop ||
+                pthread_cond_timedwait(&g->c.work, &g->c.mu, &until) == ETIMEDOUT)
                 break;
         }
         if (G < GROUP_MAX && g->s->batch_wait_ms > 0) /* the last arrivals before the time ran out */
@@ -97,8 +83,8 @@ static void *gen_main(void *arg) {
                 unlink_job(g, j);
                 group[G++] = j;
             }
-        g->busy++;
-        pthread_mutex_unlock(&g->mu);
+        g->c.busy++;
+        pthread_mutex_unlock(&g->c.mu);
         tfm_status st = TFM_OK;
         const size_t need = (size_t)G * (size_t)np;
         if (need > prompts_cap) {
@@ -122,60 +108,34 @@ static void *gen_main(void *arg) {
         }
         atomic_fetch_add(&g->s->metrics.gen_groups, 1);
         atomic_fetch_add(&g->s->metrics.gen_group_rows, (long)G);
-        pthread_mutex_lock(&g->mu);
-        g->busy--;
+        pthread_mutex_lock(&g->c.mu);
+        g->c.busy--;
         for (int b = 0; b < G; b++) {
             group[b]->st = st;
             if (st != TFM_OK) snprintf(group[b]->err, sizeof group[b]->err, "%s", err);
             group[b]->done = 1;
         }
-        pthread_cond_broadcast(&g->back);
+        pthread_cond_broadcast(&g->c.back);
     }
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->c.mu);
     free(prompts);
     return NULL;
 }
 
 int serve_gen_start(serve_state *s, serve_model *m) {
     serve_generator *g = calloc(1, sizeof *g);
-    gen_arg *args = calloc((size_t)s->workers, sizeof *args);
-    pthread_t *threads = calloc((size_t)s->workers, sizeof *threads);
-    if (!g || !args || !threads) {
-        free(g);
-        free(args);
-        free(threads);
-        return 0;
-    }
-    *g = (serve_generator){.s = s, .m = m, .threads = threads, .ctx = m->ctx};
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->work, NULL);
-    pthread_cond_init(&g->back, NULL);
+    if (!g) return 0;
+    g->s = s;
+    g->m = m;
     m->gen = g;
-    m->gen_args = args;
-    for (int i = 0; i < s->workers; i++) {
-        args[i] = (gen_arg){g, i};
-        if (pthread_create(&g->threads[i], NULL, gen_main, &args[i]) != 0) return 0;
-        g->n_threads++;
-    }
-    return 1;
+    return serve_crew_start(&g->c, s->workers, gen_main, g);
 }
 
 void serve_gen_stop(serve_model *m) {
-    serve_generator *g = m->gen;
-    if (!g) return;
-    pthread_mutex_lock(&g->mu);
-    g->stop = 1;
-    pthread_cond_broadcast(&g->work);
-    pthread_mutex_unlock(&g->mu);
-    for (int i = 0; i < g->n_threads; i++) pthread_join(g->threads[i], NULL);
-    pthread_mutex_destroy(&g->mu);
-    pthread_cond_destroy(&g->work);
-    pthread_cond_destroy(&g->back);
-    free(g->threads);
-    free(g);
-    free(m->gen_args);
+    if (!m->gen) return;
+    serve_crew_stop(&m->gen->c);
+    free(m->gen);
     m->gen = NULL;
-    m->gen_args = NULL;
 }
 
 int serve_gen_submit(serve_state *s, serve_model *m, serve_gen_job *j, serve_reply *r) {
@@ -184,10 +144,10 @@ int serve_gen_submit(serve_state *s, serve_model *m, serve_gen_job *j, serve_rep
         serve_error(r, 500, "no generation threads");
         return 0;
     }
-    pthread_mutex_lock(&g->mu);
-    if (g->busy == g->n_threads && g->waiting >= s->max_queue) {
-        const int busy = g->busy, waiting = g->waiting;
-        pthread_mutex_unlock(&g->mu);
+    pthread_mutex_lock(&g->c.mu);
+    if (serve_crew_full(&g->c, s->max_queue)) {
+        const int busy = g->c.busy, waiting = g->c.waiting;
+        pthread_mutex_unlock(&g->c.mu);
         serve_error(r, 503, "busy: %d groups are generating and %d requests waiting (--max-queue %d); retry later",
                     busy, waiting, s->max_queue);
         r->retry_after = 1;
@@ -200,24 +160,20 @@ int serve_gen_submit(serve_state *s, serve_model *m, serve_gen_job *j, serve_rep
     if (g->tail) g->tail->link = j;
     else g->head = j;
     g->tail = j;
-    g->waiting++;
-    pthread_cond_signal(&g->work);
-    pthread_mutex_unlock(&g->mu);
+    g->c.waiting++;
+    pthread_cond_signal(&g->c.work);
+    pthread_mutex_unlock(&g->c.mu);
     return 1;
 }
 
 int serve_gen_wait(serve_state *s, serve_model *m, serve_gen_job *j, const serve_request *req) {
     serve_generator *g = m->gen;
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->c.mu);
     struct timespec ask;
     clock_gettime(CLOCK_REALTIME, &ask);
     while (!j->done) {
-        ask.tv_nsec += 50000000;
-        if (ask.tv_nsec >= 1000000000) {
-            ask.tv_sec++;
-            ask.tv_nsec -= 1000000000;
-        }
-        while (!j->done && pthread_cond_timedwait(&g->back, &g->mu, &ask) != ETIMEDOUT) {
+        serve_clock_add(&ask, 50);
+        while (!j->done && pthread_cond_timedwait(&g->c.back, &g->c.mu, &ask) != ETIMEDOUT) {
         }
         if (!j->done && !atomic_load(&j->cancelled) && req && req->gone && req->gone(req->conn)) {
             atomic_store(&j->cancelled, 1); /* a running row stops at its next token */
@@ -228,16 +184,10 @@ int serve_gen_wait(serve_state *s, serve_model *m, serve_gen_job *j, const serve
             j->done = 1;
         }
     }
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->c.mu);
     return !atomic_load(&j->cancelled);
 }
 
 void serve_gen_depth(serve_model *m, int *waiting, int *busy) {
-    serve_generator *g = m->gen;
-    *waiting = *busy = 0;
-    if (!g) return;
-    pthread_mutex_lock(&g->mu);
-    *waiting = g->waiting;
-    *busy = g->busy;
-    pthread_mutex_unlock(&g->mu);
+    serve_crew_depth(m->gen ? &m->gen->c : NULL, waiting, busy);
 }

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 typedef enum { SERVE_TRANSLATE, SERVE_GENERATE, SERVE_EMBED } serve_kind;
 
@@ -27,10 +28,8 @@ typedef struct {
     tfm_embedder *emb;     /* embed */
     tfm_context **ctx;     /* [workers] */
     unsigned char *busy;   /* [workers], under serve_state.mu */
-    serve_batcher *batcher; /* translate: the shared batches (batcher.c) and their threads' arguments */
-    void *batcher_args;
-    serve_generator *gen; /* generate: the shared groups (generator.c) and their threads' arguments */
-    void *gen_args;
+    serve_batcher *batcher; /* translate: the shared rounds (batcher.c) */
+    serve_generator *gen;   /* generate: the shared groups (generator.c) */
 } serve_model;
 
 /* What GET /metrics reports (metrics.c): requests by route and status, latency, tokens. */
@@ -127,6 +126,35 @@ int serve_strings(const cJSON *body, const char *name, const char ***items, size
  * setting a 503 with Retry-After in *r) when `workers + max_queue` requests are already admitted. */
 tfm_context *serve_acquire(serve_state *s, serve_model *m, serve_reply *r);
 void serve_release(serve_state *s, serve_model *m, tfm_context *ctx);
+
+/* The threads behind a model's shared queue (crew.c; batcher.c and generator.c): one per context
+ * of the model, thread k getting {owner, k}; `mu` guards the queue and the counts, `work` wakes the
+ * threads, `back` the requests waiting for results. */
+typedef struct {
+    void *owner;
+    int k;
+} serve_crew_arg;
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t work, back;
+    int stop, live, n_threads;
+    int busy, waiting; /* threads computing; requests queued (under mu) */
+    pthread_t *threads;
+    serve_crew_arg *args;
+} serve_crew;
+
+/* Starts n threads running fn({owner, k}); 0 if one could not start (or out of memory): then
+ * serve_crew_stop still stops those that did. */
+int serve_crew_start(serve_crew *c, int n, void *(*fn)(void *), void *owner);
+/* Sets stop, wakes the threads (each returns once the queue is empty), joins and frees them;
+ * safe on a crew never started (zeroed) or already stopped. */
+void serve_crew_stop(serve_crew *c);
+/* Its queued requests and busy threads (0 and 0 for NULL). */
+void serve_crew_depth(serve_crew *c, int *waiting, int *busy);
+/* Under mu: every thread busy and max_queue requests already waiting (a new one gets 503). */
+int serve_crew_full(const serve_crew *c, int max_queue);
+/* t += ms milliseconds (t from clock_gettime(CLOCK_REALTIME), for pthread_cond_timedwait). */
+void serve_clock_add(struct timespec *t, long ms);
 
 /* Cross-client translation batches (batcher.c). serve_batcher_start starts `workers` threads on
  * m's contexts (0 on failure: out of memory, no thread); serve_batcher_stop lets them finish the
