@@ -15,18 +15,19 @@ tiny_models || { finish serve_batch; exit 1; }
 N=24 # clients at once
 sed -n "1,${N}p" "$WORK/c/all.en" > "$WORK/many.txt"
 for i in $(seq "$N"); do sed -n "${i}p" "$WORK/many.txt" | jq -R '{q: ., source: "en", target: "es"}' > "$WORK/one.$i.json"; done
-# the long request that holds the worker meanwhile: every training line, 8 times
-for _ in 1 2 3 4 5 6 7 8; do cat "$WORK/c/train.en"; done | jq -R . | jq -s '{q: ., source: "en", target: "es"}' > "$WORK/hold.json"
-L=$((8 * $(wc -l < "$WORK/c/train.en")))
+T=$(wc -l < "$WORK/c/train.en")
 
 # metric NAME: its value in the last GET /metrics
 metric() { sed -n "s/^$1 //p" "$WORK/body"; }
 
-# clients NAME BEAM ARGS...: a server with one worker and ARGS; the long request, then N clients at
-# once; each answer == tfm translate --beam BEAM of that sentence alone; leaves /metrics in body
+# clients NAME BEAM COPIES ARGS...: a server with one worker and ARGS; the long request (every
+# training line, COPIES times: L lines) that holds the worker, then N clients at once; each
+# answer == tfm translate --beam BEAM of that sentence alone; leaves /metrics in body
 clients() {
-  local name=$1 beam=$2 i differ=0 hold
-  shift 2
+  local name=$1 beam=$2 copies=$3 i differ=0 hold
+  shift 3
+  L=$((copies * T))
+  for _ in $(seq "$copies"); do cat "$WORK/c/train.en"; done | jq -R . | jq -s '{q: ., source: "en", target: "es"}' > "$WORK/hold.json"
   start "$name" --model "$MT@en:es" --threads 1 --beam "$beam" "$@" || return 1
   curl -s --max-time 120 -o "$WORK/hold.out" -H 'Content-Type: application/json' --data-binary "@$WORK/hold.json" \
     "http://127.0.0.1:$PORT/translate" &
@@ -52,14 +53,14 @@ clients() {
   req GET /metrics
 }
 
-clients greedy 1
+clients greedy 1 8
 rounds=$(metric tfm_serve_translate_batches_total) sent=$(metric tfm_serve_translate_batch_sentences_total)
 # the long request alone needs ceil(L / 32) rounds; its last one and a few more take the N clients
 [ "$sent" = $((L + N)) ] && [ -n "$rounds" ] && [ "$rounds" -le $(((L + N + 31) / 32 + 3)) ] && ok ||
   bad "greedy: $sent sentences in $rounds rounds: not shared (each client alone would need $(((L + 31) / 32 + N)))"
 kill -9 "$SPID"
 
-clients beam4 4
+clients beam4 4 2
 [ "$(metric tfm_serve_translate_batch_sentences_total)" = $((L + N)) ] && ok || bad "beam 4: $(grep translate_batch "$WORK/body")"
 # alternatives (LibreTranslate's field): the beam's next best; the best stays tfm translate's
 post /translate "$(jq '. + {alternatives: 3}' "$WORK/one.1.json")"
@@ -75,7 +76,7 @@ want_error "alternatives a string" 400 "alternatives:"
 kill -9 "$SPID"
 
 # --max-batch-tokens 1: no round can take a second sentence; the results stay the same
-clients tokens1 1 --max-batch-tokens 1
+clients tokens1 1 1 --max-batch-tokens 1
 [ "$(metric tfm_serve_translate_batches_total)" = $((L + N)) ] && ok ||
   bad "--max-batch-tokens 1: $(grep translate_batch "$WORK/body") (want $((L + N)) rounds of one sentence)"
 kill -9 "$SPID"
