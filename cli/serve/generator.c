@@ -161,7 +161,7 @@ int serve_gen_submit(serve_state *s, serve_model *m, serve_gen_job *j, serve_rep
     else g->head = j;
     g->tail = j;
     g->c.waiting++;
-    pthread_cond_signal(&g->c.work);
+    pthread_cond_broadcast(&g->c.work); /* a thread filling a group wakes too, and an idle one takes another length */
     pthread_mutex_unlock(&g->c.mu);
     return 1;
 }
