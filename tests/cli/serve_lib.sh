@@ -93,3 +93,9 @@ want() {
 }
 # want_error LABEL CODE NEEDLE: status CODE and {"error": "...NEEDLE..."}.
 want_error() { want "$1" "$2" ".error | type == \"string\" and contains(\"$3\")"; }
+
+# completion_text FILE: the text of a /v1/completions answer saved in FILE, plain JSON or
+# Server-Sent Events (the events' texts joined).
+completion_text() {
+  if grep -q '^data: ' "$1"; then sed -n 's/^data: \({.*\)$/\1/p' "$1" | jq -j '.choices[0].text'; else jq -r '.choices[0].text' "$1"; fi
+}

@@ -117,12 +117,7 @@ done
 wait "${CC[@]}" # each curl ends within its --max-time
 differ=0
 for seed in 1 2 3 4; do
-  if [ $((seed % 2)) = 0 ]; then
-    got=$(sed -n 's/^data: \({.*\)$/\1/p' "$WORK/cc.$seed" | jq -j '.choices[0].text')
-  else
-    got=$(jq -r '.choices[0].text' "$WORK/cc.$seed")
-  fi
-  [ "$prompt$got" = "$(cat "$WORK/gen.$seed")" ] || differ=$((differ + 1))
+  [ "$prompt$(completion_text "$WORK/cc.$seed")" = "$(cat "$WORK/gen.$seed")" ] || differ=$((differ + 1))
 done
 [ "$differ" = 0 ] && ok || bad "concurrent completions: $differ of 4 differ from tfm generate"
 # a stop sequence: the text ends before its first occurrence, finish_reason "stop", streamed alike

@@ -104,12 +104,7 @@ differ=0
 for i in $(seq 20); do
   p="In the beginning"
   [ "$i" -gt 16 ] && p="And God said unto Moses"
-  if [ $((i % 3)) = 0 ]; then
-    got=$(sed -n 's/^data: \({.*\)$/\1/p' "$WORK/gc.$i" | jq -j '.choices[0].text')
-  else
-    got=$(jq -r '.choices[0].text' "$WORK/gc.$i")
-  fi
-  [ "$p$got" = "$(cat "$WORK/gen.$i")" ] || differ=$((differ + 1))
+  [ "$p$(completion_text "$WORK/gc.$i")" = "$(cat "$WORK/gen.$i")" ] || differ=$((differ + 1))
 done
 [ "$differ" = 0 ] && ok || bad "completions in groups: $differ of 20 differ from tfm generate alone"
 req GET /metrics
