@@ -172,8 +172,9 @@ static void forward_pair(void *arg, size_t pair) {
     float *P = j->probs + off;                /* (T, S) */
     const float *Q = j->q + b * a->q_bstride + h * d_k;
     const size_t kb = a->kv_row ? (size_t)a->kv_row[b] : b; /* the row of its keys/values */
-    const float *K = j->k + kb * a->kv_bstride + h * d_k;
-    const float *Vh = j->v + kb * a->kv_bstride + h * d_k;
+    const size_t kvh = a->kv_heads && a->kv_heads != H ? h / (H / a->kv_heads) : h; /* its key/value head */
+    const float *K = j->k + kb * a->kv_bstride + kvh * d_k;
+    const float *Vh = j->v + kb * a->kv_bstride + kvh * d_k;
     float *O = j->out + b * T * d + h * d_k;
     if (T == 0) return;
     if (S == 0 || d_k == 0) { /* no keys: a zero output */
@@ -198,6 +199,7 @@ static void forward_pair(void *arg, size_t pair) {
 
 void attn_forward(float *out, float *probs, float *probs_drop, const float *q, const float *k,
                   const float *v, const attn_args *a) {
+    TFM_ASSERT(a->kv_heads == 0 || (a->kv_heads <= a->H && a->H % a->kv_heads == 0));
     ref_job j = {.a = a, .scale = 1.0f / sqrtf((float)a->d_k), .out = out, .probs = probs,
                  .probs_drop = probs_drop, .q = q, .k = k, .v = v};
     ops_pool_run(a->B * a->H, ops_team(a->B * a->H * a->T * a->S * a->d_k), forward_pair, &j);
@@ -290,6 +292,7 @@ static void backward_pair(void *arg, size_t pair) {
 void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout, const float *probs,
                    const float *probs_drop, const float *q, const float *k, const float *v, const attn_args *a) {
     const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k;
+    TFM_ASSERT(a->kv_heads == 0 || a->kv_heads == H); /* grouped-query attention: forward only */
     if (T == 0 || S == 0 || d_k == 0) return; /* no keys: the output was a constant zero */
     const float scale = 1.0f / sqrtf((float)d_k);
     ref_job j = {.a = a, .scale = scale, .dq = dq, .dk = dk, .dv = dv, .dprobs = dprobs, .dout = dout,

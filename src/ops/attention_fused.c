@@ -172,7 +172,7 @@ static void fwd_pair(void *arg, size_t p) {
 
 void attn_fused_forward(float *out, float *lse, const float *q, const float *k, const float *v, const attn_args *a,
                         float *ws, int slots) {
-    TFM_ASSERT(!a->rel_k && !a->rel_v && !a->kv_row); /* not served here: the reference path */
+    TFM_ASSERT(!a->rel_k && !a->rel_v && !a->kv_row && (a->kv_heads == 0 || a->kv_heads == a->H)); /* not served here: the reference path */
     fused_job j = {.a = a, .ws = ws, .scale = 1.0f / sqrtf((float)a->d_k), .out = out, .lse = lse, .q = q,
                    .k = k, .v = v};
     ops_pool_run(a->B * a->H, team_of(a, slots), fwd_pair, &j);
@@ -253,7 +253,7 @@ static void bwd_pair(void *arg, size_t p) {
 
 void attn_fused_backward(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
                          const float *q, const float *k, const float *v, const attn_args *a, float *ws, int slots) {
-    TFM_ASSERT(!a->rel_k && !a->rel_v && !a->kv_row); /* not served here: the reference path */
+    TFM_ASSERT(!a->rel_k && !a->rel_v && !a->kv_row && (a->kv_heads == 0 || a->kv_heads == a->H)); /* not served here: the reference path */
     if (a->T == 0 || a->S == 0 || a->d_k == 0) return; /* no keys: the output was a constant zero */
     fused_job j = {.a = a, .ws = ws, .scale = 1.0f / sqrtf((float)a->d_k), .dq = dq, .dk = dk, .dv = dv,
                    .dout = dout, .out_c = out, .lse_c = lse, .q = q, .k = k, .v = v};

@@ -194,6 +194,12 @@ typedef struct {
     const float *rel_v;           /* nullable (2·rel_clip + 1, d_k): relative value embeddings a^V */
     size_t rel_clip;              /* k: offsets beyond ±k share the edge rows */
     float *drel_k, *drel_v;       /* attn_backward: nullable, (2·rel_clip + 1, d_k), ACCUMULATED */
+    size_t kv_heads;              /* grouped-query attention (Ainslie et al. 2023, "GQA", §2.2),
+                                     attn_forward only: the keys and values have kv_heads heads
+                                     (dividing H) and query head h reads key/value head
+                                     h / (H / kv_heads), at column (h / (H / kv_heads))·d_k of k and
+                                     v; 0 (attn_args_make) or H: one key/value head per query head.
+                                     attn_backward and the fused kernels require 0 or H */
     const int32_t *kv_row;        /* attn_forward only (attn_backward requires NULL): nullable (B),
                                      batch row b reads the keys, values and key_pad row of row
                                      kv_row[b] (k + kv_row[b]·kv_bstride, key_pad + kv_row[b]·
@@ -337,6 +343,27 @@ void relu_backward(float *dinp, const float *dout, const float *inp, size_t n);
 void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
 /** dinp[n] += dout[n] · σ(x)(1 + x(1 − σ(x))), x = inp[n]: the derivative of SiLU, ACCUMULATED. */
 void silu_backward(float *dinp, const float *dout, const float *inp, size_t n);
+
+/* ---- activation_llm.c: the language-model families' activations (docs/LLM.md) ------------ */
+
+/** out[n] = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), x = inp[n]: the tanh approximation of the
+ * GELU (Hendrycks & Gimpel 2016, §2) that GPT-2 uses (transformers' `gelu_new`,
+ * NewGELUActivation). It differs from gelu_forward's exact x·Φ(x) by at most ~5e-4 (near
+ * |x| ≈ 2; docs/NUMERICS.md). out may equal inp. Inference only. */
+void gelu_tanh_forward(float *out, const float *inp, size_t n);
+
+/** The gated SiLU of a SwiGLU FFN (Shazeer 2020, "GLU Variants Improve Transformer", eq. 6;
+ * Llama's LlamaMLP): pre[N, 2F] holds each row's gate (columns [0, F)) then up ([F, 2F)), the
+ * output of one product with W_gate and W_up stacked; out[N, F] = silu(gate) · up with
+ * silu(g) = g / (1 + e^−g). out must not overlap pre. Inference only. */
+void silu_glu_forward(float *out, const float *pre, size_t N, size_t F);
+
+/* ---- rmsnorm.c --------------------------------------------------------------------------- */
+
+/** out[N, C] = weight ⊙ (inp · rstd), rstd = 1/√(mean_c(inp²) + eps) per row: RMSNorm (Zhang &
+ * Sennrich 2019, eq. 4; Llama's LlamaRMSNorm, in its operation order), the mean of squares summed
+ * in double. rstd[N] saved when not NULL. out may equal inp. Inference only. */
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, size_t N, size_t C, float eps);
 
 /* ---- dropout.c --------------------------------------------------------------------------- */
 
