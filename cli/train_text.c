@@ -127,6 +127,7 @@ static void on_event(const tfm_loop_event *ev, void *user) {
  * others wait up to a day for it: training on a big corpus can outlast --mpi-timeout, and a rank 0
  * that dies meanwhile ends the job through the launcher anyway. */
 #define TOKENIZER_WAIT_S 86400.0
+#define TRAIN_VOCAB_DEFAULT 8000 /* --vocab-size's default: an upper bound (get_tokenizer) */
 static int share_tokenizer(tfm_dist *d, const char *const *paths, size_t n_paths, const tfm_tokenizer_train_opts *o,
                            tfm_tokenizer **tok) {
     const int root = train_is_root(d);
@@ -170,18 +171,27 @@ static int get_tokenizer(tfm_dist *d, tfm_model *m, const char *const *paths, si
     }
     tfm_tokenizer_train_opts o;
     tfm_tokenizer_train_opts_default(&o);
-    o.vocab_size = vocab;
+    /* --vocab-size not given: up to the default, fewer where the text supports fewer (a few
+     * thousand lines do not support 8000 pieces); given: exactly that many or an error */
+    o.vocab_size_at_most = vocab == OPT_INT_UNSET;
+    o.vocab_size = o.vocab_size_at_most ? TRAIN_VOCAB_DEFAULT : vocab;
     if (train_is_root(d)) {
-        fprintf(stderr, "tfm train: training a joint %d-piece SentencePiece vocabulary on %s", vocab, paths[0]);
+        fprintf(stderr, "tfm train: training a joint %s%d-piece SentencePiece vocabulary on %s",
+                o.vocab_size_at_most ? "up to " : "", o.vocab_size, paths[0]);
         for (size_t i = 1; i < n_paths; i++) fprintf(stderr, "%s%s", i + 1 == n_paths ? " and " : ", ", paths[i]);
         fputc('\n', stderr);
     }
-    if (tfm_dist_size(d) > 1) return share_tokenizer(d, paths, n_paths, &o, tok);
-    if (tfm_tokenizer_train(paths, n_paths, &o, tok) != TFM_OK) {
-        cli_error("train", "tokenizer: %s", tfm_last_error());
-        return 0;
+    int ok;
+    if (tfm_dist_size(d) > 1) {
+        ok = share_tokenizer(d, paths, n_paths, &o, tok);
+    } else {
+        ok = tfm_tokenizer_train(paths, n_paths, &o, tok) == TFM_OK;
+        if (!ok) cli_error("train", "tokenizer: %s%s", tfm_last_error(), o.vocab_size_at_most ? "" : " (lower --vocab-size)");
     }
-    return 1;
+    if (ok && o.vocab_size_at_most && train_is_root(d) && tfm_tokenizer_vocab_size(*tok) < o.vocab_size)
+        fprintf(stderr, "tfm train: the vocabulary has %d pieces, as many as the text supports (under the default %d; "
+                        "--vocab-size N asks for exactly N)\n", tfm_tokenizer_vocab_size(*tok), o.vocab_size);
+    return ok;
 }
 
 /* "<save minus .safetensors>.best.safetensors" */
@@ -316,7 +326,7 @@ static int setup_trainer(text_run *r, const text_flags *f, const tfm_train_confi
  * means 0: see the caller). */
 static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags *fp, model_flags *mfp,
                        tfm_train_config *tc) {
-    text_flags f = {.src = "en", .tgt = "es", .steps = 1000000, .batch_tokens = 3000, .vocab_size = 8000,
+    text_flags f = {.src = "en", .tgt = "es", .steps = 1000000, .batch_tokens = 3000, .vocab_size = OPT_INT_UNSET,
                     .eval_every = 500, .log_every = 50, .t = TRAIN_FLAGS_TEXT};
     model_flags mf = model_flags_default();
     mf.c.norm_first = 1; /* pre-LN trains stably at this learning rate (docs/BENCH.md) */
@@ -338,7 +348,8 @@ static int parse_flags(const cli_command *cmd, int argc, char **argv, text_flags
         {"--steps", OPT_INT, &f.steps, 0, "stop after this many steps"},
         {"--time-limit", OPT_FLOAT, &f.time_limit, 0, "stop after this many minutes of training (0: none)"},
         {"--batch-tokens", OPT_INT, &f.batch_tokens, 0, "tokens per batch, padding included"},
-        {"--vocab-size", OPT_INT, &f.vocab_size, 0, "joint subword vocabulary (when the model has no tokenizer)"},
+        {"--vocab-size", OPT_INT, &f.vocab_size, 0, "joint subword vocabulary (when the model has no tokenizer): exactly N pieces; "
+                                                   "default: up to 8000, as many as the text supports"},
         {"--eval-every", OPT_INT, &f.eval_every, 0, "validate (and checkpoint) every N steps"},
         {"--save-every", OPT_INT, &f.save_every, 0, "checkpoint every N steps (default: --eval-every)"},
         {"--log-every", OPT_INT, &f.log_every, 0, "log line every N steps when stderr is not a terminal"},

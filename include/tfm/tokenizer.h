@@ -44,8 +44,14 @@ typedef struct {
     int vocab_size;           /* pieces in the vocabulary, reserved and byte pieces included
                                  (default 8000). Must be reachable: the 4 reserved ids + 256 byte
                                  pieces + every distinct character kept by character_coverage,
-                                 and at most what the text supports; otherwise training fails
-                                 with SentencePiece's message naming the limit. */
+                                 and (unless vocab_size_at_most) at most what the text supports;
+                                 otherwise training fails with TFM_ERR_INVALID_ARG naming the
+                                 limit ("vocab_size 8000 is more than the text supports: at most
+                                 2762 pieces"). */
+    int vocab_size_at_most;   /* 1: vocab_size is an upper bound: a text that supports fewer
+                                 pieces gets as many as it supports (SentencePiece's
+                                 hard_vocab_limit false; tfm_tokenizer_vocab_size tells how many);
+                                 0 (default): exactly vocab_size or an error */
     float character_coverage; /* fraction of characters covered by character pieces, (0, 1]
                                  (default 1.0); rarer characters fall back to bytes */
     int input_sentence_size;  /* at most this many lines are sampled for training: 0 = all, else

@@ -152,6 +152,19 @@ tfm_status check_train_opts(const tfm_tokenizer_train_opts &o) {
     return TFM_OK;
 }
 
+// SentencePiece's failure as our error: its "Vocabulary size too high (N). Please set it to a
+// value <= M." (an assertion message that starts with a C++ file name) becomes one sentence naming
+// the limit; any other message is passed on.
+tfm_status train_error(const tfm_tokenizer_train_opts &o, const char *msg) {
+    const char *p = std::strstr(msg, "Please set it to a value <= ");
+    long most = -1;
+    if (std::strstr(msg, "Vocabulary size too high") && p) most = std::strtol(p + std::strlen("Please set it to a value <= "), nullptr, 10);
+    if (most > 0)
+        return tfm_set_error(TFM_ERR_INVALID_ARG, "vocab_size %d is more than the text supports: at most %ld pieces",
+                             o.vocab_size, most);
+    return tfm_set_error(TFM_ERR_INVALID_ARG, "tokenizer training failed: %s", msg);
+}
+
 tfm_status copy_out(const std::string &s, uint8_t **bytes, size_t *len) {
     uint8_t *p = static_cast<uint8_t *>(std::malloc(s.size() + 1));
     RETURN_IF(!p, TFM_ERR_NOMEM, "tokenizer: out of memory for %zu bytes", s.size());
@@ -168,6 +181,7 @@ extern "C" {
 
 void tfm_tokenizer_train_opts_default(tfm_tokenizer_train_opts *opts) {
     opts->vocab_size = 8000;
+    opts->vocab_size_at_most = 0;
     opts->character_coverage = 1.0f;
     opts->input_sentence_size = 2000000;
     opts->max_sentence_length = 8192;
@@ -194,6 +208,7 @@ tfm_status tfm_tokenizer_train(const char *const *paths, size_t n_paths,
         std::unordered_map<std::string, std::string> kw = {
             {"model_type", "unigram"},
             {"vocab_size", std::to_string(o.vocab_size)},
+            {"hard_vocab_limit", o.vocab_size_at_most ? "false" : "true"},
             {"character_coverage", std::to_string(o.character_coverage)},
             {"input_sentence_size", std::to_string(o.input_sentence_size)},
             {"shuffle_input_sentence", "true"},
@@ -220,7 +235,7 @@ tfm_status tfm_tokenizer_train(const char *const *paths, size_t n_paths,
         std::string model;
         sentencepiece::util::Status st = sentencepiece::SentencePieceTrainer::Train(kw, &lines, &model);
         if (lines.err != TFM_OK) return tfm_set_error(lines.err, "%s", lines.msg.c_str());
-        RETURN_IF(!st.ok(), TFM_ERR_INVALID_ARG, "tokenizer training failed: %s", st.message());
+        if (!st.ok()) return train_error(o, st.message());
 
         // owned until handed out: an exception inside SentencePiece must not leak it
         std::unique_ptr<tfm_tokenizer> tok(new tfm_tokenizer());
