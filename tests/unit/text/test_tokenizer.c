@@ -406,8 +406,16 @@ static void test_training(const tfm_tokenizer *tok) {
           "defaults");
     tfm_tokenizer *t = (tfm_tokenizer *)1;
     tfm_status st = tfm_tokenizer_train(&fixture, 1, &o, &t);
-    CHECK(st == TFM_ERR_INVALID_ARG && t == NULL && strstr(tfm_last_error(), "Vocabulary size too high"),
+    CHECK(st == TFM_ERR_INVALID_ARG && t == NULL && strstr(tfm_last_error(), "vocab_size 8000 is more than the text supports: at most ") &&
+              !strstr(tfm_last_error(), ".cc("),
           "vocab 8000 on a small text: %d '%s'", (int)st, tfm_last_error());
+    /* vocab_size_at_most: as many pieces as the text supports, no error */
+    o.vocab_size_at_most = 1;
+    st = tfm_tokenizer_train(&fixture, 1, &o, &t);
+    CHECK(st == TFM_OK && t && tfm_tokenizer_vocab_size(t) > 300 && tfm_tokenizer_vocab_size(t) < 8000,
+          "vocab up to 8000 on a small text: %d, %d pieces", (int)st, t ? tfm_tokenizer_vocab_size(t) : 0);
+    tfm_tokenizer_free(t);
+    o.vocab_size_at_most = 0;
     o.vocab_size = 300;
     st = tfm_tokenizer_train(&fixture, 1, &o, &t);
     CHECK(st == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "required_chars"),
