@@ -37,7 +37,10 @@ typedef enum {
 typedef enum {
     TFM_ACT_RELU = 0, /* FFN(x) = max(0, xW1 + b1)W2 + b2 (Vaswani et al. 2017, eq. 2) */
     TFM_ACT_GELU = 1, /* exact GELU, x·Φ(x) with the erf form (Hendrycks & Gimpel 2016) */
-    TFM_ACT_SILU = 2  /* SiLU / swish, x·σ(x) (Elfwing et al. 2018; Ramachandran et al. 2017): Marian */
+    TFM_ACT_SILU = 2, /* SiLU / swish, x·σ(x) (Elfwing et al. 2018; Ramachandran et al. 2017): Marian */
+    TFM_ACT_GELU_TANH = 3, /* GELU's tanh approximation, GPT-2's `gelu_new` (docs/LLM.md) */
+    TFM_ACT_SWIGLU = 4     /* gated: FFN(x) = (silu(x W_gate) ⊙ x W_up) W_down (Shazeer 2020; Llama);
+                              linear1 holds W_gate then W_up, (2·d_ff, d) */
 } tfm_activation;
 
 /* The special ids a search never outputs (docs/MODELS.md): the decoder's logits of these ids are
@@ -47,6 +50,12 @@ typedef enum {
     TFM_SUPPRESS_PAD = 1,     /* pad only: Marian (its start token is pad; it has no BOS) */
     TFM_SUPPRESS_NONE = 2     /* nothing: a family whose generation bans no id */
 } tfm_suppress;
+
+/* The normalisation of every residual wrapper and of the final norms. */
+typedef enum {
+    TFM_NORM_LAYER = 0, /* LayerNorm with weight and bias (Ba et al. 2016): the paper, GPT-2, BERT */
+    TFM_NORM_RMS = 1    /* RMSNorm, weight only (Zhang & Sennrich 2019): Llama */
+} tfm_norm;
 
 /* Position encodings (docs/POSITION.md). Absolute ones act at the embeddings; relative ones in
  * self-attention. A value is accepted by tfm_config_validate only once its kind is implemented. */
@@ -120,6 +129,15 @@ typedef struct {
                              Marian: pad_id; NLLB: eos_id. May equal pad_id: position 0 of a
                              target row is then never treated as padding */
     tfm_suppress suppress; /* ids a search never outputs (default pad and BOS) */
+    /* The language-model families' block (docs/LLM.md); 0 everywhere reproduces every other
+     * model. Inference only: tfm_trainer_create refuses a model with any of them, and
+     * tfm_model_save does not write one (load it from its Hugging Face folder). */
+    int n_kv_heads;       /* grouped-query attention (Ainslie et al. 2023): self-attention keys and
+                             values have this many heads, dividing n_heads (the KV cache stores only
+                             them; in_proj is (d_model + 2·n_kv_heads·d_k, d_model)); 0: n_heads */
+    tfm_norm norm;        /* LayerNorm (default) or RMSNorm (no bias tensors) */
+    int no_linear_bias;   /* 1: the attention and FFN projections have no bias tensors (Llama) */
+    float rope_theta;     /* rope: the base of θ_p = base^(−2p/d_k); 0: 10000 (the paper's) */
 } tfm_config;
 
 typedef struct tfm_model tfm_model;
@@ -148,6 +166,11 @@ TFM_API int tfm_config_decoder_start(const tfm_config *cfg);
 /** The factor token embeddings are multiplied by: embed_scale, or when that is 0 the default,
  * √d_model (Vaswani et al. 2017, §3.4) or 1 with embed_norm (BERT). */
 TFM_API float tfm_config_embed_scale(const tfm_config *cfg);
+/** NULL if a model of this configuration can be trained and saved as a tfm checkpoint; else the
+ * name of the first language-model-family feature (docs/LLM.md) that has no backward pass and no
+ * checkpoint key yet — "grouped-query attention", "RMSNorm", "the tanh GELU", "SwiGLU", "linear
+ * layers without bias", "rope_theta" — for the caller's message. */
+TFM_API const char *tfm_config_inference_only(const tfm_config *cfg);
 
 /** Number of float parameters of a configuration (tied matrices counted once). */
 TFM_API size_t tfm_config_param_count(const tfm_config *cfg);

@@ -74,6 +74,10 @@ static size_t ckpt_dtype_size(const char *dtype) {
 }
 
 tfm_status model_save_extra(const tfm_model *m, const char *path, const ckpt_tensor *extra, size_t n_extra) {
+    const char *llm = tfm_config_inference_only(&m->cfg);
+    RETURN_IF(llm, TFM_ERR_UNSUPPORTED,
+              "saving %s: a model with %s has no tfm checkpoint keys yet; load it from its Hugging Face folder "
+              "(docs/LLM.md)", path, llm);
     for (size_t i = 0; i < n_extra; i++)
         RETURN_IF(!ckpt_dtype_size(extra[i].dtype), TFM_ERR_INVALID_ARG, "saving %s: tensor '%s' has dtype '%s'",
                   path, extra[i].name, extra[i].dtype);

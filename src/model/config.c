@@ -45,6 +45,10 @@ tfm_config tfm_config_default(void) {
     c.no_final_norm = 0;
     c.decoder_start_id = -1;
     c.suppress = TFM_SUPPRESS_PAD_BOS;
+    c.n_kv_heads = 0;
+    c.norm = TFM_NORM_LAYER;
+    c.no_linear_bias = 0;
+    c.rope_theta = 0.0f;
     return c;
 }
 
@@ -89,6 +93,32 @@ float tfm_config_embed_scale(const tfm_config *cfg) {
     return cfg->embed_norm ? 1.0f : sqrtf((float)cfg->d_model); /* BERT does not scale (bert.c) */
 }
 
+const char *tfm_config_inference_only(const tfm_config *c) {
+    if (c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads) return "grouped-query attention";
+    if (c->norm == TFM_NORM_RMS) return "RMSNorm";
+    if (c->activation == TFM_ACT_GELU_TANH) return "the tanh GELU";
+    if (c->activation == TFM_ACT_SWIGLU) return "SwiGLU";
+    if (c->no_linear_bias) return "linear layers without bias";
+    if (c->rope_theta != 0.0f && c->rope_theta != 10000.0f) return "rope_theta";
+    return NULL;
+}
+
+/* The language-model families' block (docs/LLM.md). */
+static tfm_status llm_validate(const tfm_config *c) {
+    RETURN_IF(c->n_kv_heads < 0 || (c->n_kv_heads > 0 && c->n_heads % c->n_kv_heads != 0), TFM_ERR_INVALID_ARG,
+              "n_kv_heads (%d) must divide n_heads (%d): each key/value head serves n_heads / n_kv_heads query heads",
+              c->n_kv_heads, c->n_heads);
+    RETURN_IF(c->norm != TFM_NORM_LAYER && c->norm != TFM_NORM_RMS, TFM_ERR_INVALID_ARG, "norm must be layer or rms");
+    RETURN_IF(c->norm == TFM_NORM_RMS && !c->norm_first, TFM_ERR_UNSUPPORTED, "RMSNorm is implemented pre-LN only");
+    RETURN_IF(c->no_linear_bias != 0 && c->no_linear_bias != 1, TFM_ERR_INVALID_ARG, "no_linear_bias must be 0 or 1");
+    RETURN_IF(!(c->rope_theta >= 0.0f && c->rope_theta < 1e12f), TFM_ERR_INVALID_ARG,
+              "rope_theta must be 0 (10000) or positive, got %g", (double)c->rope_theta);
+    RETURN_IF(c->n_kv_heads > 0 && c->n_kv_heads != c->n_heads && c->arch != TFM_ARCH_DECODER_ONLY, TFM_ERR_UNSUPPORTED,
+              "grouped-query attention (n_kv_heads %d < n_heads %d) is implemented for decoder-only models only",
+              c->n_kv_heads, c->n_heads);
+    return TFM_OK;
+}
+
 tfm_status tfm_config_validate(const tfm_config *c) {
     RETURN_IF(c->arch != TFM_ARCH_ENCODER_DECODER && c->arch != TFM_ARCH_DECODER_ONLY &&
                   c->arch != TFM_ARCH_ENCODER_ONLY,
@@ -116,18 +146,23 @@ tfm_status tfm_config_validate(const tfm_config *c) {
     RETURN_IF(c->max_len < 2 || c->max_len > 1048576, TFM_ERR_INVALID_ARG,
               "max_len must be in [2, 1048576], got %d", c->max_len);
     RETURN_IF(c->norm_first != 0 && c->norm_first != 1, TFM_ERR_INVALID_ARG, "norm_first must be 0 or 1");
-    RETURN_IF(c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU && c->activation != TFM_ACT_SILU,
+    RETURN_IF(c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU && c->activation != TFM_ACT_SILU &&
+                  c->activation != TFM_ACT_GELU_TANH && c->activation != TFM_ACT_SWIGLU,
               TFM_ERR_INVALID_ARG, "activation must be relu, gelu or silu");
     TRY(traits_validate(c));
+    TRY(llm_validate(c));
     TRY(pe_validate(c));
     const int vmin = c->src_vocab < c->tgt_vocab ? c->src_vocab : c->tgt_vocab;
-    RETURN_IF(c->pad_id < 0 || c->pad_id >= vmin, TFM_ERR_INVALID_ARG,
+    /* pad_id −1: no padding token (the Hugging Face language models, docs/LLM.md): no id is masked
+     * as padding, and BOS may then be EOS (GPT-2's <|endoftext|>) */
+    const int no_pad = c->pad_id == -1 && c->arch == TFM_ARCH_DECODER_ONLY;
+    RETURN_IF(!no_pad && (c->pad_id < 0 || c->pad_id >= vmin), TFM_ERR_INVALID_ARG,
               "pad_id %d must be inside both vocabularies [0, %d)", c->pad_id, vmin);
     RETURN_IF(c->bos_id < 0 || c->bos_id >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
               "bos_id %d must be inside the target vocabulary [0, %d)", c->bos_id, c->tgt_vocab);
     RETURN_IF(c->eos_id < 0 || c->eos_id >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
               "eos_id %d must be inside the target vocabulary [0, %d)", c->eos_id, c->tgt_vocab);
-    RETURN_IF(c->pad_id == c->bos_id || c->pad_id == c->eos_id || c->bos_id == c->eos_id, TFM_ERR_INVALID_ARG,
+    RETURN_IF(!no_pad && (c->pad_id == c->bos_id || c->pad_id == c->eos_id || c->bos_id == c->eos_id), TFM_ERR_INVALID_ARG,
               "pad_id (%d), bos_id (%d) and eos_id (%d) must be three different ids", c->pad_id, c->bos_id,
               c->eos_id);
     RETURN_IF(!(c->layer_norm_eps > 0.0f && c->layer_norm_eps < 1.0f), TFM_ERR_INVALID_ARG,

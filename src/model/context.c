@@ -66,7 +66,7 @@ static void take_mha(const ops_kernels *kern, const tfm_config *cfg, tfm_arena *
                      size_t d, int cross, int own_kv, int bias, int training) {
     const size_t N = B * T;
     m->q = cross ? arena_take_f32(a, N * d) : NULL;
-    m->qkv = !cross ? arena_take_f32(a, N * 3 * d) : own_kv ? arena_take_f32(a, B * S * 2 * d) : NULL;
+    m->qkv = !cross ? arena_take_f32(a, N * cfg_qkv_dim(cfg)) : own_kv ? arena_take_f32(a, B * S * 2 * d) : NULL;
     const int fused = attn_use_fused(kern, cfg, cross, training);
     m->probs = fused ? NULL : arena_take_f32(a, B * H * T * S);
     m->probs_drop = training && !fused ? arena_take_f32(a, B * H * T * S) : NULL;
@@ -86,7 +86,7 @@ void layer_acts_layout(const ops_kernels *kern, const tfm_config *cfg, const blo
     for (int k = 0; k < bd->n_sub; k++) take_block(a, &L->blk[k], N, d, training);
     take_mha(kern, cfg, a, &L->self_attn, B, T, S_self, H, d, 0, 0, bias, training);
     if (block_has(bd, SUB_CROSS_ATTN)) take_mha(kern, cfg, a, &L->cross_attn, B, T, S_mem, H, d, 1, own_mem_kv, 0, training);
-    L->ff_pre = arena_take_f32(a, N * d_ff);
+    L->ff_pre = arena_take_f32(a, N * cfg_ff1_rows(cfg)); /* SwiGLU: gate | up */
     L->ff_act = arena_take_f32(a, N * d_ff);
     L->ff_drop = training ? arena_take_bytes(a, N * d_ff) : NULL;
     L->ff_out = arena_take_f32(a, N * d);

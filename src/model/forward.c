@@ -31,6 +31,15 @@ static void embed(const tfm_config *cfg, const pe_kind *pe, const stack_params *
     if (pe->embed_forward) pe->embed_forward(cfg, &pp, x0, B, T, d, pos0);
 }
 
+/* A stack's final norm: LayerNorm, or RMSNorm (cfg->norm; Llama's model.norm). */
+static void final_norm(const tfm_config *cfg, float *out, float *mean, float *rstd, const float *x,
+                       const stack_params *sp, size_t N, size_t d) {
+    if (cfg->norm == TFM_NORM_RMS)
+        rmsnorm_forward(out, rstd, x, sp->norm_weight, N, d, cfg->layer_norm_eps);
+    else
+        layernorm_forward(out, mean, rstd, x, sp->norm_weight, sp->norm_bias, N, d, cfg->layer_norm_eps);
+}
+
 /* One stack over B rows of T positions (pos0 = 0): embedding + PE + dropout, its blocks, its final
  * LayerNorm into acts.stack[s].out. Cross-attention reads the output of stack sd->memory (run
  * before it). */
@@ -64,8 +73,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     if (sd->no_final_norm)
         memcpy(A->out, x, N * d * sizeof(float)); /* BERT, Marian: the last block's LayerNorm is the output */
     else
-        layernorm_forward(A->out, A->out_mean, A->out_rstd, x, sp->norm_weight, sp->norm_bias, N, d,
-                          cfg->layer_norm_eps);
+        final_norm(cfg, A->out, A->out_mean, A->out_rstd, x, sp, N, d);
 }
 
 /* The ids a stack reads. */
@@ -131,11 +139,11 @@ void model_decode_start(tfm_context *ctx, const int32_t *src) {
         for (int l = 0; l < od->n_layers; l++) {
             const layer_params *p = &m->p.stack[md.out_stack].layers[l];
             const layer_wt *w = &c->wt[l];
-            if (w->self_in) linear_weight_transpose(kern, w->self_in, p->self_attn.in_proj_weight, 3 * d, d);
+            if (w->self_in) linear_weight_transpose(kern, w->self_in, p->self_attn.in_proj_weight, cfg_qkv_dim(cfg), d);
             if (w->self_out) linear_weight_transpose(kern, w->self_out, p->self_attn.out_proj_weight, d, d);
             if (w->cross_q) linear_weight_transpose(kern, w->cross_q, p->cross_attn.in_proj_weight, d, d);
             if (w->cross_out) linear_weight_transpose(kern, w->cross_out, p->cross_attn.out_proj_weight, d, d);
-            if (w->ff1) linear_weight_transpose(kern, w->ff1, p->linear1_weight, F, d);
+            if (w->ff1) linear_weight_transpose(kern, w->ff1, p->linear1_weight, cfg_ff1_rows(cfg), d);
             if (w->ff2) linear_weight_transpose(kern, w->ff2, p->linear2_weight, d, F);
         }
         linear_weight_transpose(kern, c->generator_t, m->p.generator_weight, V, d);
@@ -163,7 +171,7 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     /* the linear layers' kernels are those of the rows the call started with (B_start), so rows
      * kv_cache_compact keeps decode with the same kernels, bit for bit, as before it */
     const size_t kr = (size_t)c->B_start;
-    layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * d,
+    layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * cfg_kv_dim(cfg),
                        &ctx->kernels, !ctx->kernels.fused_layers, c->mem_row, kr, NULL};
     const float *x = c->x0;
     for (int l = 0; l < sd->n_layers; l++) {
@@ -176,8 +184,7 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     if (sd->no_final_norm)
         memcpy(c->out, x, B * d * sizeof(float)); /* post-LN Marian: the last block's LayerNorm is the output */
     else
-        layernorm_forward(c->out, c->out_mean, c->out_rstd, x, sp->norm_weight, sp->norm_bias, B, d,
-                          cfg->layer_norm_eps);
+        final_norm(cfg, c->out, c->out_mean, c->out_rstd, x, sp, B, d);
     if (c->generator_t)
         linear_panels_forward_t(kern, c->logits, c->out, m->p.generator_weight, c->generator_t, m->p.generator_bias, B, d,
                                 (size_t)cfg->tgt_vocab);

@@ -12,13 +12,14 @@
  * memory's K|V once per sentence (Bm rows); then one step's activations, shared by the blocks. */
 static void layout(const tfm_config *cfg, int Bmi, int beams, int Si, int cap, tfm_arena *a, kv_cache *c) {
     const size_t Bm = (size_t)Bmi, B = Bm * (size_t)beams, S = (size_t)Si, T = (size_t)cap, d = (size_t)cfg->d_model;
+    const size_t kvd = cfg_kv_dim(cfg); /* only the key/value heads are kept (grouped-query attention) */
     model_desc md;
     model_describe(cfg, &md);
     const stack_desc *sd = &md.stack[md.out_stack];
     const int cross = block_has(&sd->block, SUB_CROSS_ATTN);
     for (int l = 0; l < sd->n_layers; l++) {
-        c->self_k[l] = arena_take_f32(a, B * T * d);
-        c->self_v[l] = arena_take_f32(a, B * T * d);
+        c->self_k[l] = arena_take_f32(a, B * T * kvd);
+        c->self_v[l] = arena_take_f32(a, B * T * kvd);
         c->cross_kv[l] = cross ? arena_take_f32(a, Bm * S * 2 * d) : NULL;
     }
     c->mem_pad = arena_take_bytes(a, Bm * S);
@@ -49,7 +50,7 @@ static void wt_layout(const ops_kernels *kern, const tfm_config *cfg, int B, tfm
     for (int l = 0; l < sd->n_layers; l++) {
         layer_wt *w = &c->wt[l];
         if (block_has(&sd->block, SUB_SELF_ATTN)) {
-            w->self_in = arena_take_f32(a, d * 3 * d);
+            w->self_in = arena_take_f32(a, d * cfg_qkv_dim(cfg));
             w->self_out = arena_take_f32(a, d * d);
         }
         if (block_has(&sd->block, SUB_CROSS_ATTN)) {
@@ -57,7 +58,7 @@ static void wt_layout(const ops_kernels *kern, const tfm_config *cfg, int B, tfm
             w->cross_out = arena_take_f32(a, d * d);
         }
         if (block_has(&sd->block, SUB_FFN)) {
-            w->ff1 = arena_take_f32(a, d * F);
+            w->ff1 = arena_take_f32(a, d * cfg_ff1_rows(cfg));
             w->ff2 = arena_take_f32(a, F * d);
         }
     }
@@ -142,7 +143,7 @@ void kv_cache_free(kv_cache *c) {
 void kv_cache_reorder(tfm_context *ctx, const int *rows) {
     const tfm_model *m = ctx->m;
     kv_cache *c = &ctx->cache;
-    const size_t B = (size_t)c->B, T = (size_t)c->cap_T, d = (size_t)m->cfg.d_model;
+    const size_t B = (size_t)c->B, T = (size_t)c->cap_T, d = cfg_kv_dim(&m->cfg); /* a cached key's width */
     const size_t n = (size_t)c->len * d; /* only the first len positions of a row matter */
     /* A kept row (rows[b] == b) is never written, so it can be read in place; a source that moves
      * itself is staged in tmp (slot) before any row is written. */
@@ -185,7 +186,7 @@ void kv_cache_reorder(tfm_context *ctx, const int *rows) {
 void kv_cache_compact(tfm_context *ctx, const int *keep, int n) {
     kv_cache *c = &ctx->cache;
     TFM_ASSERT(n >= 1 && n <= c->B);
-    const size_t T = (size_t)c->cap_T, d = (size_t)ctx->m->cfg.d_model, len = (size_t)c->len * d;
+    const size_t T = (size_t)c->cap_T, d = cfg_kv_dim(&ctx->m->cfg), len = (size_t)c->len * d; /* a cached key's width */
     model_desc md;
     model_describe(&ctx->m->cfg, &md);
     const int layers = md.stack[md.out_stack].n_layers;

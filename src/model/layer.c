@@ -26,14 +26,18 @@ static void linear(const layer_call *c, float *out, const float *x, const float 
 }
 
 void cross_kv_forward(const ops_kernels *kern, float *kv, const mha_params *p, const float *mem, size_t N, size_t d) {
-    linear_forward(kern, kv, mem, p->in_proj_weight + d * d, p->in_proj_bias + d, N, d, 2 * d);
+    linear_forward(kern, kv, mem, p->in_proj_weight + d * d, p->in_proj_bias ? p->in_proj_bias + d : NULL, N, d, 2 * d);
 }
 
-/* The input the sub-layer sees: x itself (post-LN) or LayerNorm(x) (pre-LN). */
+/* The input the sub-layer sees: x itself (post-LN) or LayerNorm(x) (pre-LN; RMSNorm with
+ * cfg->norm, which tfm_config_validate allows pre-LN only). */
 static const float *block_enter(block_acts *b, const float *x, const float *w, const float *bias, size_t N,
                                 size_t d, const tfm_config *cfg) {
     if (!cfg->norm_first) return x;
-    layernorm_forward(b->ln, b->ln_mean, b->ln_rstd, x, w, bias, N, d, cfg->layer_norm_eps);
+    if (cfg->norm == TFM_NORM_RMS)
+        rmsnorm_forward(b->ln, b->ln_rstd, x, w, N, d, cfg->layer_norm_eps);
+    else
+        layernorm_forward(b->ln, b->ln_mean, b->ln_rstd, x, w, bias, N, d, cfg->layer_norm_eps);
     return b->ln;
 }
 
@@ -87,23 +91,26 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
     const ops_kernels *kern = c->kern;
     const tfm_config *cfg = c->cfg;
     const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads, dk = d / H;
+    /* Q (d) | K (kvd) | V (kvd) per row; kvd = d unless grouped-query attention (n_kv_heads) */
+    const size_t kvd = cfg_kv_dim(cfg), w = d + 2 * kvd;
     const mha_params *p = &W->self_attn;
-    linear(c, a->qkv, x, p->in_proj_weight, c->wt ? c->wt->self_in : NULL, p->in_proj_bias, N, d, 3 * d);
-    if (c->pe->qk_forward) c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv, 3 * d, B, T, H, dk, c->pos0);
+    linear(c, a->qkv, x, p->in_proj_weight, c->wt ? c->wt->self_in : NULL, p->in_proj_bias, N, d, w);
+    if (c->pe->qk_forward) c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv, w, B, T, H, dk, c->pos0);
     const size_t S = c->pos0 + T; /* keys per row */
-    attn_args args = attn_args_make(kern, B, T, S, H, dk, 3 * d, 3 * d);
-    const float *k = a->qkv + d, *v = a->qkv + 2 * d;
+    attn_args args = attn_args_make(kern, B, T, S, H, dk, w, w);
+    args.kv_heads = kvd / dk;
+    const float *k = a->qkv + d, *v = a->qkv + d + kvd;
     if (c->cache_k) { /* append the new keys and values: the cache keeps them already encoded */
         for (size_t b = 0; b < B; b++)
             for (size_t t = 0; t < T; t++) {
-                const float *row = a->qkv + (b * T + t) * 3 * d;
-                const size_t at = b * c->cache_bstride + (c->pos0 + t) * d;
-                memcpy(c->cache_k + at, row + d, d * sizeof(float));
-                memcpy(c->cache_v + at, row + 2 * d, d * sizeof(float));
+                const float *row = a->qkv + (b * T + t) * w;
+                const size_t at = b * c->cache_bstride + (c->pos0 + t) * kvd;
+                memcpy(c->cache_k + at, row + d, kvd * sizeof(float));
+                memcpy(c->cache_v + at, row + d + kvd, kvd * sizeof(float));
             }
         k = c->cache_k;
         v = c->cache_v;
-        args.kv_stride = d;
+        args.kv_stride = kvd;
         args.kv_bstride = c->cache_bstride;
     }
     args.key_pad = c->self_pad;
@@ -150,6 +157,17 @@ static void ffn(dropper *dr, const layer_call *c, layer_acts *L, const layer_par
                 size_t d, size_t d_ff, tfm_activation act) {
     const ops_kernels *kern = c->kern;
     const float *w1_t = c->wt ? c->wt->ff1 : NULL, *w2_t = c->wt ? c->wt->ff2 : NULL;
+    if (act == TFM_ACT_GELU_TANH || act == TFM_ACT_SWIGLU) { /* the LM families: inference only */
+        TFM_ASSERT(!dr->cfg);
+        const int glu = act == TFM_ACT_SWIGLU;
+        linear(c, L->ff_pre, x, p->linear1_weight, w1_t, p->linear1_bias, N, d, glu ? 2 * d_ff : d_ff);
+        if (glu)
+            silu_glu_forward(L->ff_act, L->ff_pre, N, d_ff);
+        else
+            gelu_tanh_forward(L->ff_act, L->ff_pre, N * d_ff);
+        linear(c, L->ff_out, L->ff_act, p->linear2_weight, w2_t, p->linear2_bias, N, d_ff, d);
+        return;
+    }
     if (!c->reference) {
         const uint64_t seed = dr->cfg ? dropper_site_seed(dr) : 0;
         uint8_t *mask = dr->cfg ? L->ff_drop : NULL;

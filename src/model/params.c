@@ -46,39 +46,51 @@ static void add_alias(param_builder *c, const char *name, size_t rows, size_t co
 /* Names are built in buffers with room for any suffix; param_add keeps TFM_PARAM_NAME_MAX − 1 chars. */
 #define NAME_BUF (TFM_PARAM_NAME_MAX + 32)
 
-static void add_mha(param_builder *c, const char *prefix, mha_params *m, size_t d) {
+/* qkv: rows of in_proj (3d; self-attention cfg_qkv_dim); bias 0: no bias tensors (no_linear_bias). */
+static void add_mha(param_builder *c, const char *prefix, mha_params *m, size_t d, size_t qkv, int bias) {
     char name[NAME_BUF];
     snprintf(name, sizeof name, "%s.in_proj_weight", prefix);
-    param_add(c, name, 3 * d, d, m ? &m->in_proj_weight : NULL, PARAM_INIT_XAVIER, d);
-    snprintf(name, sizeof name, "%s.in_proj_bias", prefix);
-    param_add(c, name, 3 * d, 0, m ? &m->in_proj_bias : NULL, PARAM_INIT_ZERO, d);
+    param_add(c, name, qkv, d, m ? &m->in_proj_weight : NULL, PARAM_INIT_XAVIER, d);
+    if (bias) {
+        snprintf(name, sizeof name, "%s.in_proj_bias", prefix);
+        param_add(c, name, qkv, 0, m ? &m->in_proj_bias : NULL, PARAM_INIT_ZERO, d);
+    }
     snprintf(name, sizeof name, "%s.out_proj.weight", prefix);
     param_add(c, name, d, d, m ? &m->out_proj_weight : NULL, PARAM_INIT_XAVIER, d);
-    snprintf(name, sizeof name, "%s.out_proj.bias", prefix);
-    param_add(c, name, d, 0, m ? &m->out_proj_bias : NULL, PARAM_INIT_ZERO, d);
+    if (bias) {
+        snprintf(name, sizeof name, "%s.out_proj.bias", prefix);
+        param_add(c, name, d, 0, m ? &m->out_proj_bias : NULL, PARAM_INIT_ZERO, d);
+    }
 }
 
 /* One block, in nn.Transformer*Layer's order: attention(s), the FFN, then the norms. */
-static void add_block(param_builder *c, const char *prefix, const block_desc *bd, layer_params *l, size_t d,
-                      size_t d_ff) {
+static void add_block(param_builder *c, const tfm_config *cfg, const char *prefix, const block_desc *bd,
+                      layer_params *l, size_t d, size_t d_ff) {
     char name[NAME_BUF];
+    const int bias = !cfg->no_linear_bias, ln_bias = cfg->norm != TFM_NORM_RMS;
+    const size_t ff1 = cfg_ff1_rows(cfg);
     snprintf(name, sizeof name, "%s.self_attn", prefix);
-    add_mha(c, name, l ? &l->self_attn : NULL, d);
+    add_mha(c, name, l ? &l->self_attn : NULL, d, cfg_qkv_dim(cfg), bias);
     if (block_has(bd, SUB_CROSS_ATTN)) {
         snprintf(name, sizeof name, "%s.multihead_attn", prefix);
-        add_mha(c, name, l ? &l->cross_attn : NULL, d);
+        add_mha(c, name, l ? &l->cross_attn : NULL, d, 3 * d, bias);
     }
     snprintf(name, sizeof name, "%s.linear1.weight", prefix);
-    param_add(c, name, d_ff, d, l ? &l->linear1_weight : NULL, PARAM_INIT_XAVIER, d);
-    snprintf(name, sizeof name, "%s.linear1.bias", prefix);
-    param_add(c, name, d_ff, 0, l ? &l->linear1_bias : NULL, PARAM_INIT_LINEAR_BIAS, d);
+    param_add(c, name, ff1, d, l ? &l->linear1_weight : NULL, PARAM_INIT_XAVIER, d);
+    if (bias) {
+        snprintf(name, sizeof name, "%s.linear1.bias", prefix);
+        param_add(c, name, ff1, 0, l ? &l->linear1_bias : NULL, PARAM_INIT_LINEAR_BIAS, d);
+    }
     snprintf(name, sizeof name, "%s.linear2.weight", prefix);
     param_add(c, name, d, d_ff, l ? &l->linear2_weight : NULL, PARAM_INIT_XAVIER, d_ff);
-    snprintf(name, sizeof name, "%s.linear2.bias", prefix);
-    param_add(c, name, d, 0, l ? &l->linear2_bias : NULL, PARAM_INIT_LINEAR_BIAS, d_ff);
+    if (bias) {
+        snprintf(name, sizeof name, "%s.linear2.bias", prefix);
+        param_add(c, name, d, 0, l ? &l->linear2_bias : NULL, PARAM_INIT_LINEAR_BIAS, d_ff);
+    }
     for (int i = 0; i < bd->n_sub; i++) {
         snprintf(name, sizeof name, "%s.norm%d.weight", prefix, i + 1);
         param_add(c, name, d, 0, l ? &l->norm_weight[i] : NULL, PARAM_INIT_ONE, d);
+        if (!ln_bias) continue;
         snprintf(name, sizeof name, "%s.norm%d.bias", prefix, i + 1);
         param_add(c, name, d, 0, l ? &l->norm_bias[i] : NULL, PARAM_INIT_ZERO, d);
     }
@@ -130,13 +142,15 @@ size_t params_layout(const tfm_config *cfg, model_params *p, float *base, param_
         add_bert_embedding(&c, cfg, sd, sp, d);
         for (int i = 0; i < sd->n_layers; i++) {
             snprintf(name, sizeof name, "%s.layers.%d", sd->prefix, i);
-            add_block(&c, name, &sd->block, sp ? &sp->layers[i] : NULL, d, d_ff);
+            add_block(&c, cfg, name, &sd->block, sp ? &sp->layers[i] : NULL, d, d_ff);
         }
         if (!sd->no_final_norm) {
             snprintf(name, sizeof name, "%s.norm.weight", sd->prefix);
             param_add(&c, name, d, 0, sp ? &sp->norm_weight : NULL, PARAM_INIT_ONE, d);
-            snprintf(name, sizeof name, "%s.norm.bias", sd->prefix);
-            param_add(&c, name, d, 0, sp ? &sp->norm_bias : NULL, PARAM_INIT_ZERO, d);
+            if (cfg->norm != TFM_NORM_RMS) {
+                snprintf(name, sizeof name, "%s.norm.bias", sd->prefix);
+                param_add(&c, name, d, 0, sp ? &sp->norm_bias : NULL, PARAM_INIT_ZERO, d);
+            }
         }
         if (pe->add_params) pe->add_params(&c, cfg, s, sd, sp ? &sp->pe : NULL, sp ? sp->layers : NULL);
     }

@@ -13,12 +13,28 @@
 #define TFM_PARAM_NAME_MAX 96
 #define TFM_PE_MAX_TENSORS 8
 
+/** Width of the self-attention keys (and of the values): n_kv_heads·d_k, d_model without
+ * grouped-query attention (tfm_config.n_kv_heads 0). */
+static inline size_t cfg_kv_dim(const tfm_config *c) {
+    const int h = c->n_kv_heads > 0 ? c->n_kv_heads : c->n_heads;
+    return (size_t)h * (size_t)(c->d_model / c->n_heads);
+}
+
+/** Rows of the self-attention in_proj (Q, then K, then V): d_model + 2·cfg_kv_dim (3·d_model). */
+static inline size_t cfg_qkv_dim(const tfm_config *c) { return (size_t)c->d_model + 2 * cfg_kv_dim(c); }
+
+/** Rows of linear1: d_ff, or 2·d_ff for SwiGLU (W_gate then W_up). */
+static inline size_t cfg_ff1_rows(const tfm_config *c) {
+    return c->activation == TFM_ACT_SWIGLU ? 2 * (size_t)c->d_ff : (size_t)c->d_ff;
+}
+
 /** nn.MultiheadAttention's packed projections: rows [0,d) are W_Q, [d,2d) W_K, [2d,3d) W_V. */
 typedef struct {
-    float *in_proj_weight;  /* (3d, d) */
-    float *in_proj_bias;    /* (3d) */
+    float *in_proj_weight;  /* (3d, d); self-attention (cfg_qkv_dim, d): W_Q (d rows), W_K, W_V
+                               (cfg_kv_dim rows each) */
+    float *in_proj_bias;    /* (3d), or NULL (no_linear_bias) */
     float *out_proj_weight; /* (d, d)  W_O */
-    float *out_proj_bias;   /* (d) */
+    float *out_proj_bias;   /* (d), or NULL (no_linear_bias) */
 } mha_params;
 
 struct pe_state;
@@ -40,12 +56,12 @@ typedef struct {
 typedef struct {
     mha_params self_attn;
     mha_params cross_attn; /* blocks with cross-attention only */
-    float *linear1_weight; /* (d_ff, d) */
-    float *linear1_bias;   /* (d_ff) */
+    float *linear1_weight; /* (d_ff, d); SwiGLU (2·d_ff, d): W_gate then W_up */
+    float *linear1_bias;   /* (d_ff) or (2·d_ff); NULL with no_linear_bias */
     float *linear2_weight; /* (d, d_ff) */
-    float *linear2_bias;   /* (d) */
+    float *linear2_bias;   /* (d), or NULL (no_linear_bias) */
     float *norm_weight[3]; /* (d) each, one per sub-layer */
-    float *norm_bias[3];
+    float *norm_bias[3];   /* NULL with RMSNorm */
     pe_params pe;          /* the position encoding's per-layer tensors (Shaw et al. 2018: per layer) */
 } layer_params;
 

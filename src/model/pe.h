@@ -155,4 +155,8 @@ int pe_t5_bucket(long n, int bidirectional, int n_buckets, int max_distance);
 void pe_rope_rotate(float *x, size_t stride, size_t n_rows, size_t H, size_t d_k, size_t pos,
                     tfm_rope_pairing pairing, int inverse);
 
+/** pe_rope_rotate with θ_p = base^(−2p/d_k) (tfm_config.rope_theta: Llama's rope_theta). */
+void pe_rope_rotate_base(float *x, size_t stride, size_t n_rows, size_t H, size_t d_k, size_t pos,
+                         tfm_rope_pairing pairing, int inverse, double base);
+
 #endif

@@ -9,7 +9,7 @@
 
 #include <math.h>
 
-#define ROPE_BASE 10000.0 /* θ_p = base^(−2p/d_k), the paper's eq. 15 */
+#define ROPE_BASE 10000.0 /* θ_p = base^(−2p/d_k), the paper's eq. 15; tfm_config.rope_theta: another */
 
 /* Dimensions (a, b) of pair p in a head of d_k: interleaved (2p, 2p + 1) as RoFormer's eq. 34 and
  * GPT-J; half (p, p + d_k/2), "rotate half", as GPT-NeoX and Llama. Both use frequency θ_p. */
@@ -25,9 +25,14 @@ static void rope_pair(tfm_rope_pairing pairing, size_t p, size_t d_k, size_t *a,
 
 void pe_rope_rotate(float *x, size_t stride, size_t n_rows, size_t H, size_t d_k, size_t pos,
                     tfm_rope_pairing pairing, int inverse) {
+    pe_rope_rotate_base(x, stride, n_rows, H, d_k, pos, pairing, inverse, ROPE_BASE);
+}
+
+void pe_rope_rotate_base(float *x, size_t stride, size_t n_rows, size_t H, size_t d_k, size_t pos,
+                         tfm_rope_pairing pairing, int inverse, double base) {
     for (size_t p = 0; p < d_k / 2; p++) {
         /* angle in double: pos·θ_p reaches 10⁴ rad at long positions, where float would lose digits */
-        const double theta = pow(ROPE_BASE, -2.0 * (double)p / (double)d_k), ang = (double)pos * theta;
+        const double theta = pow(base, -2.0 * (double)p / (double)d_k), ang = (double)pos * theta;
         const float c = (float)cos(ang), s = inverse ? -(float)sin(ang) : (float)sin(ang);
         size_t ia, ib;
         rope_pair(pairing, p, d_k, &ia, &ib);
@@ -56,8 +61,11 @@ static tfm_status rope_validate(const tfm_config *cfg) {
 static void rope_forward(const tfm_config *cfg, const pe_params *p, float *qkv, size_t stride, size_t B, size_t T,
                          size_t H, size_t d_k, size_t pos0) {
     (void)p;
+    /* the H query heads and the key heads after them (n_kv_heads with grouped-query attention) */
+    const size_t heads = H + (cfg->n_kv_heads > 0 ? (size_t)cfg->n_kv_heads : H);
+    const double base = cfg->rope_theta > 0.0f ? (double)cfg->rope_theta : ROPE_BASE;
     for (size_t t = 0; t < T; t++)
-        pe_rope_rotate(qkv + t * stride, T * stride, B, 2 * H, d_k, pos0 + t, cfg->rope_pairing, 0);
+        pe_rope_rotate_base(qkv + t * stride, T * stride, B, heads, d_k, pos0 + t, cfg->rope_pairing, 0, base);
 }
 
 /* y = R(pos)·x with R orthogonal, so dL/dx = R(pos)ᵀ·dL/dy = R(−pos)·dL/dy: the inverse
@@ -66,8 +74,9 @@ static void rope_backward(const tfm_config *cfg, pe_params *g, const pe_params *
                           size_t B, size_t T, size_t H, size_t d_k, size_t pos0) {
     (void)g;
     (void)p;
-    for (size_t t = 0; t < T; t++)
-        pe_rope_rotate(dqkv + t * stride, T * stride, B, 2 * H, d_k, pos0 + t, cfg->rope_pairing, 1);
+    const double base = cfg->rope_theta > 0.0f ? (double)cfg->rope_theta : ROPE_BASE;
+    for (size_t t = 0; t < T; t++) /* training: no grouped-query attention (tfm_trainer_create) */
+        pe_rope_rotate_base(dqkv + t * stride, T * stride, B, 2 * H, d_k, pos0 + t, cfg->rope_pairing, 1, base);
 }
 
 const pe_kind pe_kind_rope = {

@@ -115,6 +115,9 @@ tfm_status tfm_trainer_create(tfm_model *m, const tfm_train_config *cfg, int max
               "the model's decoder starts from id %d, not from its BOS %d (a Marian or NLLB model): tfm's training "
               "data starts every target with BOS, so it trains models that start from BOS only (docs/MODELS.md)",
               tfm_config_decoder_start(tfm_model_config(m)), tfm_model_config(m)->bos_id);
+    const char *llm = tfm_config_inference_only(tfm_model_config(m));
+    RETURN_IF(llm, TFM_ERR_UNSUPPORTED, "%s has no backward pass here: this model runs for inference only (docs/LLM.md)",
+              llm);
     TRY(tfm_train_config_check(cfg));
     tfm_trainer *t = calloc(1, sizeof *t);
     RETURN_IF(!t, TFM_ERR_NOMEM, "out of memory creating a trainer");
