@@ -3,6 +3,7 @@
  *
  *   fmt_tfm.c       tfm's own safetensors checkpoint (nn.Transformer names, docs/FORMATS.md)
  *   fmt_hf_bert.c   a Hugging Face BERT folder (model_type "bert", docs/BERT.md)
+ *   fmt_hf_lm.c     Hugging Face GPT-2 and Llama folders (model_type "gpt2", "llama", docs/LLM.md)
  *
  * model_load.c is the one driver: it finds the format of a path (model_format_find), opens its
  * safetensors file, and runs the operations in order —
@@ -62,6 +63,8 @@ typedef struct model_format {
 
 extern const model_format model_format_tfm;     /* fmt_tfm.c */
 extern const model_format model_format_hf_bert; /* fmt_hf_bert.c */
+extern const model_format model_format_hf_gpt2;  /* fmt_hf_lm.c */
+extern const model_format model_format_hf_llama; /* fmt_hf_lm.c */
 
 /** The model at `path` through its format (tfm_model_load; hf_only: tfm_model_load_hf). Errors:
  * those of the format's operations; TFM_ERR_IO for a Hugging Face folder without config.json or
