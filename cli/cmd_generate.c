@@ -2,6 +2,7 @@
  * token's text as soon as it is chosen (stdout flushed per token), then a newline. */
 #include "kernel_env.h"
 #include "args.h"
+#include "lm_load.h"
 #include "text_io.h"
 
 #include <errno.h>
@@ -65,7 +66,8 @@ static int run(int argc, char **argv) {
     int max_tokens = 100, top_k = 0, seed = 1, no_cache = 0;
     float temperature = 1.0f, top_p = 1.0f;
     cli_opt opts[] = {
-        {"--model", OPT_STR, &model_path, 1, "decoder-only model with its tokenizer (.safetensors)"},
+        {"--model", OPT_STR, &model_path, 1, "decoder-only model with its tokenizer (.safetensors), or a Hugging "
+                                             "Face GPT-2 / Llama folder (docs/LLM.md)"},
         {"--prompt", OPT_STR, &prompt, 0, "text to continue (default: none, start from BOS)"},
         {"--max-tokens", OPT_INT, &max_tokens, 0, "generate at most N subword tokens (EOS ends earlier)"},
         {"--temperature", OPT_FLOAT, &temperature, 0, "softmax temperature; 0 = greedy"},
@@ -82,26 +84,38 @@ static int run(int argc, char **argv) {
                                                                 : tfm_last_error());
         return EXIT_USAGE;
     }
-    tfm_model *m = NULL;
-    tfm_tokenizer *tok = NULL;
+    lm_model lm = {0};
     tfm_context *ctx = NULL;
     int32_t *pids = NULL;
     size_t np = 0;
     stream s = {0};
     int rc = EXIT_RUNTIME;
-    if (!load_model_and_tokenizer("generate", model_path, TFM_ARCH_DECODER_ONLY, &m, &tok)) goto done;
-    if (tfm_tokenizer_encode(tok, prompt, strlen(prompt), &pids, &np) != TFM_OK) {
+    if (!lm_load("generate", model_path, &lm)) goto done;
+    tfm_model *m = lm.m;
+    /* a Hugging Face model's prompt is whole as its tokenizer's template writes it (Llama's BOS,
+     * GPT-2 none; an empty one starts from BOS, as transformers' generate); tfm's own gets BOS */
+    const int hf = lm.bpe != NULL, bos = !hf;
+    if (lm_encode(&lm, prompt, strlen(prompt), &pids, &np) != TFM_OK) {
         cli_error("generate", "--prompt: %s", tfm_last_error());
         goto done;
     }
+    if (hf && np == 0) {
+        free(pids);
+        pids = malloc(sizeof *pids);
+        if (!pids) goto done;
+        pids[0] = tfm_model_config(m)->bos_id;
+        np = 1;
+    }
     const int max_len = tfm_model_config(m)->max_len;
-    if (np + 1 > (size_t)max_len) {
-        cli_error("generate", "--prompt is %zu tokens; with BOS that exceeds the model's max_len %d", np, max_len);
+    if (np + (size_t)bos > (size_t)max_len) {
+        cli_error("generate", "--prompt is %zu tokens; %sthat exceeds the model's max_len %d", np, bos ? "with BOS " : "",
+                  max_len);
         goto done;
     }
-    /* token k is predicted at position np + k < max_len: no more can be written */
-    if ((size_t)max_tokens > (size_t)max_len - np) max_tokens = max_len - (int)np;
-    if (tfm_text_stream_init(&s.ts, tok, pids, np, (size_t)max_tokens) != TFM_OK ||
+    /* token k is predicted at position np + bos − 1 + k < max_len: no more can be written */
+    if ((size_t)max_tokens > (size_t)max_len - np - (size_t)bos + 1) max_tokens = max_len - (int)np - bos + 1;
+    if ((hf ? tfm_text_stream_init_bpe(&s.ts, lm.bpe, lm.clean_up, pids, np, (size_t)max_tokens)
+            : tfm_text_stream_init(&s.ts, lm.tok, pids, np, (size_t)max_tokens)) != TFM_OK ||
         tfm_context_create_opts(m, cli_kernels(), &ctx) != TFM_OK) {
         cli_error("generate", "%s", tfm_last_error());
         goto done;
@@ -112,7 +126,8 @@ static int run(int argc, char **argv) {
         goto done;
     }
     int n_out = 0;
-    if (tfm_generate(ctx, &sc, pids, (int)np, max_tokens, !no_cache, NULL, 0, &n_out, on_token, &s) != TFM_OK ||
+    if ((hf ? tfm_generate_prefix(ctx, &sc, pids, (int)np, max_tokens, !no_cache, NULL, 0, &n_out, on_token, &s)
+            : tfm_generate(ctx, &sc, pids, (int)np, max_tokens, !no_cache, NULL, 0, &n_out, on_token, &s)) != TFM_OK ||
         s.failed) {
         fputc('\n', stdout);
         stream_error(&s);
@@ -137,7 +152,6 @@ done:
     tfm_text_stream_free(&s.ts);
     free(pids);
     tfm_context_free(ctx);
-    tfm_tokenizer_free(tok);
-    tfm_model_free(m);
+    lm_free(&lm);
     return rc;
 }

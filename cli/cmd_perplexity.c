@@ -1,10 +1,13 @@
 /* tfm perplexity: how well a decoder-only model predicts a text file (docs/LM.md): each non-blank
  * line is BOS + its subwords + EOS; every subword and EOS is predicted (BOS is given); perplexity =
  * exp(total negative log-likelihood / predicted tokens). --by-position and --by-length write the
- * loss per position and per line-length bucket as CSV (docs/STUDY.md uses them). */
+ * loss per position and per line-length bucket as CSV (docs/STUDY.md uses them). A Hugging Face
+ * model's lines are as its tokenizer encodes them, every token after the first predicted
+ * (docs/LLM.md). */
 #include "kernel_env.h"
 #include "args.h"
 #include "len_buckets.h"
+#include "lm_load.h"
 #include "text_io.h"
 
 #include <math.h>
@@ -57,11 +60,43 @@ static int write_lengths(const char *path, const len_buckets *b, const tfm_perpl
     return cli_output_close("perplexity", &o, 1);
 }
 
+/* A Hugging Face model (docs/LLM.md): each non-blank line as its tokenizer encodes it (the
+ * template's BOS for Llama, nothing for GPT-2), scored as transformers' model(ids, labels=ids).loss
+ * counts: every token after the first. Blank lines are counted in skipped_blank. Returns 1, or 0
+ * after printing the error. */
+static int hf_perplexity(const lm_model *lm, tfm_context *ctx, const char *path, char **lines, size_t n,
+                         int batch_tokens, tfm_perplexity_stats *st) {
+    int32_t **rows = calloc(n ? n : 1, sizeof *rows);
+    size_t *len = calloc(n ? n : 1, sizeof *len), k = 0, blank = 0;
+    int ok = rows && len;
+    if (!ok) cli_error("perplexity", "out of memory reading %s", path);
+    for (size_t i = 0; ok && i < n; i++) {
+        const size_t bytes = strlen(lines[i]);
+        if (tfm_text_is_blank(lines[i], bytes)) {
+            blank++;
+            continue;
+        }
+        ok = lm_encode(lm, lines[i], bytes, &rows[k], &len[k]) == TFM_OK;
+        if (!ok) cli_error("perplexity", "%s:%zu: %s", path, i + 1, tfm_last_error());
+        k++;
+    }
+    if (ok && tfm_perplexity_ids(ctx, (const int32_t *const *)rows, len, k, batch_tokens, st) != TFM_OK) {
+        cli_error("perplexity", "%s: %s", path, tfm_last_error());
+        ok = 0;
+    }
+    st->skipped_blank = blank;
+    for (size_t i = 0; rows && i < k; i++) free(rows[i]);
+    free(rows);
+    free(len);
+    return ok;
+}
+
 static int run(int argc, char **argv) {
     const char *model_path = NULL, *text = NULL, *by_pos = NULL, *by_len = NULL, *buckets = LEN_BUCKETS_DEFAULT;
     int batch_tokens = 3000;
     cli_opt opts[] = {
-        {"--model", OPT_STR, &model_path, 1, "decoder-only model with its tokenizer (.safetensors)"},
+        {"--model", OPT_STR, &model_path, 1, "decoder-only model with its tokenizer (.safetensors), or a Hugging "
+                                             "Face GPT-2 / Llama folder (docs/LLM.md)"},
         {"--text", OPT_STR, &text, 1, "UTF-8 text, one sequence per line (blank lines skipped)"},
         {"--batch-tokens", OPT_INT, &batch_tokens, 0, "tokens per scoring batch, padding included"},
         {"--by-position", OPT_STR, &by_pos, 0, "write the loss per position as CSV (position,tokens,nll,mean_nll; "
@@ -81,8 +116,7 @@ static int run(int argc, char **argv) {
     const cli_path ins[] = {{"--text", text}, {"--model", model_path}},
                    outs[] = {{"--by-position", by_pos}, {"--by-length", by_len}};
     if (!cli_outputs_ok("perplexity", ins, 2, outs, 2)) return EXIT_RUNTIME;
-    tfm_model *m = NULL;
-    tfm_tokenizer *tok = NULL;
+    lm_model lm = {0};
     tfm_context *ctx = NULL;
     char **lines = NULL;
     size_t n = 0;
@@ -96,8 +130,13 @@ static int run(int argc, char **argv) {
         cli_error("perplexity", "%s has no non-blank line to score", text);
         goto done;
     }
-    if (!load_model_and_tokenizer("perplexity", model_path, TFM_ARCH_DECODER_ONLY, &m, &tok)) goto done;
+    if (!lm_load("perplexity", model_path, &lm)) goto done;
+    tfm_model *m = lm.m;
     const int detail = by_pos || by_len;
+    if (detail && lm.bpe) {
+        cli_error("perplexity", "--by-position and --by-length are for tfm's own models, not a Hugging Face folder");
+        goto done;
+    }
     if (detail) {
         dt.n_positions = (size_t)tfm_model_config(m)->max_len;
         dt.nll_at = calloc(dt.n_positions, sizeof *dt.nll_at);
@@ -109,9 +148,14 @@ static int run(int argc, char **argv) {
             goto done;
         }
     }
-    if (tfm_context_create_opts(m, cli_kernels(), &ctx) != TFM_OK ||
-        tfm_perplexity_text_detail(ctx, tok, (const char *const *)lines, n, batch_tokens, &st,
-                                   detail ? &dt : NULL) != TFM_OK) {
+    if (tfm_context_create_opts(m, cli_kernels(), &ctx) != TFM_OK) {
+        cli_error("perplexity", "%s", tfm_last_error());
+        goto done;
+    }
+    if (lm.bpe) {
+        if (!hf_perplexity(&lm, ctx, text, lines, n, batch_tokens, &st)) goto done;
+    } else if (tfm_perplexity_text_detail(ctx, lm.tok, (const char *const *)lines, n, batch_tokens, &st,
+                                          detail ? &dt : NULL) != TFM_OK) {
         cli_error("perplexity", "%s: %s", text, tfm_last_error());
         goto done;
     }
@@ -123,8 +167,10 @@ static int run(int argc, char **argv) {
     printf("perplexity %.4f nll_per_token %.6f tokens %zu lines %zu nll %.6f\n", st.perplexity,
            st.nll / (double)st.tokens, st.tokens, st.lines, st.nll);
     fprintf(stderr, "tfm perplexity: %zu lines (%zu blank skipped, %zu cut to max_len), %zu predicted tokens "
-                    "(subwords + EOS), %.4f nats/token\n",
-            st.lines, st.skipped_blank, st.truncated, st.tokens, st.nll / (double)st.tokens);
+                    "(%s), %.4f nats/token\n",
+            st.lines, st.skipped_blank, st.truncated, st.tokens,
+            lm.bpe ? "every token after each line's first, as transformers' loss" : "subwords + EOS",
+            st.nll / (double)st.tokens);
     rc = 0;
 done:
     free(dt.nll_at);
@@ -133,7 +179,6 @@ done:
     free(dt.line_tokens);
     tfm_context_free(ctx);
     free_lines(lines, n);
-    tfm_tokenizer_free(tok);
-    tfm_model_free(m);
+    lm_free(&lm);
     return rc;
 }

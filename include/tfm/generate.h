@@ -6,6 +6,7 @@
 
 #include "tfm/export.h"
 
+#include "tfm/bpe.h"
 #include "tfm/model.h"
 #include "tfm/tokenizer.h"
 
@@ -25,7 +26,9 @@ extern "C" {
  * was handed out (not expected of SentencePiece), `diverged` is set and nothing more is handed out;
  * the caller then has `text` (the last decode) to show in full. Fields are read-only to callers. */
 typedef struct {
-    const tfm_tokenizer *tok;
+    const tfm_tokenizer *tok; /* SentencePiece, or NULL with bpe */
+    const tfm_bpe *bpe;       /* byte-level BPE (tfm_text_stream_init_bpe), or NULL */
+    int clean_up;             /* bpe: transformers' clean_up_tokenization_spaces */
     int32_t *ids;   /* [cap] the prompt, then each pushed id */
     size_t n, cap;
     char *text;     /* the last decode (NUL-terminated, len bytes) */
@@ -39,6 +42,17 @@ typedef struct {
  * TFM_ERR_INVALID_ARG (NULL argument), TFM_ERR_NOMEM. On error *s is empty (free is safe). */
 TFM_API tfm_status tfm_text_stream_init(tfm_text_stream *s, const tfm_tokenizer *tok, const int32_t *prompt,
                                         size_t n_prompt, size_t max_new);
+
+/** tfm_text_stream_init for a byte-level BPE tokenizer (tfm/bpe.h; a Hugging Face language
+ * model's): decodes with tfm_bpe_decode, special tokens left out (transformers' decode with
+ * skip_special_tokens=True), and with clean_up = 1 (tokenizer_config.json's
+ * clean_up_tokenization_spaces) transformers' clean-up of the decoded text: " ." " ?" " !" " ,"
+ * lose their space, " ' " becomes "'", " n't" " 'm" " 's" " 've" " 're" lose their space, in that
+ * order. A trailing U+FFFD (an unfinished UTF-8 sequence) and, with clean_up, a trailing space or
+ * start of one of those patterns wait for the next id, so the streamed bytes equal the final
+ * text. Errors as tfm_text_stream_init. */
+TFM_API tfm_status tfm_text_stream_init_bpe(tfm_text_stream *s, const tfm_bpe *bpe, int clean_up, const int32_t *prompt,
+                                            size_t n_prompt, size_t max_new);
 
 /** Appends `n` ids (n may be 0: then only re-decodes, e.g. to show the prompt) and hands out in
  * *out (*out_len bytes, pointing into s->text, valid until the next call) the newly settled bytes;
@@ -114,6 +128,14 @@ typedef int (*tfm_row_token_fn)(int row, int32_t id, void *user);
 TFM_API tfm_status tfm_generate_batch(tfm_context *ctx, int B, const tfm_sample_config *sc, const int32_t *prompts,
                                       int n_prompt, const int *max_tokens, int use_cache, int32_t *out, int max_out,
                                       int *out_len, tfm_row_token_fn on_token, void *user);
+/** tfm_generate without the BOS: `prefix` (n_prefix >= 1 ids) is the whole input, its first id at
+ * position 0 — for models whose tokenizer writes its own start (a Hugging Face language model's
+ * template: Llama's BOS; GPT-2 adds none; docs/LLM.md). Token k is predicted at position
+ * n_prefix − 1 + k (at most max_len − n_prefix + 1 tokens). Errors as tfm_generate, and
+ * TFM_ERR_INVALID_ARG for an empty prefix. */
+TFM_API tfm_status tfm_generate_prefix(tfm_context *ctx, const tfm_sample_config *cfg, const int32_t *prefix,
+                                       int n_prefix, int max_tokens, int use_cache, int32_t *out, int max_out,
+                                       int *out_len, tfm_token_fn on_token, void *user);
 
 /** Chooses one token from logits (V) as tfm_sample_config says, for draw number `step` (the
  * counter of the seed's stream). Overwrites logits with the truncated, renormalised distribution
@@ -166,6 +188,18 @@ typedef struct {
 TFM_API tfm_status tfm_perplexity_text_detail(tfm_context *ctx, const tfm_tokenizer *tok, const char *const *lines,
                                               size_t n, int batch_tokens, tfm_perplexity_stats *stats,
                                               tfm_perplexity_detail *detail);
+/** Perplexity of id sequences as transformers computes a causal LM's loss (`model(ids,
+ * labels=ids).loss`), summed over sequences (docs/LLM.md): each rows[i] (len[i] ids, as the
+ * tokenizer and its template gave them; no BOS or EOS added here) is scored teacher-forced, every
+ * id after the first predicted; a row longer than max_len keeps its first max_len ids (counted in
+ * truncated). Rows of fewer than 2 ids predict nothing. Batched by length in at most batch_tokens
+ * tokens as tfm_perplexity_text (the result does not depend on the batching); the padding of a
+ * batch is never read by a real position (causal attention, right padding), so models without a
+ * padding token (pad_id −1) score exactly. stats->lines counts the rows, skipped_blank is 0.
+ * Errors: TFM_ERR_INVALID_ARG (not decoder-only, NULL arguments); TFM_ERR_RANGE (an id outside the
+ * vocabulary: "row N position P"); TFM_ERR_NOMEM. */
+TFM_API tfm_status tfm_perplexity_ids(tfm_context *ctx, const int32_t *const *rows, const size_t *len, size_t n,
+                                      int batch_tokens, tfm_perplexity_stats *stats);
 
 #ifdef __cplusplus
 }

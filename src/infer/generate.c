@@ -7,9 +7,11 @@
 
 #include <stdlib.h>
 
-tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *sc, const int32_t *prompt, int n_prompt,
-                        int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len, tfm_token_fn on_token,
-                        void *user) {
+/* tfm_generate (bos = 1: BOS, then the prompt) and tfm_generate_prefix (bos = 0: the prompt is the
+ * whole prefix, its first id at position 0). */
+static tfm_status generate(tfm_context *ctx, const tfm_sample_config *sc, int bos, const int32_t *prompt, int n_prompt,
+                           int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len, tfm_token_fn on_token,
+                           void *user) {
     RETURN_IF(!ctx || !out_len || (n_prompt > 0 && !prompt) || (max_out > 0 && !out), TFM_ERR_INVALID_ARG,
               "generate: NULL argument");
     *out_len = 0;
@@ -20,16 +22,21 @@ tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *sc, const int
     RETURN_IF(max_tokens < 0 || n_prompt < 0 || max_out < 0, TFM_ERR_INVALID_ARG,
               "generate: max_tokens (%d), the prompt length (%d) and max_out (%d) must be >= 0", max_tokens, n_prompt,
               max_out);
-    RETURN_IF(n_prompt + 1 > cfg->max_len, TFM_ERR_RANGE,
-              "generate: BOS + a prompt of %d tokens exceeds the model's max_len %d", n_prompt, cfg->max_len);
+    RETURN_IF(!bos && n_prompt < 1, TFM_ERR_INVALID_ARG, "generate: a prefix needs at least one token");
+    RETURN_IF(n_prompt + bos > cfg->max_len, TFM_ERR_RANGE,
+              "generate: %sa prompt of %d tokens exceeds the model's max_len %d", bos ? "BOS + " : "", n_prompt,
+              cfg->max_len);
     for (int i = 0; i < n_prompt; i++)
         RETURN_IF(prompt[i] < 0 || prompt[i] >= cfg->tgt_vocab, TFM_ERR_RANGE,
                   "generate: prompt token %d (id %d) is outside the vocabulary [0, %d)", i, prompt[i], cfg->tgt_vocab);
-    /* token k is predicted at position n_prompt + k, which must be < max_len */
-    int limit = cfg->max_len - n_prompt;
+    /* the prefix: BOS + the prompt (n_prompt + 1 positions), or the prompt alone (n_prompt);
+     * P = n_prompt + bos − 1 is its last position, whose logits give the first new token */
+    const int P = n_prompt + bos - 1;
+    /* token k is predicted at position P + k, which must be < max_len */
+    int limit = cfg->max_len - P;
     if (max_tokens < limit) limit = max_tokens;
     if (limit == 0) return TFM_OK;
-    const int cap = n_prompt + limit; /* positions read: BOS, the prompt, all tokens but the last */
+    const int cap = P + limit; /* positions read: the prefix, all tokens but the last */
     const size_t V = (size_t)cfg->tgt_vocab;
     int32_t *prefix = malloc(sizeof(int32_t) * (size_t)(cap + 1));
     int32_t *scratch = malloc(sizeof(int32_t) * V);
@@ -37,15 +44,15 @@ tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *sc, const int
     tfm_decode_config dc = tfm_decode_config_default();
     dc.use_cache = use_cache ? 1 : 0;
     if (st == TFM_OK) {
-        prefix[0] = cfg->bos_id;
-        for (int i = 0; i < n_prompt; i++) prefix[i + 1] = prompt[i];
+        if (bos) prefix[0] = cfg->bos_id;
+        for (int i = 0; i < n_prompt; i++) prefix[i + bos] = prompt[i];
         st = decode_begin(ctx, &dc, 1, 0, NULL, cap);
     }
-    for (int t = use_cache ? 0 : n_prompt; st == TFM_OK && t < cap; t++) {
+    for (int t = use_cache ? 0 : P; st == TFM_OK && t < cap; t++) {
         float *logits;
         st = decode_step(ctx, &dc, 1, 0, NULL, prefix, t, cap, &logits);
-        if (st != TFM_OK || t < n_prompt) continue; /* the prompt's own positions only fill the cache */
-        const int k = t - n_prompt;
+        if (st != TFM_OK || t < P) continue; /* the prompt's own positions only fill the cache */
+        const int k = t - P;
         const int32_t y = tfm_sample_token(sc, cfg, logits, (int)V, (uint64_t)k, scratch);
         if (y == cfg->eos_id) break;
         if (*out_len < max_out) out[*out_len] = y;
@@ -57,4 +64,16 @@ tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *sc, const int
     free(prefix);
     free(scratch);
     return st;
+}
+
+tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *sc, const int32_t *prompt, int n_prompt,
+                        int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len, tfm_token_fn on_token,
+                        void *user) {
+    return generate(ctx, sc, 1, prompt, n_prompt, max_tokens, use_cache, out, max_out, out_len, on_token, user);
+}
+
+tfm_status tfm_generate_prefix(tfm_context *ctx, const tfm_sample_config *sc, const int32_t *prefix, int n_prefix,
+                               int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len,
+                               tfm_token_fn on_token, void *user) {
+    return generate(ctx, sc, 0, prefix, n_prefix, max_tokens, use_cache, out, max_out, out_len, on_token, user);
 }

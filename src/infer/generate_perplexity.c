@@ -1,10 +1,12 @@
 /* Perplexity of text under a decoder-only model (include/tfm/generate.h): each non-blank line is
  * BOS + its subwords + EOS, scored teacher-forced by tfm_model_score in batches of lines of
  * similar length (batch_plan.h) of at most batch_tokens tokens; the mean negative log-likelihood
- * per predicted token (subwords and EOS), exponentiated. */
+ * per predicted token (subwords and EOS), exponentiated. tfm_perplexity_ids: whole id rows as a
+ * Hugging Face causal LM's loss counts them (docs/LLM.md). */
 #include "batch_plan.h"
 #include "core_internal.h"
 #include "model_context.h"
+#include "ops.h"
 #include "tfm/generate.h"
 #include "tfm/names.h"
 #include "score_internal.h"
@@ -148,5 +150,82 @@ tfm_status tfm_perplexity_text_detail(tfm_context *ctx, const tfm_tokenizer *tok
     free(buf);
     free(lp_b);
     free(nt_b);
+    return st;
+}
+
+/* ---- whole id rows (tfm_perplexity_ids) ------------------------------------------------------ */
+
+/* Rows idx[0..B) as one right-padded batch of T positions (the filler is any id: no real position
+ * reads a later one); each row's Σ ln p(rows[i][t + 1] | rows[i][0..t]) for t < len − 1. */
+static tfm_status score_whole(tfm_context *ctx, const int32_t *const *rows, const size_t *len, const size_t *idx,
+                              int B, int T, int32_t *buf, double *lp, int *nt) {
+    const tfm_config *c = context_config(ctx);
+    const int32_t filler = c->eos_id;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            buf[(size_t)b * (size_t)T + (size_t)t] = (size_t)t < len[idx[b]] ? rows[idx[b]][t] : filler;
+    const int Td = T - 1; /* input positions 0..T−2 predict 1..T−1 */
+    TRY(context_reserve(ctx, B, 0, Td, 0));
+    model_forward(ctx, B, 0, Td, NULL, buf, (size_t)T, NULL);
+    float *logits = context_logits(ctx);
+    const size_t V = (size_t)c->tgt_vocab;
+    log_softmax_forward(logits, logits, (size_t)B * (size_t)Td, V);
+    for (int b = 0; b < B; b++) {
+        const size_t L = len[idx[b]];
+        double sum = 0.0;
+        for (size_t t = 0; t + 1 < L; t++) sum += logits[((size_t)b * (size_t)Td + t) * V + (size_t)rows[idx[b]][t + 1]];
+        lp[idx[b]] = sum;
+        nt[idx[b]] = (int)(L - 1);
+    }
+    return TFM_OK;
+}
+
+tfm_status tfm_perplexity_ids(tfm_context *ctx, const int32_t *const *rows, const size_t *len_in, size_t n,
+                              int batch_tokens, tfm_perplexity_stats *stats) {
+    RETURN_IF(!ctx || !stats || (n > 0 && (!rows || !len_in)), TFM_ERR_INVALID_ARG, "perplexity: NULL argument");
+    memset(stats, 0, sizeof *stats);
+    const tfm_config *c = context_config(ctx);
+    RETURN_IF(c->arch != TFM_ARCH_DECODER_ONLY, TFM_ERR_INVALID_ARG,
+              "perplexity needs a decoder-only model, this one is %s", tfm_arch_name(c->arch));
+    for (size_t i = 0; i < n; i++)
+        for (size_t t = 0; t < len_in[i] && t < (size_t)c->max_len; t++)
+            RETURN_IF(!rows[i] || rows[i][t] < 0 || rows[i][t] >= c->tgt_vocab, TFM_ERR_RANGE,
+                      "perplexity: row %zu position %zu: id %d is outside the vocabulary [0, %d)", i + 1, t,
+                      rows[i] ? rows[i][t] : -1, c->tgt_vocab);
+    if (batch_tokens < c->max_len) batch_tokens = c->max_len; /* a row alone always fits */
+    const size_t m = n ? n : 1;
+    size_t *len = calloc(m, sizeof *len); /* rows of < 2 ids: 0, in no batch */
+    double *lp = calloc(m, sizeof *lp);
+    int *nt = calloc(m, sizeof *nt);
+    tfm_status st = len && lp && nt ? TFM_OK : tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
+    for (size_t i = 0; st == TFM_OK && i < n; i++) {
+        const int cut = len_in[i] > (size_t)c->max_len;
+        len[i] = cut ? (size_t)c->max_len : len_in[i];
+        if (len[i] < 2) len[i] = 0;
+        stats->lines++;
+        stats->truncated += (size_t)cut;
+    }
+    batch_plan plan = {0};
+    const batch_limits lim = {.max_rows = (size_t)batch_tokens / 2, .max_tokens = (size_t)batch_tokens};
+    if (st == TFM_OK) st = batch_plan_make(&plan, len, n, lim);
+    int32_t *buf = NULL;
+    if (st == TFM_OK && plan.n_batches > 0) {
+        buf = malloc(sizeof(int32_t) * plan.max_tokens);
+        if (!buf) st = tfm_set_error(TFM_ERR_NOMEM, "out of memory scoring text");
+    }
+    for (size_t j = 0; st == TFM_OK && j < plan.n_batches; j++)
+        st = score_whole(ctx, rows, len, plan.order + plan.batch[j].start, (int)plan.batch[j].rows,
+                         (int)plan.batch[j].len, buf, lp, nt);
+    for (size_t i = 0; st == TFM_OK && i < n; i++) { /* in the rows' order: independent of the batching */
+        if (!len[i]) continue;
+        stats->nll -= lp[i];
+        stats->tokens += (size_t)nt[i];
+    }
+    stats->perplexity = stats->tokens > 0 ? exp(stats->nll / (double)stats->tokens) : NAN;
+    free(len);
+    free(lp);
+    free(nt);
+    batch_plan_free(&plan);
+    free(buf);
     return st;
 }
