@@ -69,6 +69,16 @@ static int test_passed_ = 0, test_failed_ = 0;
               "%s: got %.9g, want %.9g (tol %g)", name, ca_, cb_, (double)(tol));                  \
     } while (0)
 
+/* Largest |a[i] − b[i]| over n floats, a NaN on either side counting as infinitely wrong. */
+static inline double test_max_abs_err(const float *a, const float *b, size_t n) {
+    double e = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= e)) e = d;
+    }
+    return e;
+}
+
 /* Path of a file under the source tree (tests run with TFM_SOURCE_DIR set by ctest). */
 static inline const char *test_path(const char *rel) {
     static char buf[4][4096];

@@ -18,15 +18,6 @@
 #define MAX_PROMPTS 8
 #define MAX_T 64
 
-static double max_err(const float *a, const float *b, size_t n) {
-    double e = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        const double d = fabs((double)a[i] - (double)b[i]);
-        if (!(d <= e)) e = d;
-    }
-    return e;
-}
-
 /* The prompt ids of tests/golden/hf_<name>/prompt_ids.txt: n prompts, ids[p][0..len[p]). */
 static int read_prompts(const char *name, int32_t ids[MAX_PROMPTS][MAX_T], int len[MAX_PROMPTS]) {
     char p[256], line[4096];
@@ -76,14 +67,14 @@ static void run(const char *name, int want_kv_heads, int want_tied, tfm_activati
         const int T = len[i];
         CHECK(context_reserve(ctx, 1, 0, T, 0) == TFM_OK, "%s: reserve: %s", name, tfm_last_error());
         model_forward(ctx, 1, 0, T, NULL, ids[i], (size_t)T, NULL);
-        const double e = max_err(ctx->acts.logits, want + off * V, (size_t)T * V);
+        const double e = test_max_abs_err(ctx->acts.logits, want + off * V, (size_t)T * V);
         if (!(e <= lerr)) lerr = e;
         memcpy(alone + off * V, ctx->acts.logits, sizeof(float) * (size_t)T * V);
         CHECK(kv_cache_reserve(ctx, 1, 0, T) == TFM_OK, "%s: cache: %s", name, tfm_last_error());
         model_decode_start(ctx, NULL);
         for (int t = 0; t < T; t++) {
             model_decode_step(ctx, ids[i] + t, (size_t)T);
-            const double ce = max_err(ctx->cache.logits, alone + (off + (size_t)t) * V, V);
+            const double ce = test_max_abs_err(ctx->cache.logits, alone + (off + (size_t)t) * V, V);
             if (!(ce <= cerr)) cerr = ce;
         }
         off += (size_t)T;
@@ -96,7 +87,7 @@ static void run(const char *name, int want_kv_heads, int want_tied, tfm_activati
     model_forward(ctx, n, 0, (int)Tmax, NULL, batch, Tmax, NULL);
     off = 0;
     for (int i = 0; i < n; i++) {
-        const double e = max_err(ctx->acts.logits + (size_t)i * Tmax * V, alone + off * V, (size_t)len[i] * V);
+        const double e = test_max_abs_err(ctx->acts.logits + (size_t)i * Tmax * V, alone + off * V, (size_t)len[i] * V);
         if (!(e <= berr)) berr = e;
         off += (size_t)len[i];
     }
