@@ -5,13 +5,15 @@
  * of transformers'; cached decoding (one position at a time on the KV cache, which keeps only the
  * key/value heads) equal to the batched pass within 1e-5; the prompts as one right-padded batch
  * give each row's logits alone (a model with no padding token: causal attention never reads the
- * padding after a row's last token). */
+ * padding after a row's last token); tfm_model_save and tfm_trainer_create refuse the models
+ * (inference only). */
 #include "model_internal.h"
 #include "ops.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
 #include <stdint.h>
+#include <unistd.h>
 
 #define TOL 1e-4
 #define CACHE_TOL 1e-5
@@ -96,6 +98,18 @@ static void run(const char *name, int want_kv_heads, int want_tied, tfm_activati
     CHECK(berr <= CACHE_TOL, "%s: a padded batch differs from each prompt alone by %.3g", name, berr);
     printf("%s: max |logit - transformers| = %.3g, max |cached - batched| = %.3g, max |padded batch - alone| = %.3g\n",
            name, lerr, cerr, berr);
+    /* inference only: no checkpoint keys and no backward pass for the family's block */
+    char tmp[256], out[320];
+    test_make_tmpdir(tmp, sizeof tmp, "hf_lm");
+    snprintf(out, sizeof out, "%s/m.safetensors", tmp);
+    CHECK(tfm_model_save(m, out) == TFM_ERR_UNSUPPORTED && strstr(tfm_last_error(), "load it from its Hugging Face folder"),
+          "%s: save: %s", name, tfm_last_error());
+    tfm_train_config tc = tfm_train_config_default();
+    tfm_trainer *tr = NULL;
+    CHECK(tfm_trainer_create(m, &tc, 2, 0, 8, &tr) == TFM_ERR_UNSUPPORTED && !tr && strstr(tfm_last_error(), "inference only"),
+          "%s: trainer: %s", name, tfm_last_error());
+    remove(out);
+    rmdir(tmp);
     free(batch);
     free(want);
     free(alone);
