@@ -46,11 +46,11 @@ expect_fail "invalid UTF-8 names file:line" 1 "$WORK/bad.txt:2: invalid UTF-8" \
   "$TFM" embed --model "$M" --input "$WORK/bad.txt"
 expect_fail "missing tensor named" 1 "tensor 'encoder.layer.1.output.dense.weight' is missing" \
   "$TFM" embed --model "$M/missing_tensor.safetensors" --input "$S"
-mkdir -p "$WORK/gpt2"
-cp "$M/model.safetensors" "$M/vocab.txt" "$WORK/gpt2/"
-sed 's/"model_type": "bert"/"model_type": "gpt2"/' "$M/config.json" > "$WORK/gpt2/config.json"
-expect_fail "another model_type" 1 "model_type 'gpt2' is not supported" \
-  "$TFM" embed --model "$WORK/gpt2" --input "$S"
+mkdir -p "$WORK/t5"
+cp "$M/model.safetensors" "$M/vocab.txt" "$WORK/t5/"
+sed 's/"model_type": "bert"/"model_type": "t5"/' "$M/config.json" > "$WORK/t5/config.json"
+expect_fail "another model_type" 1 "model_type 't5' is not supported" \
+  "$TFM" embed --model "$WORK/t5" --input "$S"
 "$TFM" init --d-model 8 --n-heads 2 --n-enc-layers 1 --n-dec-layers 1 --d-ff 8 --src-vocab 60 --tgt-vocab 60 \
   --save "$WORK/ed.safetensors" >/dev/null 2>&1
 cp "$M/vocab.txt" "$WORK/"

@@ -227,7 +227,7 @@ static void test_errors(void) {
                "tensor 'encoder.layer.1.output.dense.weight' is missing");
     load_error(test_path(DIR "/bad_shape.safetensors"), TFM_ERR_FORMAT,
                "tensor 'encoder.layer.0.intermediate.dense.weight' has shape [16, 32], expected [32, 16]");
-    config_error("model_type", "\"gpt2\"", TFM_ERR_UNSUPPORTED, "model_type 'gpt2' is not supported");
+    config_error("model_type", "\"t5\"", TFM_ERR_UNSUPPORTED, "model_type 't5' is not supported");
     config_error("hidden_act", "\"relu\"", TFM_ERR_UNSUPPORTED, "hidden_act 'relu' is not supported");
     config_error("num_hidden_layers", "1", TFM_ERR_FORMAT, "unexpected tensor 'encoder.layer.1.");
     config_error("hidden_size", "32", TFM_ERR_FORMAT, "embeddings.word_embeddings.weight' has shape [60, 16]");
