@@ -39,17 +39,23 @@ References, tests/golden/hf_<name>/ for name in gpt2, llama, llama_tied:
                   labels=ids).loss (every token after the first predicted), summed over lines:
                   P = exp(Σ loss_i·(n_i − 1) / Σ (n_i − 1)).
   VERSIONS        the versions used.
+Low precision (tfm widens BF16 / F16 weights to F32 at load): tests/fixtures/llama_bf16 and
+gpt2_f16 are the llama and gpt2 folders with their weights converted (model.to(dtype),
+save_pretrained), and tests/golden/hf_<name>/{prompt_ids.txt, logits.f32} the logits transformers
+gives loading them back with torch_dtype=float32. `--lowp-only` remakes only these from the
+committed float32 folders.
 """
 import json
 import math
 import os
 import shutil
+import sys
 
 import numpy as np
 import tokenizers
 import torch
 import transformers
-from transformers import (GenerationConfig, GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast, LlamaConfig,
+from transformers import (AutoModelForCausalLM, AutoTokenizer, GenerationConfig, GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast, LlamaConfig,
                           LlamaForCausalLM, PreTrainedTokenizerFast)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -204,11 +210,39 @@ def make_llama(name, tied, kv_heads, theta, eps, attn_bias, seed):
     references(name, model, tok)
 
 
+def make_lowp(src, name, dtype):
+    """The folder `src` with its weights converted to `dtype` (save_pretrained writes BF16 / F16
+    tensors), and the logits transformers gives when it loads that folder back in float32 (the
+    weights widened exactly, as tfm does at load)."""
+    d = os.path.join(FIX, name)
+    shutil.rmtree(d, ignore_errors=True)
+    model = AutoModelForCausalLM.from_pretrained(os.path.join(FIX, src)).to(dtype)
+    model.save_pretrained(d, safe_serialization=True)
+    AutoTokenizer.from_pretrained(os.path.join(FIX, src)).save_pretrained(d)
+    model = AutoModelForCausalLM.from_pretrained(d, torch_dtype=torch.float32).eval()
+    tok = AutoTokenizer.from_pretrained(d)
+    out = os.path.join(GOLD, "hf_" + name)
+    os.makedirs(out, exist_ok=True)
+    logits_all, pid_lines = [], []
+    with torch.no_grad():
+        for p in PROMPTS:
+            ids = tok(p, return_tensors="pt")["input_ids"]
+            pid_lines.append(" ".join(str(i) for i in ids[0].tolist()))
+            logits_all.append(model(ids).logits[0].float().numpy())
+    np.concatenate(logits_all, axis=0).astype("<f4").tofile(os.path.join(out, "logits.f32"))
+    with open(os.path.join(out, "prompt_ids.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(l + "\n" for l in pid_lines))
+    print(f"  {name}: {dtype} weights")
+
+
 def main():
     torch.set_num_threads(1)
-    make_gpt2()
-    make_llama("llama", tied=False, kv_heads=2, theta=50000.0, eps=1e-6, attn_bias=False, seed=2)
-    make_llama("llama_tied", tied=True, kv_heads=1, theta=500000.0, eps=1e-5, attn_bias=True, seed=3)
+    if "--lowp-only" not in sys.argv:  # the float32 models (the low-precision ones are made from them)
+        make_gpt2()
+        make_llama("llama", tied=False, kv_heads=2, theta=50000.0, eps=1e-6, attn_bias=False, seed=2)
+        make_llama("llama_tied", tied=True, kv_heads=1, theta=500000.0, eps=1e-5, attn_bias=True, seed=3)
+    make_lowp("llama", "llama_bf16", torch.bfloat16)
+    make_lowp("gpt2", "gpt2_f16", torch.float16)
 
 
 if __name__ == "__main__":

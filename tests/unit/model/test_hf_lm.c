@@ -121,5 +121,7 @@ int main(void) {
     run("gpt2", 0, 1, TFM_ACT_GELU_TANH);
     run("llama", 2, 0, TFM_ACT_SWIGLU);
     run("llama_tied", 1, 1, TFM_ACT_SWIGLU);
+    run("llama_bf16", 2, 0, TFM_ACT_SWIGLU); /* BF16 weights widened at load */
+    run("gpt2_f16", 0, 1, TFM_ACT_GELU_TANH); /* F16 weights widened at load */
     return test_finish("hf_lm");
 }
