@@ -6,7 +6,7 @@
 # naming the limit and the flag, exit 1.
 source "$(dirname "$0")/lib.sh"
 ROOT=${TFM_SOURCE_DIR:-.}
-for i in 1 2 3 4 5 6; do cat "$ROOT/tests/fixtures/tok_train.txt"; done > "$WORK/small.txt"
+for _ in 1 2 3 4 5 6; do cat "$ROOT/tests/fixtures/tok_train.txt"; done > "$WORK/small.txt"
 export OMP_NUM_THREADS=2
 SMALL=(--arch decoder-only --text "$WORK/small.txt" --d-model 32 --n-heads 2 --n-dec-layers 1 --d-ff 64 --steps 1)
 
