@@ -22,7 +22,7 @@ for name in gpt2 llama llama_tied; do
   done < "$G/prompts.txt"
   cmp -s "$WORK/$name.greedy" "$G/greedy.txt" && ok || bad "$name: greedy text differs from transformers: $(diff "$WORK/$name.greedy" "$G/greedy.txt" | head -4)"
   cmp -s "$WORK/$name.nocache" "$G/greedy.txt" && ok || bad "$name: greedy without the KV cache differs from transformers"
-  read -r _ ppl _ nll _ tok _ lines < <("$TFM" perplexity --model "$M" --text "$ROOT/tests/golden/hf_lm_ppl.txt" 2> /dev/null)
+  read -r _ ppl _ nll _ tok _ lines _ < <("$TFM" perplexity --model "$M" --text "$ROOT/tests/golden/hf_lm_ppl.txt" 2> /dev/null)
   read -r _ want _ want_nll _ want_tok _ want_lines < "$G/perplexity.txt"
   awk -v a="$ppl" -v b="$want" -v x="$nll" -v y="$want_nll" 'BEGIN { d = a - b; e = x - y;
       exit !(d < 1e-4 * b && -d < 1e-4 * b && e < 1e-5 && -e < 1e-5) }' && [ "$tok" = "$want_tok" ] && [ "$lines" = "$want_lines" ] && ok ||
