@@ -58,6 +58,7 @@ static int run(int argc, char **argv) {
         goto done;
     }
     if (!load_model_and_tokenizer("eval", model_path, TFM_ARCH_ENCODER_DECODER, &m, &tok)) goto done;
+    if (!apply_tgt_lang("eval", tok, f.tgt_lang, src, n)) goto done;
     hyp = calloc(n ? n : 1, sizeof *hyp);
     if (!memory_fits_decode("eval", f.max_memory, m, tok, &dc, f.batch, src, n)) goto done;
     if (!hyp || !translate_lines("eval", src_path, m, tok, &dc, f.batch, src, n, hyp)) goto done;

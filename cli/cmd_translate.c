@@ -36,6 +36,7 @@ static int run(int argc, char **argv) {
     if (!cli_outputs_ok("translate", ins, 2, outs, 1)) goto done;
     if (!read_lines("translate", input, &lines, &n)) goto done;
     if (!load_model_and_tokenizer("translate", model_path, TFM_ARCH_ENCODER_DECODER, &m, &tok)) goto done;
+    if (!apply_tgt_lang("translate", tok, f.tgt_lang, lines, n)) goto done;
     if (!memory_fits_decode("translate", f.max_memory, m, tok, &dc, f.batch, lines, n)) goto done;
     out = calloc(n ? n : 1, sizeof *out);
     if (!out) goto done;

@@ -2,6 +2,7 @@
 #include "decoding.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc) {
@@ -49,3 +50,32 @@ int translate_lines(const char *cmd, const char *input, const tfm_model *m, tfm_
     return 1;
 }
 
+
+int apply_tgt_lang(const char *cmd, const tfm_tokenizer *tok, const char *lang, char **lines, size_t n) {
+    if (!lang) return 1;
+    char code[80];
+    if (!lang[0] || strlen(lang) > 64 || strpbrk(lang, " \t<>")) {
+        cli_error(cmd, "--tgt-lang '%s' must be a language code such as es or fra", lang);
+        return 0;
+    }
+    snprintf(code, sizeof code, ">>%s<<", lang);
+    const int32_t id = tfm_tokenizer_piece_to_id(tok, code);
+    if (id < 0 || id == tfm_tokenizer_unk_id(tok)) {
+        cli_error(cmd, "--tgt-lang %s: the model's vocabulary has no %s (a multilingual opus-mt model lists its "
+                       "target languages as >>xx<< pieces in vocab.json)", lang, code);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (tfm_text_is_blank(lines[i], strlen(lines[i]))) continue; /* a blank line stays blank */
+        const size_t len = strlen(code) + 1 + strlen(lines[i]) + 1;
+        char *p = malloc(len);
+        if (!p) {
+            cli_error(cmd, "out of memory");
+            return 0;
+        }
+        snprintf(p, len, "%s %s", code, lines[i]);
+        free(lines[i]);
+        lines[i] = p;
+    }
+    return 1;
+}

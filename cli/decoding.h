@@ -12,9 +12,10 @@ typedef struct {
     int no_cache;
     const char *max_memory; /* --max-memory (cli/memory_check.h), NULL: MemAvailable */
     const char *beam_stop;  /* --beam-stop (tfm_beam_stop's names), NULL: finished */
+    const char *tgt_lang;   /* --tgt-lang: a multilingual Marian model's >>xx<< prefix; NULL: none */
 } decode_flags;
 
-#define DECODE_FLAGS_DEFAULT {1, 64, 10, 1.0f, 1.5f, 0, NULL, NULL}
+#define DECODE_FLAGS_DEFAULT {1, 64, 10, 1.0f, 1.5f, 0, NULL, NULL, NULL}
 
 /* The cli_opt entries of the decoding flags (expands to several initialisers). */
 #define DECODE_OPTS(f)                                                                             \
@@ -26,11 +27,18 @@ typedef struct {
         {"--max-len-a", OPT_FLOAT, &(f).max_len_a, 0, "at most a * source tokens + b output tokens"}, \
         {"--max-len-b", OPT_INT, &(f).max_len_b, 0, "(see --max-len-a)"},                          \
         {"--batch-size", OPT_INT, &(f).batch, 0, "sentences decoded together (divided by the beam)"},    \
+        {"--tgt-lang", OPT_STR, &(f).tgt_lang, 0,                                                  \
+         "target language of a multilingual opus-mt model: each line gets the prefix >>LANG<< (docs/MARIAN.md)"}, \
         {"--no-kv-cache", OPT_FLAG, &(f).no_cache, 0, "recompute the whole prefix every step (slow; for comparison)"}, \
         MEMORY_OPT((f).max_memory)
 
 /* Checks the flags and fills a decode config; prints an error and returns 0 if they are bad. */
 int make_config(const char *cmd, const decode_flags *f, tfm_decode_config *dc);
+
+/* --tgt-lang: puts ">>LANG<< " in front of every non-blank line (in place), as a user of a
+ * multilingual Marian model does; the piece >>LANG<< must be in the tokenizer's vocabulary.
+ * Returns 0 on error (printed). lang NULL: nothing to do. */
+int apply_tgt_lang(const char *cmd, const tfm_tokenizer *tok, const char *lang, char **lines, size_t n);
 
 /* Translates lines into out[n] (read from `input`, named in messages; NULL: stdin); prints speed
  * and any truncation on stderr. Returns 0 on error (printed). */

@@ -51,7 +51,8 @@ TFM_API tfm_status tfm_decode_config_validate(const tfm_decode_config *cfg);
 
 /** Translates B source rows src (B, S) with the context's model (its KV cache and workspace are
  * the context's, grown as needed), each padded at the end with pad_id, decoding from BOS
- * until EOS or the length limit. out (B, max_out) receives each row's tokens without BOS and EOS,
+ * until EOS or the length limit (BOS: tfm_config_decoder_start, docs/MODELS.md; the ids the
+ * configuration suppresses are never output). out (B, max_out) receives each row's tokens without BOS and EOS,
  * out_len[B] their counts (tokens past max_out are dropped; max_out >= the limit keeps all).
  * Ties between equally likely tokens go to the lowest id.
  * Errors: TFM_ERR_INVALID_ARG (bad sizes or config), TFM_ERR_RANGE (an id outside the source

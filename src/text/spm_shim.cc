@@ -22,15 +22,28 @@
 
 extern "C" {
 #include "core_internal.h"
+#include "parts.h"
 }
 #include "tfm/fileio.h"
 #include "tfm/text.h"
 #include "tfm/tokenizer.h"
+#include "tok_kind.h"
 #include "utf8.h"
 
+// A SentencePiece model (kind NULL: sp), or a tokenizer of another kind (tok_kind.h): its state
+// and the blob it was loaded from (what tfm_tokenizer_serialize gives back).
 struct tfm_tokenizer {
     sentencepiece::SentencePieceProcessor sp;
+    const tok_kind *kind = nullptr;
+    void *state = nullptr;
+    std::string blob;
+    ~tfm_tokenizer() {
+        if (kind) kind->free(state);
+    }
 };
+
+// Every kind of tokenizer besides SentencePiece's, recognised by the magic line of its blob.
+static const tok_kind *const k_kinds[] = {&tok_kind_marian};
 
 namespace {
 
@@ -175,6 +188,18 @@ tfm_status copy_out(const std::string &s, uint8_t **bytes, size_t *len) {
     return TFM_OK;
 }
 
+// SentencePiece's Decode of ids or pieces into *text (malloc'd, NUL-terminated, *len bytes).
+template <class T>
+tfm_status decode_out(const tfm_tokenizer *tok, const std::vector<T> &v, char **text, size_t *len) {
+    std::string s;
+    sentencepiece::util::Status st = tok->sp.Decode(v, &s);
+    RETURN_IF(!st.ok(), TFM_ERR_FORMAT, "tokenizer decode: %s", st.message());
+    uint8_t *bytes = nullptr;
+    TRY(copy_out(s, &bytes, len));
+    *text = reinterpret_cast<char *>(bytes);
+    return TFM_OK;
+}
+
 } // namespace
 
 extern "C" {
@@ -252,6 +277,17 @@ tfm_status tfm_tokenizer_load_bytes(const void *data, size_t len, tfm_tokenizer 
     *out = nullptr;
     RETURN_IF(!data && len > 0, TFM_ERR_INVALID_ARG, "tokenizer: NULL model bytes");
     RETURN_IF(len == 0, TFM_ERR_FORMAT, "tokenizer: the model is empty (0 bytes)");
+    for (const tok_kind *k : k_kinds) {
+        if (!parts_is(data, len, k->magic)) continue;
+        return guarded("tokenizer load", [&]() -> tfm_status {
+            std::unique_ptr<tfm_tokenizer> tok(new tfm_tokenizer());
+            tok->blob.assign(static_cast<const char *>(data), len);
+            TRY(k->load(tok->blob.data(), tok->blob.size(), &tok->state));
+            tok->kind = k;
+            *out = tok.release();
+            return TFM_OK;
+        });
+    }
     return guarded("tokenizer load", [&]() -> tfm_status {
         // owned until handed out: SentencePiece throws on some malformed models (darts_clone's
         // "zero-length key", found by fuzz/fuzz_tokenizer_model.c), and that must not leak it
@@ -273,16 +309,29 @@ tfm_status tfm_tokenizer_serialize(const tfm_tokenizer *tok, uint8_t **bytes, si
     *bytes = nullptr;
     *len = 0;
     return guarded("tokenizer serialize",
-                   [&]() -> tfm_status { return copy_out(tok->sp.serialized_model_proto(), bytes, len); });
+                   [&]() -> tfm_status {
+                       return copy_out(tok->kind ? tok->blob : tok->sp.serialized_model_proto(), bytes, len);
+                   });
 }
 
-int tfm_tokenizer_vocab_size(const tfm_tokenizer *tok) { return tok->sp.GetPieceSize(); }
-int tfm_tokenizer_pad_id(const tfm_tokenizer *tok) { return tok->sp.pad_id(); }
-int tfm_tokenizer_bos_id(const tfm_tokenizer *tok) { return tok->sp.bos_id(); }
-int tfm_tokenizer_eos_id(const tfm_tokenizer *tok) { return tok->sp.eos_id(); }
-int tfm_tokenizer_unk_id(const tfm_tokenizer *tok) { return tok->sp.unk_id(); }
+int tfm_tokenizer_vocab_size(const tfm_tokenizer *tok) {
+    return tok->kind ? tok->kind->vocab_size(tok->state) : tok->sp.GetPieceSize();
+}
+int tfm_tokenizer_pad_id(const tfm_tokenizer *tok) {
+    return tok->kind ? tok->kind->specials(tok->state).pad : tok->sp.pad_id();
+}
+int tfm_tokenizer_bos_id(const tfm_tokenizer *tok) {
+    return tok->kind ? tok->kind->specials(tok->state).bos : tok->sp.bos_id();
+}
+int tfm_tokenizer_eos_id(const tfm_tokenizer *tok) {
+    return tok->kind ? tok->kind->specials(tok->state).eos : tok->sp.eos_id();
+}
+int tfm_tokenizer_unk_id(const tfm_tokenizer *tok) {
+    return tok->kind ? tok->kind->specials(tok->state).unk : tok->sp.unk_id();
+}
 
 int32_t tfm_tokenizer_piece_to_id(const tfm_tokenizer *tok, const char *piece) {
+    if (tok->kind) return tok->kind->piece_to_id(tok->state, piece);
     try {
         return tok->sp.PieceToId(piece);
     } catch (...) {
@@ -291,6 +340,7 @@ int32_t tfm_tokenizer_piece_to_id(const tfm_tokenizer *tok, const char *piece) {
 }
 
 const char *tfm_tokenizer_id_to_piece(const tfm_tokenizer *tok, int32_t id) {
+    if (tok->kind) return tok->kind->id_to_piece(tok->state, id);
     if (id < 0 || id >= tok->sp.GetPieceSize()) return nullptr;
     return tok->sp.IdToPiece(id).c_str();
 }
@@ -303,6 +353,7 @@ tfm_status tfm_tokenizer_encode(const tfm_tokenizer *tok, const char *text, size
     size_t bad = utf8_first_invalid(text, len);
     RETURN_IF(bad < len, TFM_ERR_FORMAT, "tokenizer encode: %s at byte %zu of %zu",
               text[bad] == 0 ? "NUL byte" : "invalid UTF-8", bad + 1, len);
+    if (tok->kind) return tok->kind->encode(tok->state, text, len, ids, n_ids);
     if (len == 0) return TFM_OK;
     return guarded("tokenizer encode", [&]() -> tfm_status {
         std::vector<int> v;
@@ -323,6 +374,7 @@ tfm_status tfm_tokenizer_decode(const tfm_tokenizer *tok, const int32_t *ids, si
     *text = nullptr;
     *len = 0;
     RETURN_IF(!ids && n_ids > 0, TFM_ERR_INVALID_ARG, "tokenizer decode: NULL ids");
+    if (tok->kind) return tok->kind->decode(tok->state, ids, n_ids, text, len);
     return guarded("tokenizer decode", [&]() -> tfm_status {
         const int vocab = tok->sp.GetPieceSize();
         const int skip[3] = {tok->sp.pad_id(), tok->sp.bos_id(), tok->sp.eos_id()};
@@ -335,16 +387,42 @@ tfm_status tfm_tokenizer_decode(const tfm_tokenizer *tok, const int32_t *ids, si
             if (ids[i] == skip[0] || ids[i] == skip[1] || ids[i] == skip[2]) continue;
             v.push_back(ids[i]);
         }
-        std::string s;
-        sentencepiece::util::Status st = tok->sp.Decode(v, &s);
-        RETURN_IF(!st.ok(), TFM_ERR_FORMAT, "tokenizer decode: %s", st.message());
-        uint8_t *bytes = nullptr;
-        TRY(copy_out(s, &bytes, len));
-        *text = reinterpret_cast<char *>(bytes);
-        return TFM_OK;
+        return decode_out(tok, v, text, len);
     });
 }
 
 void tfm_tokenizer_free(tfm_tokenizer *tok) { delete tok; }
+
+tfm_status spm_encode_pieces(const tfm_tokenizer *tok, const char *text, size_t len, char ***pieces, size_t *n) {
+    *pieces = nullptr;
+    *n = 0;
+    return guarded("tokenizer encode", [&]() -> tfm_status {
+        std::vector<std::string> v;
+        sentencepiece::util::Status st = tok->sp.Encode(absl::string_view(text, len), &v);
+        RETURN_IF(!st.ok(), TFM_ERR_FORMAT, "tokenizer encode: %s", st.message());
+        size_t bytes = v.size() * sizeof(char *);
+        for (const std::string &p : v) bytes += p.size() + 1;
+        char **out = static_cast<char **>(std::malloc(bytes ? bytes : 1));
+        RETURN_IF(!out, TFM_ERR_NOMEM, "tokenizer encode: out of memory for %zu pieces", v.size());
+        char *at = reinterpret_cast<char *>(out + v.size());
+        for (size_t i = 0; i < v.size(); i++) {
+            out[i] = at;
+            std::memcpy(at, v[i].c_str(), v[i].size() + 1);
+            at += v[i].size() + 1;
+        }
+        *pieces = out;
+        *n = v.size();
+        return TFM_OK;
+    });
+}
+
+tfm_status spm_decode_pieces(const tfm_tokenizer *tok, const char *const *pieces, size_t n, char **text, size_t *len) {
+    *text = nullptr;
+    *len = 0;
+    return guarded("tokenizer decode", [&]() -> tfm_status {
+        std::vector<std::string> v(pieces, pieces + n);
+        return decode_out(tok, v, text, len);
+    });
+}
 
 } // extern "C"

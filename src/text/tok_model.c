@@ -7,7 +7,10 @@ tfm_status tfm_tokenizer_check_model(const tfm_tokenizer *tok, const tfm_config 
     RETURN_IF(V != cfg->src_vocab || V != cfg->tgt_vocab, TFM_ERR_INVALID_ARG,
               "the tokenizer has %d pieces but the model's vocabularies are %d (source) and %d (target)", V,
               cfg->src_vocab, cfg->tgt_vocab);
-    RETURN_IF(tfm_tokenizer_pad_id(tok) != cfg->pad_id || tfm_tokenizer_bos_id(tok) != cfg->bos_id ||
+    /* a tokenizer without BOS (Marian's: -1) fits a model whose decoder does not start from one */
+    const int bos_ok = tfm_tokenizer_bos_id(tok) == cfg->bos_id ||
+                       (tfm_tokenizer_bos_id(tok) < 0 && tfm_config_decoder_start(cfg) != cfg->bos_id);
+    RETURN_IF(tfm_tokenizer_pad_id(tok) != cfg->pad_id || !bos_ok ||
                   tfm_tokenizer_eos_id(tok) != cfg->eos_id,
               TFM_ERR_INVALID_ARG,
               "the tokenizer's pad/bos/eos ids (%d/%d/%d) differ from the model's (%d/%d/%d)",

@@ -65,24 +65,12 @@ static const st_tensor *find_hf(const st_file *f, const char *prefix, const char
     return st_find(f, full);
 }
 
-/* Reads HF tensor `name` of shape (rows[, cols]) into dst. */
+/* Reads HF tensor prefix+name of shape (rows[, cols]) into dst (hf_read_f32). */
 static tfm_status read_hf(const st_file *f, const char *prefix, const char *name, size_t rows, size_t cols,
                           float *dst, size_t *loaded) {
-    const st_tensor *t = find_hf(f, prefix, name);
-    RETURN_IF(!t, TFM_ERR_FORMAT, "%s: tensor '%s%s' is missing (a Hugging Face BERT needs it)", f->path, prefix,
-              name);
-    RETURN_IF(strcmp(t->dtype, "F32") != 0, TFM_ERR_FORMAT, "%s: tensor '%s' has dtype %s, expected F32", f->path,
-              t->name, t->dtype);
-    const int ndim = cols ? 2 : 1;
-    if (t->ndim != ndim || t->shape[0] != rows || (cols && t->shape[1] != cols)) {
-        if (cols)
-            return tfm_set_error(TFM_ERR_FORMAT, "%s: tensor '%s' has shape [%llu%s%llu], expected [%zu, %zu]",
-                                 f->path, t->name, (unsigned long long)t->shape[0], t->ndim > 1 ? ", " : "",
-                                 t->ndim > 1 ? (unsigned long long)t->shape[1] : 0ULL, rows, cols);
-        return tfm_set_error(TFM_ERR_FORMAT, "%s: tensor '%s' has %d dimensions / %llu rows, expected [%zu]", f->path,
-                             t->name, t->ndim, (unsigned long long)t->shape[0], rows);
-    }
-    TRY(st_read(f, t, dst));
+    char full[256];
+    snprintf(full, sizeof full, "%s%s", prefix, name);
+    TRY(hf_read_f32(f, full, rows, cols, dst, "a Hugging Face BERT"));
     *loaded += cols ? rows * cols : rows;
     return TFM_OK;
 }

@@ -4,6 +4,7 @@
  *   fmt_tfm.c       tfm's own safetensors checkpoint (nn.Transformer names, docs/FORMATS.md)
  *   fmt_hf_bert.c   a Hugging Face BERT folder (model_type "bert", docs/BERT.md)
  *   fmt_hf_lm.c     Hugging Face GPT-2 and Llama folders (model_type "gpt2", "llama", docs/LLM.md)
+ *   fmt_hf_marian.c a Hugging Face Marian / opus-mt folder (model_type "marian", docs/MARIAN.md)
  *
  * model_load.c is the one driver: it finds the format of a path (model_format_find), opens its
  * safetensors file, and runs the operations in order —
@@ -61,10 +62,16 @@ typedef struct model_format {
     tfm_status (*attach_tokenizer)(const fmt_source *src, tfm_model *m);
 } model_format;
 
+/** Reads the F32 tensor `name` of shape (rows) (cols 0) or (rows, cols) from the safetensors file
+ * f into dst (hf_tensor.c). Errors: TFM_ERR_FORMAT "PATH: tensor 'NAME' is missing (WHAT needs
+ * it)", or naming its dtype or its shape and the expected one. */
+tfm_status hf_read_f32(const st_file *f, const char *name, size_t rows, size_t cols, float *dst, const char *what);
+
 extern const model_format model_format_tfm;     /* fmt_tfm.c */
 extern const model_format model_format_hf_bert; /* fmt_hf_bert.c */
 extern const model_format model_format_hf_gpt2;  /* fmt_hf_lm.c */
 extern const model_format model_format_hf_llama; /* fmt_hf_lm.c */
+extern const model_format model_format_hf_marian; /* fmt_hf_marian.c */
 
 /** The model at `path` through its format (tfm_model_load; hf_only: tfm_model_load_hf). Errors:
  * those of the format's operations; TFM_ERR_IO for a Hugging Face folder without config.json or

@@ -109,6 +109,18 @@ static inline char *test_make_tmpdir(char *buf, size_t size, const char *tag) {
     return buf;
 }
 
+/* Copies the file `from` to `to`; 1 on success. */
+static inline int test_copy_file(const char *from, const char *to) {
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    int ok = a && b;
+    char buf[8192];
+    size_t n;
+    while (ok && (n = fread(buf, 1, sizeof buf, a)) > 0) ok = fwrite(buf, 1, n, b) == n;
+    if (a) fclose(a);
+    if (b && fclose(b) != 0) ok = 0;
+    return ok;
+}
+
 static inline int test_finish(const char *suite) {
     printf("%s: %d passed, %d failed\n", suite, test_passed_, test_failed_);
     return test_failed_ == 0 ? 0 : 1;

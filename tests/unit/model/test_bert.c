@@ -185,23 +185,12 @@ static void load_error(const char *path, tfm_status want, const char *needle) {
     tfm_model_free(m);
 }
 
-static int copy_file(const char *from, const char *to) {
-    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
-    int ok = a && b;
-    char buf[8192];
-    size_t n;
-    while (ok && (n = fread(buf, 1, sizeof buf, a)) > 0) ok = fwrite(buf, 1, n, b) == n;
-    if (a) fclose(a);
-    if (b && fclose(b) != 0) ok = 0;
-    return ok;
-}
-
 /* A folder with the tiny model's weights and its config.json with `key` set to the JSON `value`. */
 static void config_error(const char *key, const char *value, tfm_status want, const char *needle) {
     char tmp[4096], p[4200];
     if (!test_make_tmpdir(tmp, sizeof tmp, "bert-cfg")) return;
     snprintf(p, sizeof p, "%s/model.safetensors", tmp);
-    CHECK(copy_file(test_path(DIR "/model.safetensors"), p), "copy");
+    CHECK(test_copy_file(test_path(DIR "/model.safetensors"), p), "copy");
     snprintf(p, sizeof p, "%s/config.json", tmp);
     FILE *f = fopen(p, "w");
     if (f) {

@@ -1,0 +1,293 @@
+/* A Hugging Face Marian folder (opus-mt; transformers' MarianMTModel, models/marian) as a model
+ * format (model_format.h): config.json (MarianConfig) → tfm_config, model.safetensors → the
+ * encoder–decoder's table, source.spm + target.spm + vocab.json (+ target_vocab.json) → the
+ * model's tokenizer (text/tok_marian.c). docs/MARIAN.md has the mapping.
+ *
+ * The family: post-LN blocks (LayerNorm(x + Sublayer(x))) with no final LayerNorm per stack,
+ * token embeddings × √d_model (scale_embedding), MarianSinusoidalPositionalEmbedding (the paper's
+ * frequencies, all sines then all cosines, positions from 0), one embedding matrix shared by the
+ * encoder, the decoder and the output layer, final_logits_bias as the output bias, swish (SiLU)
+ * FFN, the decoder started from decoder_start_token_id (the pad id), pad never generated. */
+#include "model_format.h"
+
+#include "io/hf.h"
+#include "model_internal.h"
+#include "parts.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define WHAT "a Hugging Face Marian model"
+
+static tfm_status marian_activation(const char *path, const char *act, tfm_activation *out) {
+    if (!act || strcmp(act, "gelu") == 0) /* MarianConfig's default; transformers' "gelu" is the erf form */
+        *out = TFM_ACT_GELU;
+    else if (strcmp(act, "swish") == 0 || strcmp(act, "silu") == 0) /* opus-mt's config.json: "swish" */
+        *out = TFM_ACT_SILU;
+    else if (strcmp(act, "relu") == 0)
+        *out = TFM_ACT_RELU;
+    else
+        return tfm_set_error(TFM_ERR_UNSUPPORTED,
+                              "%s: activation_function '%.40s' is not supported (swish, silu, gelu or relu)", path, act);
+    return TFM_OK;
+}
+
+/* Two config.json integers that must agree (the encoder's and the decoder's). */
+static tfm_status same_int(const char *path, const cJSON *root, const char *a, const char *b, int *out) {
+    TRY(hf_cfg_int(path, root, a, 1, out));
+    int v = *out;
+    TRY(hf_cfg_int(path, root, b, 0, &v));
+    RETURN_IF(v != *out, TFM_ERR_UNSUPPORTED, "%s: %s %d differs from %s %d: tfm runs one width per model", path, a,
+              *out, b, v);
+    return TFM_OK;
+}
+
+static tfm_status marian_read_config(const fmt_source *src, tfm_config *c) {
+    const char *path = src->config_path;
+    const cJSON *root = src->config;
+    *c = tfm_config_default();
+    c->arch = TFM_ARCH_ENCODER_DECODER;
+    c->norm_first = 0;
+    c->no_final_norm = 1;
+    c->pe = TFM_PE_SINUSOIDAL;
+    c->pe_layout = TFM_PE_LAYOUT_CONCAT;
+    c->layer_norm_eps = 1e-5f; /* nn.LayerNorm's default: MarianConfig has no epsilon */
+    c->suppress = TFM_SUPPRESS_PAD;
+    TRY(hf_cfg_int(path, root, "d_model", 1, &c->d_model));
+    TRY(same_int(path, root, "encoder_attention_heads", "decoder_attention_heads", &c->n_heads));
+    TRY(same_int(path, root, "encoder_ffn_dim", "decoder_ffn_dim", &c->d_ff));
+    TRY(hf_cfg_int(path, root, "encoder_layers", 1, &c->n_enc_layers));
+    TRY(hf_cfg_int(path, root, "decoder_layers", 1, &c->n_dec_layers));
+    TRY(hf_cfg_int(path, root, "vocab_size", 1, &c->src_vocab));
+    TRY(hf_cfg_int(path, root, "max_position_embeddings", 1, &c->max_len));
+    TRY(hf_cfg_int(path, root, "pad_token_id", 1, &c->pad_id));
+    TRY(hf_cfg_int(path, root, "eos_token_id", 1, &c->eos_id));
+    c->decoder_start_id = c->pad_id;
+    TRY(hf_cfg_int(path, root, "decoder_start_token_id", 0, &c->decoder_start_id));
+    int share = 1, scale = 0, stat_pe = 1, before = 0, final_ln = 0;
+    TRY(hf_cfg_bool(path, root, "share_encoder_decoder_embeddings", 1, &share));
+    TRY(hf_cfg_bool(path, root, "scale_embedding", 0, &scale));
+    TRY(hf_cfg_bool(path, root, "static_position_embeddings", 1, &stat_pe));
+    TRY(hf_cfg_bool(path, root, "normalize_before", 0, &before));
+    TRY(hf_cfg_bool(path, root, "add_final_layer_norm", 0, &final_ln));
+    RETURN_IF(!share, TFM_ERR_UNSUPPORTED,
+              "%s: share_encoder_decoder_embeddings false (separate vocabularies) is not supported yet: tfm runs "
+              "opus-mt models with one shared vocabulary", path);
+    RETURN_IF(!stat_pe, TFM_ERR_UNSUPPORTED, "%s: static_position_embeddings false is not Marian's", path);
+    RETURN_IF(before || final_ln, TFM_ERR_UNSUPPORTED,
+              "%s: normalize_before / add_final_layer_norm: a pre-LN Marian is not supported", path);
+    TRY(marian_activation(path, hf_cfg_str(root, "activation_function"), &c->activation));
+    c->embed_scale = scale ? 0.0f : 1.0f; /* 0: √d_model */
+    c->tgt_vocab = c->src_vocab;
+    c->tie_embeddings = 1;
+    /* Marian has no BOS: bos_id is never used (the decoder starts from decoder_start_id, and
+     * suppress = pad does not name it); the first id that is neither pad nor EOS keeps the
+     * configuration valid */
+    c->bos_id = 0;
+    while (c->bos_id == c->pad_id || c->bos_id == c->eos_id) c->bos_id++;
+    tfm_status st = tfm_config_validate(c);
+    return st == TFM_OK ? TFM_OK : tfm_error_prefix(st, "%s: ", path);
+}
+
+/* ---- tensors ---------------------------------------------------------------------------------- */
+
+/* q_proj, k_proj, v_proj → in_proj (rows [0,d) W_Q, [d,2d) W_K, [2d,3d) W_V); out_proj. */
+static tfm_status read_attn(const st_file *f, const char *prefix, mha_params *m, size_t d) {
+    static const char *const qkv[3] = {"q_proj", "k_proj", "v_proj"};
+    char name[192];
+    for (int k = 0; k < 3; k++) {
+        snprintf(name, sizeof name, "%s.%s.weight", prefix, qkv[k]);
+        TRY(hf_read_f32(f, name, d, d, m->in_proj_weight + (size_t)k * d * d, WHAT));
+        snprintf(name, sizeof name, "%s.%s.bias", prefix, qkv[k]);
+        TRY(hf_read_f32(f, name, d, 0, m->in_proj_bias + (size_t)k * d, WHAT));
+    }
+    snprintf(name, sizeof name, "%s.out_proj.weight", prefix);
+    TRY(hf_read_f32(f, name, d, d, m->out_proj_weight, WHAT));
+    snprintf(name, sizeof name, "%s.out_proj.bias", prefix);
+    return hf_read_f32(f, name, d, 0, m->out_proj_bias, WHAT);
+}
+
+static tfm_status read_norm(const st_file *f, const char *prefix, const char *norm, float *w, float *b, size_t d) {
+    char name[192];
+    snprintf(name, sizeof name, "%s.%s.weight", prefix, norm);
+    TRY(hf_read_f32(f, name, d, 0, w, WHAT));
+    snprintf(name, sizeof name, "%s.%s.bias", prefix, norm);
+    return hf_read_f32(f, name, d, 0, b, WHAT);
+}
+
+static tfm_status read_ffn(const st_file *f, const char *prefix, layer_params *L, size_t d, size_t d_ff) {
+    char name[192];
+    snprintf(name, sizeof name, "%s.fc1.weight", prefix);
+    TRY(hf_read_f32(f, name, d_ff, d, L->linear1_weight, WHAT));
+    snprintf(name, sizeof name, "%s.fc1.bias", prefix);
+    TRY(hf_read_f32(f, name, d_ff, 0, L->linear1_bias, WHAT));
+    snprintf(name, sizeof name, "%s.fc2.weight", prefix);
+    TRY(hf_read_f32(f, name, d, d_ff, L->linear2_weight, WHAT));
+    snprintf(name, sizeof name, "%s.fc2.bias", prefix);
+    return hf_read_f32(f, name, d, 0, L->linear2_bias, WHAT);
+}
+
+/* The names of the one shared embedding matrix: save_pretrained keeps one of them (the others are
+ * tied), a converted pytorch_model.bin may keep them all; each present must hold the same values. */
+static const char *const k_embed_names[] = {"model.shared.weight", "model.encoder.embed_tokens.weight",
+                                            "model.decoder.embed_tokens.weight", "lm_head.weight"};
+#define N_EMBED_NAMES (sizeof k_embed_names / sizeof k_embed_names[0])
+
+static tfm_status read_embedding(const st_file *f, float *dst, size_t V, size_t d) {
+    size_t first = N_EMBED_NAMES;
+    for (size_t i = 0; i < N_EMBED_NAMES && first == N_EMBED_NAMES; i++)
+        if (st_find(f, k_embed_names[i])) first = i;
+    RETURN_IF(first == N_EMBED_NAMES, TFM_ERR_FORMAT,
+              "%s: tensor 'model.shared.weight' is missing (nor model.encoder.embed_tokens.weight, "
+              "model.decoder.embed_tokens.weight or lm_head.weight: " WHAT " needs one)", f->path);
+    TRY(hf_read_f32(f, k_embed_names[first], V, d, dst, WHAT));
+    float *other = NULL;
+    tfm_status st = TFM_OK;
+    for (size_t i = first + 1; i < N_EMBED_NAMES && st == TFM_OK; i++) {
+        if (!st_find(f, k_embed_names[i])) continue;
+        if (!other) other = malloc(V * d * sizeof *other);
+        if (!other) return tfm_set_error(TFM_ERR_NOMEM, "out of memory loading %s", f->path);
+        st = hf_read_f32(f, k_embed_names[i], V, d, other, WHAT);
+        if (st == TFM_OK && memcmp(other, dst, V * d * sizeof *other) != 0)
+            st = tfm_set_error(TFM_ERR_FORMAT, "%s: tensor '%s' differs from '%s' (Marian shares one embedding matrix)",
+                               f->path, k_embed_names[i], k_embed_names[first]);
+    }
+    free(other);
+    return st;
+}
+
+/* Whether a tensor of the file is one this loader reads or may ignore (the sinusoid tables, which
+ * tfm computes). */
+static int known_tensor(const char *t, const tfm_config *c) {
+    for (size_t i = 0; i < N_EMBED_NAMES; i++)
+        if (strcmp(t, k_embed_names[i]) == 0) return 1;
+    if (strcmp(t, "final_logits_bias") == 0 || strcmp(t, "model.encoder.embed_positions.weight") == 0 ||
+        strcmp(t, "model.decoder.embed_positions.weight") == 0)
+        return 1;
+    int l = -1, n = 0;
+    if (sscanf(t, "model.encoder.layers.%d.%n", &l, &n) == 1 && n > 0) return l >= 0 && l < c->n_enc_layers;
+    if (sscanf(t, "model.decoder.layers.%d.%n", &l, &n) == 1 && n > 0) return l >= 0 && l < c->n_dec_layers;
+    return 0;
+}
+
+static tfm_status marian_read_tensors(const fmt_source *src, tfm_model *m) {
+    const st_file *f = &src->st;
+    const tfm_config *c = &m->cfg;
+    const size_t d = (size_t)c->d_model, d_ff = (size_t)c->d_ff, V = (size_t)c->tgt_vocab;
+    for (size_t i = 0; i < f->n_tensors; i++) /* a tensor of another model, or a layer beyond config.json's */
+        RETURN_IF(!known_tensor(f->tensors[i].name, c), TFM_ERR_FORMAT,
+                  "%s: unexpected tensor '%s' (not part of a Marian model with %d+%d layers per config.json)", f->path,
+                  f->tensors[i].name, c->n_enc_layers, c->n_dec_layers);
+    TRY(read_embedding(f, m->p.stack[0].embed, V, d)); /* tied: src_embed = tgt_embed = generator.weight */
+    TRY(hf_read_f32(f, "final_logits_bias", 1, V, m->p.generator_bias, WHAT));
+    char prefix[96];
+    for (int l = 0; l < c->n_enc_layers; l++) {
+        layer_params *L = &m->p.stack[0].layers[l];
+        snprintf(prefix, sizeof prefix, "model.encoder.layers.%d", l);
+        char attn[128];
+        snprintf(attn, sizeof attn, "%s.self_attn", prefix);
+        TRY(read_attn(f, attn, &L->self_attn, d));
+        TRY(read_norm(f, prefix, "self_attn_layer_norm", L->norm_weight[0], L->norm_bias[0], d));
+        TRY(read_ffn(f, prefix, L, d, d_ff));
+        TRY(read_norm(f, prefix, "final_layer_norm", L->norm_weight[1], L->norm_bias[1], d));
+    }
+    for (int l = 0; l < c->n_dec_layers; l++) {
+        layer_params *L = &m->p.stack[1].layers[l];
+        snprintf(prefix, sizeof prefix, "model.decoder.layers.%d", l);
+        char attn[128];
+        snprintf(attn, sizeof attn, "%s.self_attn", prefix);
+        TRY(read_attn(f, attn, &L->self_attn, d));
+        TRY(read_norm(f, prefix, "self_attn_layer_norm", L->norm_weight[0], L->norm_bias[0], d));
+        snprintf(attn, sizeof attn, "%s.encoder_attn", prefix);
+        TRY(read_attn(f, attn, &L->cross_attn, d));
+        TRY(read_norm(f, prefix, "encoder_attn_layer_norm", L->norm_weight[1], L->norm_bias[1], d));
+        TRY(read_ffn(f, prefix, L, d, d_ff));
+        TRY(read_norm(f, prefix, "final_layer_norm", L->norm_weight[2], L->norm_bias[2], d));
+    }
+    return TFM_OK;
+}
+
+/* ---- the tokenizer ---------------------------------------------------------------------------- */
+
+/* The whole file `dir/name` into *data (malloc'd). Errors: TFM_ERR_IO naming it. */
+static tfm_status read_file(const char *dir, const char *name, unsigned char **data, size_t *len) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    *data = NULL;
+    *len = 0;
+    FILE *fp = fopen(path, "rb");
+    RETURN_IF(!fp, TFM_ERR_IO, "%s: cannot open: %s (a Marian folder holds config.json, model.safetensors, "
+              "source.spm, target.spm and vocab.json)", path, strerror(errno));
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (1 << 30)) {
+        fclose(fp);
+        return tfm_set_error(TFM_ERR_IO, "%s: not a regular file of at most 1 GiB", path);
+    }
+    *len = (size_t)sb.st_size;
+    *data = malloc(*len ? *len : 1);
+    if (!*data || fread(*data, 1, *len, fp) != *len) {
+        fclose(fp);
+        free(*data);
+        *data = NULL;
+        return tfm_set_error(TFM_ERR_IO, "%s: cannot read", path);
+    }
+    fclose(fp);
+    return TFM_OK;
+}
+
+/* vocab.json must be MarianTokenizer's: a JSON object of exactly vocab_size pieces, ids 0 .. V−1
+ * (the text layer checks the ids themselves when it loads the tokenizer). */
+static tfm_status check_vocab(const fmt_source *src, const tfm_config *c) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/vocab.json", src->dir);
+    cJSON *root;
+    TRY(hf_json_load(path, &root));
+    tfm_status st = TFM_OK;
+    if (!cJSON_IsObject(root)) {
+        st = tfm_set_error(TFM_ERR_FORMAT, "%s: not a JSON object of pieces and ids", path);
+    } else {
+        const int n = cJSON_GetArraySize(root);
+        if (n != c->src_vocab)
+            st = tfm_set_error(TFM_ERR_FORMAT, "%s: %d pieces, but config.json's vocab_size is %d", path, n,
+                               c->src_vocab);
+        for (const cJSON *it = root->child; st == TFM_OK && it; it = it->next)
+            if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble >= c->src_vocab)
+                st = tfm_set_error(TFM_ERR_FORMAT, "%s: piece '%.60s' has id %g, outside [0, %d) (vocab_size)", path,
+                                   it->string, cJSON_IsNumber(it) ? it->valuedouble : -1.0, c->src_vocab);
+    }
+    cJSON_Delete(root);
+    return st;
+}
+
+static tfm_status marian_attach_tokenizer(const fmt_source *src, tfm_model *m) {
+    TRY(check_vocab(src, &m->cfg));
+    static const char *const names[] = {"source.spm", "target.spm", "vocab.json"};
+    blob_part parts[3];
+    unsigned char *data[3] = {NULL, NULL, NULL};
+    tfm_status st = TFM_OK;
+    for (int i = 0; i < 3 && st == TFM_OK; i++) {
+        size_t len = 0;
+        st = read_file(src->dir, names[i], &data[i], &len);
+        parts[i] = (blob_part){names[i], data[i], len};
+    }
+    unsigned char *blob = NULL;
+    size_t blen = 0;
+    if (st == TFM_OK) st = parts_pack(PARTS_MAGIC_MARIAN, parts, 3, &blob, &blen);
+    if (st == TFM_OK) st = tfm_model_set_tokenizer(m, blob, blen);
+    for (int i = 0; i < 3; i++) free(data[i]);
+    free(blob);
+    return st;
+}
+
+const model_format model_format_hf_marian = {
+    .name = "Hugging Face Marian model",
+    .hf_model_type = "marian",
+    .hf_auto_class = "AutoModelForSeq2SeqLM",
+    .read_config = marian_read_config,
+    .read_tensors = marian_read_tensors,
+    .attach_tokenizer = marian_attach_tokenizer,
+};

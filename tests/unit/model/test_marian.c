@@ -1,0 +1,314 @@
+/* A Hugging Face Marian folder (tests/fixtures/marian, made by tests/reference/make_marian_golden.py
+ * with transformers 4.40.2): the configuration it maps to, the tokenizer's ids on the fixture text
+ * (language codes, unknown pieces) equal to MarianTokenizer's, the logits of a padded batch within
+ * 1e-4 of MarianMTModel's, a save as a tfm checkpoint that loads back the same, and every bad
+ * folder refused with a message naming the file and the tensor. Greedy and beam outputs are
+ * tests/cli/test_marian_cli.sh. */
+#include "golden_txt.h"
+#include "model_internal.h"
+#include "safetensors.h"
+#include "test_util.h"
+#include "tfm/decode.h"
+#include "tfm/score.h"
+#include "tfm/tokenizer.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DIR "tests/fixtures/marian"
+static char g_tmp[512];
+
+/* The fixture's model and tokenizer, or NULL. */
+static tfm_model *load_fixture(tfm_tokenizer **tok) {
+    tfm_model *m = NULL;
+    CHECK(tfm_model_load(test_path(DIR), &m) == TFM_OK, "load %s: %s", DIR, tfm_last_error());
+    if (!m) return NULL;
+    size_t len = 0;
+    const unsigned char *bytes = tfm_model_tokenizer(m, &len);
+    CHECK(bytes && tfm_tokenizer_load_bytes(bytes, len, tok) == TFM_OK, "the model's tokenizer: %s", tfm_last_error());
+    return m;
+}
+
+static void test_config(const tfm_model *m) {
+    const tfm_config *c = tfm_model_config(m);
+    CHECK(c->arch == TFM_ARCH_ENCODER_DECODER && c->d_model == 32 && c->n_heads == 4 && c->n_enc_layers == 2 &&
+              c->n_dec_layers == 2 && c->d_ff == 64 && c->src_vocab == 182 && c->tgt_vocab == 182 && c->max_len == 64,
+          "sizes from config.json");
+    CHECK(c->norm_first == 0 && c->no_final_norm == 1 && c->activation == TFM_ACT_SILU && c->pe == TFM_PE_SINUSOIDAL &&
+              c->pe_layout == TFM_PE_LAYOUT_CONCAT && c->pe_offset == 0 && c->embed_scale == 0.0f &&
+              c->tie_embeddings == 1,
+          "Marian's traits: post-LN, no final norms, SiLU, concat sinusoid from 0, √d_model, shared embeddings");
+    CHECK(c->pad_id == 181 && c->eos_id == 0 && tfm_config_decoder_start(c) == 181 && c->suppress == TFM_SUPPRESS_PAD,
+          "pad 181, EOS 0, the decoder starts from pad, pad suppressed");
+}
+
+/* Each line of ref/tok_src.txt encodes to the ids of ref/tok_ids.txt (MarianTokenizer's). */
+static void test_tokenizer(const tfm_tokenizer *tok) {
+    FILE *fs = fopen(test_path(DIR "/ref/tok_src.txt"), "r"), *fi = fopen(test_path(DIR "/ref/tok_ids.txt"), "r");
+    CHECK(fs && fi, "open the tokenizer references");
+    char line[1024], want[4096];
+    int n = 0, same = 0;
+    while (fs && fi && fgets(line, sizeof line, fs) && fgets(want, sizeof want, fi)) {
+        line[strcspn(line, "\n")] = '\0';
+        int32_t *ids = NULL;
+        size_t k = 0;
+        char got[4096] = "";
+        if (tfm_tokenizer_encode(tok, line, strlen(line), &ids, &k) == TFM_OK) {
+            size_t at = 0;
+            for (size_t i = 0; i < k && at < sizeof got - 16; i++)
+                at += (size_t)snprintf(got + at, sizeof got - at, "%s%d", i ? " " : "", (int)ids[i]);
+        }
+        free(ids);
+        want[strcspn(want, "\n")] = '\0';
+        n++;
+        same += strcmp(got, want) == 0;
+        CHECK(strcmp(got, want) == 0, "'%s': ids [%s], transformers [%s]", line, got, want);
+    }
+    if (fs) fclose(fs);
+    if (fi) fclose(fi);
+    CHECK(n >= 20, "only %d tokenizer lines", n);
+    printf("tokenizer: %d/%d lines equal to MarianTokenizer\n", same, n);
+    CHECK(tfm_tokenizer_bos_id(tok) == -1 && tfm_tokenizer_eos_id(tok) == 0 && tfm_tokenizer_pad_id(tok) == 181 &&
+              tfm_tokenizer_unk_id(tok) == 1 && tfm_tokenizer_piece_to_id(tok, ">>fr<<") == 3 &&
+              strcmp(tfm_tokenizer_id_to_piece(tok, 2), ">>es<<") == 0 && tfm_tokenizer_vocab_size(tok) == 182,
+          "special ids and pieces from vocab.json");
+    /* decode skips </s>, <pad> and <unk>, and cleans up the space before "." ("the ." → "the."),
+     * as transformers' clean_up_tokenization does */
+    const int32_t ids[] = {181, tfm_tokenizer_piece_to_id(tok, "▁the"), tfm_tokenizer_piece_to_id(tok, "▁"), 1,
+                           tfm_tokenizer_piece_to_id(tok, "."), 0};
+    CHECK(ids[2] != 1, "the fixture has the piece ▁");
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(tfm_tokenizer_decode(tok, ids, 6, &text, &len) == TFM_OK && text && strcmp(text, "the.") == 0,
+          "decode: '%s'", text ? text : tfm_last_error());
+    free(text);
+}
+
+/* The logits of ref/logits.txt's padded batch through tfm_model_score, at every position whose
+ * decoder input is not padding (transformers' decoder attends to padding keys tfm masks, so
+ * only those positions are defined the same). */
+static void test_logits(const tfm_model *m) {
+    const char *ref = test_path(DIR "/ref/logits.txt");
+    float shape[4];
+    if (!golden_txt_read(ref, "shape", shape, 4)) {
+        CHECK(0, "read %s", ref);
+        return;
+    }
+    const int B = (int)shape[0], S = (int)shape[1], T = (int)shape[2], V = (int)shape[3];
+    float *srcf = malloc((size_t)B * S * sizeof *srcf), *tgtf = malloc((size_t)B * T * sizeof *tgtf);
+    float *want = malloc((size_t)B * T * V * sizeof *want), *got = malloc((size_t)B * T * V * sizeof *got);
+    int32_t *src = malloc((size_t)B * S * sizeof *src), *tgt = malloc((size_t)B * (T + 1) * sizeof *tgt);
+    CHECK(golden_txt_read(ref, "src", srcf, (size_t)B * S) && golden_txt_read(ref, "tgt", tgtf, (size_t)B * T) &&
+              golden_txt_read(ref, "logits", want, (size_t)B * T * V),
+          "read the batch");
+    const int pad = tfm_model_config(m)->pad_id;
+    for (int i = 0; i < B * S; i++) src[i] = (int32_t)srcf[i];
+    for (int b = 0; b < B; b++) { /* whole rows: the decoder input, then one more (never an input) */
+        for (int t = 0; t < T; t++) tgt[b * (T + 1) + t] = (int32_t)tgtf[b * T + t];
+        tgt[b * (T + 1) + T] = pad;
+    }
+    tfm_context *ctx = NULL;
+    CHECK(tfm_context_create(m, &ctx) == TFM_OK &&
+              tfm_model_score(ctx, B, S, T + 1, src, tgt, NULL, NULL, got) == TFM_OK,
+          "score: %s", tfm_last_error());
+    double worst = 0.0;
+    size_t compared = 0;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            if (t > 0 && tgt[b * (T + 1) + t] == pad) continue;
+            for (int v = 0; v < V; v++) {
+                const size_t i = ((size_t)b * T + t) * V + v;
+                worst = fmax(worst, fabs((double)got[i] - want[i]));
+                compared++;
+            }
+        }
+    CHECK(worst <= 1e-4 && compared > (size_t)V * B * 2, "logits vs MarianMTModel: max |diff| %.3g over %zu", worst,
+          compared);
+    printf("logits: max |diff| %.3g over %zu values\n", worst, compared);
+    tfm_context_free(ctx);
+    free(srcf), free(tgtf), free(want), free(got), free(src), free(tgt);
+}
+
+/* Saved as a tfm checkpoint, the model loads back with the same configuration, tokenizer and
+ * logits. */
+static void test_round_trip(const tfm_model *m) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/marian.safetensors", g_tmp);
+    tfm_model *r = NULL;
+    CHECK(tfm_model_save(m, path) == TFM_OK && tfm_model_load(path, &r) == TFM_OK, "save and load: %s",
+          tfm_last_error());
+    if (!r) return;
+    CHECK(memcmp(tfm_model_config(m), tfm_model_config(r), sizeof(tfm_config)) == 0, "the configuration round-trips");
+    size_t la, lb;
+    const unsigned char *ta = tfm_model_tokenizer(m, &la), *tb = tfm_model_tokenizer(r, &lb);
+    CHECK(ta && tb && la == lb && memcmp(ta, tb, la) == 0, "the tokenizer round-trips");
+    int32_t src[4] = {2, 40, 41, 0}, tgt[4] = {181, 40, 41, 0};
+    float la_[3 * 182], lb_[3 * 182];
+    tfm_context *ca = NULL, *cb = NULL;
+    CHECK(tfm_context_create(m, &ca) == TFM_OK && tfm_context_create(r, &cb) == TFM_OK &&
+              tfm_model_score(ca, 1, 4, 4, src, tgt, NULL, NULL, la_) == TFM_OK &&
+              tfm_model_score(cb, 1, 4, 4, src, tgt, NULL, NULL, lb_) == TFM_OK && memcmp(la_, lb_, sizeof la_) == 0,
+          "the reloaded checkpoint computes the same logits");
+    tfm_context_free(ca);
+    tfm_context_free(cb);
+    tfm_model_free(r);
+}
+
+/* Pad is never generated (suppress = pad): with its logit raised far above every other, greedy
+ * and beam search still output none; the decoder starts from the pad id and stops at EOS. */
+static void test_pad_suppressed(tfm_model *m) {
+    const int pad = tfm_model_config(m)->pad_id;
+    float *bias = m->p.generator_bias;
+    const float keep = bias[pad];
+    bias[pad] = 1e4f;
+    int32_t src[4] = {2, 40, 41, 0}, out[2 * 8];
+    int out_len[2] = {0, 0};
+    tfm_context *ctx = NULL;
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.max_len_a = 0.0f;
+    dc.max_len_b = 8;
+    int pads = 0;
+    CHECK(tfm_context_create(m, &ctx) == TFM_OK, "context");
+    for (int beam = 1; ctx && beam <= 4; beam += 3) {
+        dc.beam = beam;
+        CHECK(tfm_model_translate(ctx, &dc, 1, 4, src, out, 8, out_len) == TFM_OK, "translate: %s", tfm_last_error());
+        for (int i = 0; i < out_len[0]; i++) pads += out[i] == pad;
+        CHECK(out_len[0] > 0, "beam %d: an output", beam);
+    }
+    CHECK(pads == 0, "pad generated %d times", pads);
+    tfm_context_free(ctx);
+    bias[pad] = keep;
+}
+
+/* ---- bad folders ------------------------------------------------------------------------------ */
+
+static const char *const k_files[] = {"config.json", "model.safetensors", "source.spm", "target.spm", "vocab.json"};
+
+/* A fresh copy of the fixture folder at g_tmp/<tag>, without the file `skip` (NULL: all). */
+static const char *make_folder(const char *tag, const char *skip, char *dir, size_t n) {
+    snprintf(dir, n, "%s/%s", g_tmp, tag);
+    mkdir(dir, 0700);
+    for (size_t i = 0; i < sizeof k_files / sizeof k_files[0]; i++) {
+        if (skip && strcmp(skip, k_files[i]) == 0) continue;
+        char from[600], to[700];
+        snprintf(from, sizeof from, "%s/%s", test_path(DIR), k_files[i]);
+        snprintf(to, sizeof to, "%s/%s", dir, k_files[i]);
+        CHECK(test_copy_file(from, to), "copy %s", k_files[i]);
+    }
+    return dir;
+}
+
+/* Replaces `from` by `to` (first occurrence) in dir/name. */
+static void edit_file(const char *dir, const char *name, const char *from, const char *to) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    char buf[65536];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    char *at = strstr(buf, from);
+    CHECK(at != NULL, "'%s' not in %s", from, name);
+    if (!at) return;
+    f = fopen(path, "wb");
+    fwrite(buf, 1, (size_t)(at - buf), f);
+    fputs(to, f);
+    fputs(at + strlen(from), f);
+    fclose(f);
+}
+
+/* Rewrites dir/model.safetensors without tensor `drop`, and with tensor `reshape` (if any) given
+ * the shape [rows, cols] (same bytes). */
+static void edit_tensors(const char *dir, const char *drop, const char *reshape, uint64_t rows, uint64_t cols) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    st_file f;
+    if (st_open(test_path(DIR "/model.safetensors"), &f) != TFM_OK) {
+        CHECK(0, "open the fixture: %s", tfm_last_error());
+        return;
+    }
+    st_out_tensor *out = calloc(f.n_tensors, sizeof *out);
+    void **data = calloc(f.n_tensors, sizeof *data);
+    size_t n = 0;
+    for (size_t i = 0; i < f.n_tensors; i++) {
+        const st_tensor *t = &f.tensors[i];
+        if (drop && strcmp(t->name, drop) == 0) continue;
+        data[n] = malloc(t->end - t->begin);
+        st_read(&f, t, data[n]);
+        out[n] = (st_out_tensor){t->name, t->dtype, t->ndim, {t->shape[0], t->ndim > 1 ? t->shape[1] : 0}, data[n],
+                                 t->end - t->begin};
+        if (reshape && strcmp(t->name, reshape) == 0) out[n].shape[0] = rows, out[n].shape[1] = cols;
+        n++;
+    }
+    CHECK(st_write(path, NULL, 0, out, n) == TFM_OK, "write %s: %s", path, tfm_last_error());
+    for (size_t i = 0; i < n; i++) free(data[i]);
+    free(data);
+    free(out);
+    st_close(&f);
+}
+
+static void expect_error(const char *label, const char *dir, tfm_status want, const char *needle1,
+                         const char *needle2) {
+    tfm_model *m = NULL;
+    tfm_status st = tfm_model_load(dir, &m);
+    CHECK(st == want && !m && strstr(tfm_last_error(), needle1) && (!needle2 || strstr(tfm_last_error(), needle2)),
+          "%s: status %d, message '%s' (want %d, '%s'%s%s)", label, (int)st, tfm_last_error(), (int)want, needle1,
+          needle2 ? ", " : "", needle2 ? needle2 : "");
+    tfm_model_free(m);
+}
+
+static void test_bad_folders(void) {
+    char d[600];
+    expect_error("no source.spm", make_folder("nospm", "source.spm", d, sizeof d), TFM_ERR_IO, "source.spm",
+                 "cannot open");
+    expect_error("no vocab.json", make_folder("novocab", "vocab.json", d, sizeof d), TFM_ERR_IO, "vocab.json", NULL);
+    expect_error("no config.json", make_folder("nocfg", "config.json", d, sizeof d), TFM_ERR_IO, "no config.json",
+                 NULL);
+    make_folder("bin", "model.safetensors", d, sizeof d);
+    char bin[700];
+    snprintf(bin, sizeof bin, "%s/pytorch_model.bin", d);
+    FILE *f = fopen(bin, "wb");
+    if (f) fputs("PK\003\004 not read", f), fclose(f);
+    expect_error("pytorch_model.bin only", d, TFM_ERR_UNSUPPORTED, "AutoModelForSeq2SeqLM",
+                 "save_pretrained('");
+    make_folder("nobin", "model.safetensors", d, sizeof d);
+    expect_error("no weights", d, TFM_ERR_IO, "no model.safetensors", NULL);
+    edit_file(make_folder("type", NULL, d, sizeof d), "config.json", "\"marian\"", "\"mbart\"");
+    expect_error("unknown model_type", d, TFM_ERR_UNSUPPORTED, "model_type 'mbart' is not supported", "'marian'");
+    edit_file(make_folder("act", NULL, d, sizeof d), "config.json", "\"swish\"", "\"tanh\"");
+    expect_error("unknown activation", d, TFM_ERR_UNSUPPORTED, "activation_function 'tanh'", "config.json");
+    edit_file(make_folder("vocab", NULL, d, sizeof d), "config.json", "\"vocab_size\": 182", "\"vocab_size\": 183");
+    expect_error("vocab_size disagrees", d, TFM_ERR_FORMAT, "model.shared.weight", "expected [183, 32]");
+    edit_file(make_folder("vjson", NULL, d, sizeof d), "vocab.json", "\"<pad>\": 181", "\"<pad>\": 181, \"extra\": 182");
+    expect_error("vocab.json disagrees", d, TFM_ERR_FORMAT, "vocab.json: 183 pieces", "vocab_size is 182");
+    edit_tensors(make_folder("missing", NULL, d, sizeof d), "model.decoder.layers.1.fc2.weight", NULL, 0, 0);
+    expect_error("missing tensor", d, TFM_ERR_FORMAT, "tensor 'model.decoder.layers.1.fc2.weight' is missing",
+                 "model.safetensors");
+    edit_tensors(make_folder("shape", NULL, d, sizeof d), NULL, "model.encoder.layers.0.fc1.weight", 32, 64);
+    expect_error("misshaped tensor", d, TFM_ERR_FORMAT, "tensor 'model.encoder.layers.0.fc1.weight' has shape [32, 64]",
+                 "expected [64, 32]");
+    edit_file(make_folder("layers", NULL, d, sizeof d), "config.json", "\"encoder_layers\": 2", "\"encoder_layers\": 1");
+    expect_error("a layer beyond config.json", d, TFM_ERR_FORMAT, "unexpected tensor 'model.encoder.layers.1.", NULL);
+}
+
+int main(void) {
+    if (!test_make_tmpdir(g_tmp, sizeof g_tmp, "marian")) return 2;
+    tfm_tokenizer *tok = NULL;
+    tfm_model *m = load_fixture(&tok);
+    if (m && tok) {
+        test_config(m);
+        test_tokenizer(tok);
+        test_logits(m);
+        test_round_trip(m);
+        test_pad_suppressed(m);
+    }
+    tfm_tokenizer_free(tok);
+    tfm_model_free(m);
+    test_bad_folders();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmp);
+    return test_finish("marian");
+}
