@@ -50,23 +50,19 @@ static int parse_spec(const char *cmd, char *spec, serve_model *m) {
 }
 
 static int load_one(const char *cmd, serve_state *s, serve_model *m) {
-    struct stat st;
     const tfm_model *weights = NULL;
-    if (stat(m->path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        m->kind = SERVE_EMBED; /* a Hugging Face folder: BERT */
-    } else {
-        if (tfm_model_load(m->path, &m->model) != TFM_OK) {
-            cli_error(cmd, "%s", tfm_last_error());
-            return 0;
-        }
-        const tfm_arch a = tfm_model_config(m->model)->arch;
-        m->kind = a == TFM_ARCH_ENCODER_DECODER ? SERVE_TRANSLATE : a == TFM_ARCH_DECODER_ONLY ? SERVE_GENERATE : SERVE_EMBED;
-        if (m->kind == SERVE_EMBED) { /* the embedder opens it with its tokenizer and pooling */
-            tfm_model_free(m->model);
-            m->model = NULL;
-        } else if (!model_tokenizer(cmd, m->path, m->model, &m->tok)) {
-            return 0;
-        }
+    /* any format (a tfm checkpoint, a Hugging Face BERT or Marian folder): the arch decides */
+    if (tfm_model_load(m->path, &m->model) != TFM_OK) {
+        cli_error(cmd, "%s", tfm_last_error());
+        return 0;
+    }
+    const tfm_arch a = tfm_model_config(m->model)->arch;
+    m->kind = a == TFM_ARCH_ENCODER_DECODER ? SERVE_TRANSLATE : a == TFM_ARCH_DECODER_ONLY ? SERVE_GENERATE : SERVE_EMBED;
+    if (m->kind == SERVE_EMBED) { /* the embedder opens it with its tokenizer and pooling */
+        tfm_model_free(m->model);
+        m->model = NULL;
+    } else if (!model_tokenizer(cmd, m->path, m->model, &m->tok)) {
+        return 0;
     }
     if (m->kind == SERVE_EMBED) {
         if (tfm_embedder_open(m->path, &m->emb) != TFM_OK) {

@@ -1,4 +1,8 @@
 /* transformer.c — subword tokenizer: a SentencePiece unigram model (Kudo 2018) behind a C API.
+ * The same API runs the tokenizers of other model families loaded from their folders
+ * (docs/MODELS.md, "Tokenizers of other families"): a Marian (opus-mt) model's tokenizer
+ * (docs/MARIAN.md) encodes as MarianTokenizer — vocab.json's ids, the >>xx<< code, </s> appended —
+ * has no BOS (bos_id −1), and decodes with its target model.
  *
  * One joint vocabulary for source and target text. Ids reserved by every model tfm trains
  * (docs/FORMATS.md): pad = 0, bos = 1, eos = 2, unk = 3. The model is a serialized SentencePiece
