@@ -7,8 +7,8 @@
  *   SentencePiece piece i (i >= 1) → i + 1; SentencePiece's id 0 (its <unk>) → 3;
  *   the language codes after the n_sp SentencePiece pieces: code k → n_sp + 1 + k (eng_Latn is
  *   256047 in NLLB-200), then <mask>.
- * A source sentence is [src_lang] pieces </s> (transformers' rule since 4.32), or with
- * legacy_behaviour pieces </s> [src_lang] (fairseq's original). Decoding skips <s> <pad> </s>
+ * A source sentence is [src_lang] pieces </s> (NllbTokenizer's default), or with
+ * legacy_behaviour pieces </s> [src_lang] (its earlier rule). Decoding skips <s> <pad> </s>
  * <unk>, the language codes, <mask> and ids past the tokenizer (a model's vocab_size may exceed
  * it: NLLB-200 has 256206 rows for 256204 tokens), joins the pieces, turns U+2581 into spaces and
  * strips white space at both ends, as NllbTokenizer.decode(skip_special_tokens=True,
