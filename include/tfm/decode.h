@@ -39,9 +39,16 @@ typedef struct {
     int use_cache;    /* 1: KV cache; 0: recompute the whole prefix every step (the reference path,
                          for tests: it gives the same tokens, only slower) */
     tfm_beam_stop beam_stop; /* beam > 1: when a sentence stops (above) */
+    int force_first;  /* 1: every output starts with first_id whatever the logits say: a multilingual
+                         model's target language code (NLLB's forced BOS, transformers'
+                         forced_bos_token_id). It scores log-probability 0 and is not counted in the
+                         length of the length penalty (transformers 4.40's generated_len: the code
+                         and the tokens, without EOS). It is out[0] of each row. 0: none (default) */
+    int first_id;     /* the forced first token when force_first; inside the target vocabulary */
 } tfm_decode_config;
 
-/** beam 1 (greedy), lenpen 1.0, max length 1.5 · source + 10, KV cache on, beam stop FINISHED. */
+/** beam 1 (greedy), lenpen 1.0, max length 1.5 · source + 10, KV cache on, beam stop FINISHED, no
+ * forced first token. */
 TFM_API tfm_decode_config tfm_decode_config_default(void);
 
 /** Checks a decoding configuration: beam in [1, 256], max_len_a >= 0 and max_len_b >= 0, lenpen in

@@ -54,6 +54,13 @@ void beam_top_n(const float *x, float lse, size_t V, int n, int *idx) {
 
 static double normalized(double score, int len, float alpha) { return alpha == 0.0f ? score : score / pow(len, alpha); }
 
+/* The length of the length penalty of a hypothesis ending (EOS) at step t: its t tokens and EOS,
+ * less a forced first token (decode.h), at least 1. */
+static int penalty_len(const tfm_decode_config *dc, int t) {
+    const int n = t + 1 - (dc->force_first ? 1 : 0);
+    return n > 1 ? n : 1;
+}
+
 tfm_status beam_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                        int32_t *out, int max_out, int *out_len) {
     return beam_search_nbest(ctx, dc, B, S, src, 1, out, max_out, out_len, NULL);
@@ -191,8 +198,12 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
                 forbid_specials(cfg, lg); /* after the lse: pad and BOS keep their share of it */
                 if (t == limit[i]) { /* length limit: this hypothesis must end here */
                     double s = (double)score[r] + (lg[cfg->eos_id] - lse[r]);
-                    keep_finished(best, best_len, best_tok, n_kept, i, N, cap, normalized(s, t + 1, dc->lenpen),
+                    keep_finished(best, best_len, best_tok, n_kept, i, N, cap, normalized(s, penalty_len(dc, t), dc->lenpen),
                                   hist + (size_t)r * (size_t)cap, t);
+                    continue;
+                }
+                if (t == 0 && dc->force_first) { /* decode.h: the forced first token, log p = 0 */
+                    cands[nc++] = (cand){score[r], k, dc->first_id};
                     continue;
                 }
                 beam_top_n(lg, lse[r], V, C < (int)V ? C : (int)V, topi);
@@ -208,7 +219,7 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
                     if (j < K) {
                         n_finished[i]++;
                         keep_finished(best, best_len, best_tok, n_kept, i, N, cap,
-                                      normalized(cands[j].score, t + 1, dc->lenpen), hist + (size_t)r * (size_t)cap, t);
+                                      normalized(cands[j].score, penalty_len(dc, t), dc->lenpen), hist + (size_t)r * (size_t)cap, t);
                     }
                     continue;
                 }
@@ -228,7 +239,7 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
                  * s / (limit + 1)^α bounds what it can still reach (α >= 0, s <= 0) */
                 double bound = -INFINITY;
                 for (int k = 0; k < n_new; k++) {
-                    double b = normalized(sc2[k], limit[i] + 1, dc->lenpen);
+                    double b = normalized(sc2[k], penalty_len(dc, limit[i]), dc->lenpen);
                     if (b > bound) bound = b;
                 }
                 stop |= best[(size_t)i * (size_t)N] > -INFINITY && best[(size_t)i * (size_t)N] >= bound;

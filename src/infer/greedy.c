@@ -41,7 +41,9 @@ tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, i
             if (done[b]) continue;
             float *row = logits + (size_t)r * V;
             forbid_specials(cfg, row);
-            int y = out_len[b] >= limit[b] ? cfg->eos_id : (int)row_argmax(row, V);
+            int y = out_len[b] >= limit[b]                ? cfg->eos_id
+                    : dc->force_first && out_len[b] == 0 ? dc->first_id /* decode.h: forced first token */
+                                                         : (int)row_argmax(row, V);
             if (y == cfg->eos_id) {
                 done[b] = 1;
                 live--;

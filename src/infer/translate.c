@@ -12,6 +12,8 @@ tfm_decode_config tfm_decode_config_default(void) {
     c.max_len_b = 10;
     c.use_cache = 1;
     c.beam_stop = TFM_BEAM_STOP_FINISHED;
+    c.force_first = 0;
+    c.first_id = 0;
     return c;
 }
 
@@ -24,7 +26,10 @@ static tfm_status check_call(const tfm_context *ctx, const tfm_decode_config *dc
               "tfm_generate / tfm generate)", tfm_arch_name(cfg->arch));
     RETURN_IF(B < 1 || S < 0, TFM_ERR_INVALID_ARG, "translate needs B >= 1, S >= 0, got B=%d S=%d", B, S);
     RETURN_IF(S > cfg->max_len, TFM_ERR_RANGE, "source length %d exceeds the model's max_len %d", S, cfg->max_len);
-    return tfm_decode_config_validate(dc);
+    TRY(tfm_decode_config_validate(dc));
+    RETURN_IF(dc->force_first && (dc->first_id < 0 || dc->first_id >= cfg->tgt_vocab), TFM_ERR_INVALID_ARG,
+              "the forced first token %d is outside the target vocabulary [0, %d)", dc->first_id, cfg->tgt_vocab);
+    return TFM_OK;
 }
 
 tfm_status tfm_decode_config_validate(const tfm_decode_config *dc) {
@@ -36,6 +41,8 @@ tfm_status tfm_decode_config_validate(const tfm_decode_config *dc) {
               (double)dc->lenpen);
     RETURN_IF(dc->beam_stop != TFM_BEAM_STOP_FINISHED && dc->beam_stop != TFM_BEAM_STOP_BOUND, TFM_ERR_INVALID_ARG,
               "beam_stop must be TFM_BEAM_STOP_FINISHED or TFM_BEAM_STOP_BOUND, got %d", (int)dc->beam_stop);
+    RETURN_IF(dc->force_first != 0 && dc->force_first != 1, TFM_ERR_INVALID_ARG, "force_first must be 0 or 1, got %d",
+              dc->force_first);
     return TFM_OK;
 }
 
