@@ -5,6 +5,7 @@
  *   fmt_hf_bert.c   a Hugging Face BERT folder (model_type "bert", docs/BERT.md)
  *   fmt_hf_lm.c     Hugging Face GPT-2 and Llama folders (model_type "gpt2", "llama", docs/LLM.md)
  *   fmt_hf_marian.c a Hugging Face Marian / opus-mt folder (model_type "marian", docs/MARIAN.md)
+ *   fmt_hf_m2m100.c a Hugging Face M2M100 / NLLB-200 folder (model_type "m2m_100", docs/NLLB.md)
  *
  * model_load.c is the one driver: it finds the format of a path (model_format_find), opens its
  * safetensors file, and runs the operations in order —
@@ -72,6 +73,7 @@ extern const model_format model_format_hf_bert; /* fmt_hf_bert.c */
 extern const model_format model_format_hf_gpt2;  /* fmt_hf_lm.c */
 extern const model_format model_format_hf_llama; /* fmt_hf_lm.c */
 extern const model_format model_format_hf_marian; /* fmt_hf_marian.c */
+extern const model_format model_format_hf_m2m100; /* fmt_hf_m2m100.c */
 
 /** The model at `path` through its format (tfm_model_load; hf_only: tfm_model_load_hf). Errors:
  * those of the format's operations; TFM_ERR_IO for a Hugging Face folder without config.json or

@@ -2,7 +2,8 @@
  * language code): greedy and beam search, on the KV cache and recomputing, put first_id first
  * whatever the logits; it scores log-probability 0 and the length penalty does not count it
  * (transformers 4.40's generated_len), so a hypothesis' score at α = 1 is its score at α = 0
- * divided by its output length (the forced token and the others, EOS excluded, + EOS − 1 = out_len);
+ * divided by its output length (the forced token and the others, EOS excluded, + EOS − 1 = out_len),
+ * and at α = 0 it is the teacher-forced log-probability of the tokens after the forced one and EOS;
  * a forced id outside the target vocabulary is refused. */
 #include "copy_task.h"
 #include "decode_internal.h"
@@ -48,6 +49,19 @@ int main(void) {
     for (int b = 0; b < B; b++) {
         CHECK(len[b] == len1[b] && len[b] >= 2, "row %d: lengths %d, %d", b, len[b], len1[b]);
         CHECK_NEAR(s0[b] / s1[b], (double)len[b], 1e-9, "α=0 score / α=1 score = out_len");
+    }
+    /* the α = 0 score is Σ log p of the tokens after the forced one and EOS: teacher-forced
+     * scores of [BOS, 14, rest..., EOS] less that of [BOS, 14] (the forced token scores 0) */
+    for (int b = 0; b < B; b++) {
+        int32_t row[MAXO + 2], two[2] = {1, 14};
+        row[0] = 1;
+        for (int k = 0; k < len[b]; k++) row[1 + k] = out[b * MAXO + k];
+        row[1 + len[b]] = 2;
+        double whole = 0.0, first = 0.0;
+        CHECK(tfm_model_score(ctx, 1, S, len[b] + 2, src + b * S, row, &whole, NULL, NULL) == TFM_OK &&
+                  tfm_model_score(ctx, 1, S, 2, src + b * S, two, &first, NULL, NULL) == TFM_OK,
+              "score: %s", tfm_last_error());
+        CHECK_NEAR(s0[b], whole - first, 1e-4, "α=0 score = Σ log p after the forced token");
     }
     dc.first_id = 16;
     CHECK(tfm_model_translate(ctx, &dc, B, S, src, out, MAXO, len) == TFM_ERR_INVALID_ARG, "first_id 16 of 16 accepted");

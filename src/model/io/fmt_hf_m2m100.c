@@ -1,0 +1,203 @@
+/* A Hugging Face M2M100 / NLLB-200 folder as a model format (model_format.h; transformers'
+ * M2M100ForConditionalGeneration, models/m2m_100/modeling_m2m_100.py; docs/NLLB.md): config.json +
+ * model.safetensors loaded into an encoder–decoder tfm_model. The family's traits, as data:
+ *   pre-LN blocks (self_attn_layer_norm / encoder_attn_layer_norm / final_layer_norm before each
+ *   sub-layer) and a final layer_norm per stack; ReLU (activation_function); token embeddings ×
+ *   √d_model (scale_embedding; 1 without); M2M100SinusoidalPositionalEmbedding: tensor2tensor's
+ *   frequencies 10000^(−i/(d/2−1)), sines then cosines, position p of a token at row
+ *   p + padding_idx + 1 (fairseq's make_positions counts only non-pad tokens: with right padding
+ *   that is the offset padding_idx + 1); one shared embedding matrix for encoder, decoder and
+ *   lm_head (no logits bias: generator.bias is 0); the decoder starts from decoder_start_token_id
+ *   (</s>, 2) and no id is suppressed (transformers' generate bans none for this family).
+ * The query/key/value projections are packed into in_proj as nn.MultiheadAttention keeps them. */
+#include "model_format.h"
+
+#include "io/hf.h"
+#include "model_internal.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- config.json ------------------------------------------------------------------------------ */
+
+static tfm_status same_int(const char *path, const cJSON *root, const char *a, const char *b, int *out) {
+    int x = 0, y = 0;
+    TRY(hf_cfg_int(path, root, a, 1, &x));
+    TRY(hf_cfg_int(path, root, b, 1, &y));
+    RETURN_IF(x != y, TFM_ERR_UNSUPPORTED, "%s: '%s' (%d) differs from '%s' (%d): tfm's encoder and decoder share it",
+              path, a, x, b, y);
+    *out = x;
+    return TFM_OK;
+}
+
+/* M2M100Config → tfm_config. */
+static tfm_status config_from_m2m(const char *path, const cJSON *root, tfm_config *c) {
+    *c = tfm_config_default();
+    c->arch = TFM_ARCH_ENCODER_DECODER;
+    const char *act = hf_cfg_str(root, "activation_function");
+    if (!act || strcmp(act, "relu") == 0) c->activation = TFM_ACT_RELU; /* M2M100Config's default */
+    else if (strcmp(act, "gelu") == 0) c->activation = TFM_ACT_GELU;   /* ACT2FN: the exact erf form */
+    else if (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0) c->activation = TFM_ACT_SILU;
+    else
+        return tfm_set_error(TFM_ERR_UNSUPPORTED,
+                             "%s: activation_function '%.40s' is not supported (relu, gelu, silu/swish are)", path, act);
+    TRY(hf_cfg_int(path, root, "d_model", 1, &c->d_model));
+    TRY(hf_cfg_int(path, root, "encoder_layers", 1, &c->n_enc_layers));
+    TRY(hf_cfg_int(path, root, "decoder_layers", 1, &c->n_dec_layers));
+    TRY(same_int(path, root, "encoder_attention_heads", "decoder_attention_heads", &c->n_heads));
+    TRY(same_int(path, root, "encoder_ffn_dim", "decoder_ffn_dim", &c->d_ff));
+    TRY(hf_cfg_int(path, root, "vocab_size", 1, &c->src_vocab));
+    TRY(hf_cfg_int(path, root, "max_position_embeddings", 1, &c->max_len));
+    c->pad_id = 1, c->bos_id = 0, c->eos_id = 2; /* M2M100Config's defaults */
+    int start = 2;
+    TRY(hf_cfg_int(path, root, "pad_token_id", 0, &c->pad_id));
+    TRY(hf_cfg_int(path, root, "bos_token_id", 0, &c->bos_id));
+    TRY(hf_cfg_int(path, root, "eos_token_id", 0, &c->eos_id));
+    TRY(hf_cfg_int(path, root, "decoder_start_token_id", 0, &start));
+    int scale = 1, tie = 1;
+    TRY(hf_cfg_bool(path, root, "scale_embedding", 1, &scale));
+    TRY(hf_cfg_bool(path, root, "tie_word_embeddings", 1, &tie));
+    RETURN_IF(!tie, TFM_ERR_UNSUPPORTED,
+              "%s: tie_word_embeddings false: tfm runs M2M100 with lm_head tied to the shared embeddings only", path);
+    RETURN_IF(c->d_model % 2 != 0, TFM_ERR_UNSUPPORTED,
+              "%s: d_model %d is odd: M2M100's sinusoids pad a zero column tfm does not", path, c->d_model);
+    c->tgt_vocab = c->src_vocab;
+    c->tie_embeddings = 1;
+    c->norm_first = 1;
+    c->no_final_norm = 0;
+    c->pe = TFM_PE_SINUSOIDAL;
+    c->pe_layout = TFM_PE_LAYOUT_TENSOR2TENSOR;
+    c->pe_offset = c->pad_id + 1; /* create_position_ids_from_input_ids: from padding_idx + 1 */
+    c->embed_scale = scale ? sqrtf((float)c->d_model) : 1.0f;
+    c->layer_norm_eps = 1e-5f; /* nn.LayerNorm's default: M2M100 sets none */
+    c->decoder_start_id = start;
+    c->suppress = TFM_SUPPRESS_NONE;
+    tfm_status st = tfm_config_validate(c);
+    return st == TFM_OK ? TFM_OK : tfm_error_prefix(st, "%s: ", path);
+}
+
+/* ---- tensors ---------------------------------------------------------------------------------- */
+
+/* Reads one tensor (hf_read_f32) and counts its floats in *n. */
+static tfm_status read_t(const st_file *f, const char *name, size_t rows, size_t cols, float *dst, size_t *n) {
+    TRY(hf_read_f32(f, name, rows, cols, dst, "an M2M100 / NLLB model"));
+    *n += cols ? rows * cols : rows;
+    return TFM_OK;
+}
+
+/* The shared embedding: model.shared.weight as save_pretrained(safe_serialization=True) keeps it, or
+ * any of its tied aliases a converted checkpoint may hold instead. */
+static const char *const k_embed_names[] = {"model.shared.weight", "model.encoder.embed_tokens.weight",
+                                            "model.decoder.embed_tokens.weight", "lm_head.weight"};
+
+static tfm_status read_attn(const st_file *f, const char *pre, const char *attn, const mha_params *a, size_t d,
+                            size_t *n) {
+    static const char *const qkv[3] = {"q_proj", "k_proj", "v_proj"};
+    char name[200];
+    for (int k = 0; k < 3; k++) { /* in_proj rows [k·d, (k+1)·d) = W_Q, W_K, W_V */
+        snprintf(name, sizeof name, "%s.%s.%s.weight", pre, attn, qkv[k]);
+        TRY(read_t(f, name, d, d, a->in_proj_weight + (size_t)k * d * d, n));
+        snprintf(name, sizeof name, "%s.%s.%s.bias", pre, attn, qkv[k]);
+        TRY(read_t(f, name, d, 0, a->in_proj_bias + (size_t)k * d, n));
+    }
+    snprintf(name, sizeof name, "%s.%s.out_proj.weight", pre, attn);
+    TRY(read_t(f, name, d, d, a->out_proj_weight, n));
+    snprintf(name, sizeof name, "%s.%s.out_proj.bias", pre, attn);
+    return read_t(f, name, d, 0, a->out_proj_bias, n);
+}
+
+static tfm_status read_norm(const st_file *f, const char *pre, const char *norm, float *w, float *b, size_t d,
+                            size_t *n) {
+    char name[200];
+    snprintf(name, sizeof name, "%s.%s.weight", pre, norm);
+    TRY(read_t(f, name, d, 0, w, n));
+    snprintf(name, sizeof name, "%s.%s.bias", pre, norm);
+    return read_t(f, name, d, 0, b, n);
+}
+
+static tfm_status read_ffn(const st_file *f, const char *pre, const layer_params *L, size_t d, size_t d_ff, size_t *n) {
+    char name[200];
+    snprintf(name, sizeof name, "%s.fc1.weight", pre);
+    TRY(read_t(f, name, d_ff, d, L->linear1_weight, n));
+    snprintf(name, sizeof name, "%s.fc1.bias", pre);
+    TRY(read_t(f, name, d_ff, 0, L->linear1_bias, n));
+    snprintf(name, sizeof name, "%s.fc2.weight", pre);
+    TRY(read_t(f, name, d, d_ff, L->linear2_weight, n));
+    snprintf(name, sizeof name, "%s.fc2.bias", pre);
+    return read_t(f, name, d, 0, L->linear2_bias, n);
+}
+
+/* Which tensors of the file the model uses: the embedding's names, model.{en,de}coder.layer_norm,
+ * model.{en,de}coder.layers.<l>. with l below the config's count; the sinusoid tables
+ * (embed_positions, recomputed) are ignored. Anything else is an error. */
+static int used_name(const char *t, const tfm_config *c) {
+    for (size_t i = 0; i < sizeof k_embed_names / sizeof *k_embed_names; i++)
+        if (strcmp(t, k_embed_names[i]) == 0) return 1;
+    static const char *const stacks[2] = {"model.encoder.", "model.decoder."};
+    for (int s = 0; s < 2; s++) {
+        const size_t pl = strlen(stacks[s]);
+        if (strncmp(t, stacks[s], pl) != 0) continue;
+        t += pl;
+        if (strncmp(t, "layer_norm.", 11) == 0 || strncmp(t, "embed_positions.", 16) == 0) return 1;
+        int l = -1;
+        if (sscanf(t, "layers.%d.", &l) == 1) return l >= 0 && l < (s == 0 ? c->n_enc_layers : c->n_dec_layers);
+    }
+    return 0;
+}
+
+static tfm_status load_m2m_tensors(tfm_model *m, const st_file *f) {
+    const tfm_config *c = &m->cfg;
+    const size_t d = (size_t)c->d_model, d_ff = (size_t)c->d_ff, V = (size_t)c->src_vocab;
+    size_t n = 0;
+    const char *embed = NULL;
+    for (size_t i = 0; !embed && i < sizeof k_embed_names / sizeof *k_embed_names; i++)
+        if (st_find(f, k_embed_names[i])) embed = k_embed_names[i];
+    RETURN_IF(!embed, TFM_ERR_FORMAT, "%s: tensor 'model.shared.weight' is missing (an M2M100 / NLLB model needs it)",
+              f->path);
+    TRY(read_t(f, embed, V, d, m->p.stack[0].embed, &n));
+    char pre[96];
+    for (int s = 0; s < 2; s++) {
+        stack_params *sp = &m->p.stack[s];
+        const char *stack = s == 0 ? "model.encoder" : "model.decoder";
+        const int layers = s == 0 ? c->n_enc_layers : c->n_dec_layers;
+        for (int l = 0; l < layers; l++) {
+            layer_params *L = &sp->layers[l];
+            snprintf(pre, sizeof pre, "%s.layers.%d", stack, l);
+            TRY(read_attn(f, pre, "self_attn", &L->self_attn, d, &n));
+            TRY(read_norm(f, pre, "self_attn_layer_norm", L->norm_weight[0], L->norm_bias[0], d, &n));
+            if (s == 1) {
+                TRY(read_attn(f, pre, "encoder_attn", &L->cross_attn, d, &n));
+                TRY(read_norm(f, pre, "encoder_attn_layer_norm", L->norm_weight[1], L->norm_bias[1], d, &n));
+            }
+            TRY(read_ffn(f, pre, L, d, d_ff, &n));
+            TRY(read_norm(f, pre, "final_layer_norm", L->norm_weight[s + 1], L->norm_bias[s + 1], d, &n));
+        }
+        TRY(read_norm(f, stack, "layer_norm", sp->norm_weight, sp->norm_bias, d, &n));
+    }
+    memset(m->p.generator_bias, 0, V * sizeof(float)); /* lm_head has no bias */
+    n += V;
+    TFM_ASSERT(n == m->n_params); /* every tensor of the table came from the file */
+    for (size_t i = 0; i < f->n_tensors; i++)
+        RETURN_IF(!used_name(f->tensors[i].name, c), TFM_ERR_FORMAT,
+                  "%s: unexpected tensor '%s' (not part of an M2M100 with %d encoder and %d decoder layers per "
+                  "config.json)",
+                  f->path, f->tensors[i].name, c->n_enc_layers, c->n_dec_layers);
+    return TFM_OK;
+}
+
+static tfm_status m2m_read_config(const fmt_source *src, tfm_config *cfg) {
+    return config_from_m2m(src->config_path, src->config, cfg);
+}
+
+static tfm_status m2m_read_tensors(const fmt_source *src, tfm_model *m) { return load_m2m_tensors(m, &src->st); }
+
+/* The tokenizer (sentencepiece.bpe.model and the language codes, NllbTokenizer) is opened beside
+ * the model from the folder (src/text/nllb_tok.h). */
+const model_format model_format_hf_m2m100 = {
+    .name = "Hugging Face M2M100 / NLLB",
+    .hf_model_type = "m2m_100",
+    .hf_auto_class = "AutoModelForSeq2SeqLM",
+    .read_config = m2m_read_config,
+    .read_tensors = m2m_read_tensors,
+};

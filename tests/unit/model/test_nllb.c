@@ -1,0 +1,212 @@
+/* An NLLB / M2M100 Hugging Face folder (src/model/io/fmt_hf_m2m100.c, docs/NLLB.md) against
+ * transformers 4.40.2 (tests/reference/make_nllb_golden.py): the logits of a padded batch within
+ * 1e-4 at every non-pad decoder position; greedy and beam-4 search with the target language code
+ * forced first give transformers' generate() ids and texts on every fixture sentence, one
+ * sentence at a time and all in one batch, on the KV cache and recomputing; a folder whose
+ * config.json disagrees with its tensors' shapes is refused naming the tensor. */
+#include "nllb_tok.h"
+#include "test_lines.h"
+#include "test_util.h"
+#include "tfm/tfm.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FIX "tests/fixtures/nllb"
+#define GOLD "tests/golden/nllb/"
+#define TOL_LOGIT 1e-4
+
+enum { MAXB = 8, MAXS = 64, MAXO = 64 };
+
+static float *read_f32(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long bytes = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    float *p = malloc((size_t)bytes);
+    *n = p ? fread(p, sizeof(float), (size_t)bytes / sizeof(float), f) : 0;
+    fclose(f);
+    return p;
+}
+
+/* rows of an ids file, padded with `pad` to (n, L) plus `extra` pad columns; lens[n] */
+static int read_rows(const char *path, int32_t *dst, int *lens, int *n, int *L, int pad, int extra) {
+    test_lines l;
+    if (!test_lines_read(test_path(path), &l)) return 0;
+    int32_t tmp[MAXB][MAXS];
+    *n = (int)l.n;
+    *L = 0;
+    for (size_t i = 0; i < l.n && i < MAXB; i++) {
+        lens[i] = (int)test_parse_ids(l.text[i], tmp[i], MAXS);
+        if (lens[i] > *L) *L = lens[i];
+    }
+    *L += extra;
+    for (int i = 0; i < *n; i++)
+        for (int t = 0; t < *L; t++) dst[i * *L + t] = t < lens[i] ? tmp[i][t] : pad;
+    test_lines_free(&l);
+    return *n > 0 && *n <= MAXB;
+}
+
+static void check_logits(tfm_context *ctx, const tfm_config *c) {
+    static int32_t src[MAXB * MAXS], tgt[MAXB * MAXS];
+    int slen[MAXB], tlen[MAXB], B, S, B2, T;
+    CHECK(read_rows(GOLD "src.ids", src, slen, &B, &S, c->pad_id, 0) &&
+              read_rows(GOLD "dec.ids", tgt, tlen, &B2, &T, c->pad_id, 1) && B == B2,
+          "src.ids / dec.ids");
+    const size_t V = (size_t)c->tgt_vocab, n = (size_t)B * (size_t)(T - 1) * V;
+    float *logits = malloc(n * sizeof *logits);
+    size_t n_ref = 0;
+    float *ref = read_f32(test_path(GOLD "logits.f32"), &n_ref);
+    CHECK(ref && n_ref == n, "logits.f32 has %zu floats, want %zu", n_ref, n);
+    CHECK(tfm_model_score(ctx, B, S, T, src, tgt, NULL, NULL, logits) == TFM_OK, "score: %s", tfm_last_error());
+    if (ref && n_ref == n) {
+        double worst = 0.0;
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < tlen[b]; t++) /* padded decoder positions are not compared */
+                for (size_t v = 0; v < V; v++) {
+                    const size_t i = ((size_t)b * (size_t)(T - 1) + (size_t)t) * V + v;
+                    const double e = fabs((double)logits[i] - (double)ref[i]);
+                    if (!(e <= worst)) worst = e;
+                }
+        CHECK(worst <= TOL_LOGIT, "max |logit - transformers| = %.3g > %g", worst, TOL_LOGIT);
+        printf("nllb: max |logit - transformers| = %.3g\n", worst);
+    }
+    free(ref);
+    free(logits);
+}
+
+/* Searches every sentence (alone, then all together) and compares ids and text with name.ids / .txt. */
+static void check_search(tfm_context *ctx, const nllb_tok *tok, const tfm_config *c, int beam, const char *name) {
+    char p[256];
+    test_lines sent, want_ids, want_txt;
+    snprintf(p, sizeof p, GOLD "%s.ids", name);
+    CHECK(test_lines_read(test_path(GOLD "sentences.txt"), &sent) && test_lines_read(test_path(p), &want_ids), "%s", p);
+    snprintf(p, sizeof p, GOLD "%s.txt", name);
+    CHECK(test_lines_read(test_path(p), &want_txt) && want_txt.n == sent.n && want_ids.n == sent.n, "%s", p);
+    const int B = (int)sent.n;
+    static int32_t src[MAXB * MAXS], out[MAXB * MAXO];
+    int32_t *ids[MAXB];
+    size_t n_ids[MAXB];
+    int S = 0, len[MAXB];
+    for (int b = 0; b < B && b < MAXB; b++) {
+        CHECK(nllb_tok_encode(tok, sent.text[b], sent.len[b], &ids[b], &n_ids[b]) == TFM_OK, "encode");
+        if ((int)n_ids[b] > S) S = (int)n_ids[b];
+    }
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.beam = beam;
+    dc.lenpen = 1.0f;
+    dc.max_len_a = 0.0f;
+    dc.max_len_b = 60; /* past transformers' max_new_tokens 48: every fixture output ended before */
+    dc.force_first = 1;
+    dc.first_id = nllb_tok_lang_id(tok, "spa_Latn");
+    for (int cache = 1; cache >= 0; cache--) {
+        dc.use_cache = cache;
+        for (int batched = 0; batched <= 1; batched++) {
+            const int rows = batched ? B : 1;
+            for (int b0 = 0; b0 < B; b0 += rows) {
+                const int L = batched ? S : (int)n_ids[b0];
+                for (int r = 0; r < rows; r++)
+                    for (int t = 0; t < L; t++) src[r * L + t] = t < (int)n_ids[b0 + r] ? ids[b0 + r][t] : c->pad_id;
+                CHECK(tfm_model_translate(ctx, &dc, rows, L, src, out, MAXO, len) == TFM_OK, "translate: %s",
+                      tfm_last_error());
+                for (int r = 0; r < rows; r++) {
+                    const int i = b0 + r;
+                    int32_t want[MAXO];
+                    const size_t nw = test_parse_ids(want_ids.text[i], want, MAXO);
+                    int same = len[r] == (int)nw + 1 && out[r * MAXO] == dc.first_id;
+                    for (size_t k = 0; same && k < nw; k++) same = out[r * MAXO + 1 + (int)k] == want[k];
+                    CHECK(same, "%s (cache %d, batch %d) sentence %d: %d ids, not transformers' %zu", name, cache, rows,
+                          i + 1, len[r] - 1, nw);
+                    char *text = NULL;
+                    size_t tl = 0;
+                    CHECK(nllb_tok_decode(tok, out + r * MAXO, (size_t)len[r], &text, &tl) == TFM_OK && text &&
+                              strcmp(text, want_txt.text[i]) == 0,
+                          "%s sentence %d: '%s', want '%s'", name, i + 1, text ? text : "", want_txt.text[i]);
+                    free(text);
+                }
+            }
+        }
+    }
+    for (int b = 0; b < B && b < MAXB; b++) free(ids[b]);
+    test_lines_free(&sent);
+    test_lines_free(&want_ids);
+    test_lines_free(&want_txt);
+}
+
+static int copy_file(const char *from, const char *to, const char *replace, const char *with) {
+    FILE *f = fopen(from, "rb");
+    if (!f) return 0;
+    char *buf = malloc(1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (!buf) return 0;
+    buf[n] = '\0';
+    FILE *o = fopen(to, "wb");
+    if (!o) {
+        free(buf);
+        return 0;
+    }
+    char *at = replace ? strstr(buf, replace) : NULL;
+    if (at) {
+        fwrite(buf, 1, (size_t)(at - buf), o);
+        fputs(with, o);
+        fputs(at + strlen(replace), o);
+    } else {
+        fwrite(buf, 1, n, o);
+    }
+    fclose(o);
+    free(buf);
+    return !replace || at;
+}
+
+/* config.json says d_ff 48, the tensors are 64 wide: fc1 is misshaped */
+static void check_misshaped(void) {
+    char dir[4096], a[4200], b[4200];
+    if (!test_make_tmpdir(dir, sizeof dir, "nllb-bad")) {
+        CHECK(0, "tmpdir");
+        return;
+    }
+    snprintf(a, sizeof a, "%s/config.json", dir);
+    snprintf(b, sizeof b, "%s/model.safetensors", dir);
+    CHECK(copy_file(test_path(FIX "/config.json"), a, "\"encoder_ffn_dim\": 64", "\"encoder_ffn_dim\": 48") &&
+              copy_file(test_path(FIX "/model.safetensors"), b, NULL, NULL),
+          "copy the fixture");
+    /* decoder_ffn_dim must agree too: the shape check is the one that fires */
+    char c2[4200];
+    snprintf(c2, sizeof c2, "%s/config2.json", dir);
+    CHECK(copy_file(a, c2, "\"decoder_ffn_dim\": 64", "\"decoder_ffn_dim\": 48") && rename(c2, a) == 0, "edit config");
+    tfm_model *m = NULL;
+    CHECK(tfm_model_load(dir, &m) == TFM_ERR_FORMAT && !m && strstr(tfm_last_error(), "model.encoder.layers.0.fc1.weight") &&
+              strstr(tfm_last_error(), "model.safetensors"),
+          "misshaped: %s", tfm_last_error());
+    remove(a);
+    remove(b);
+    rmdir(dir);
+}
+
+int main(void) {
+    tfm_model *m = NULL;
+    tfm_context *ctx = NULL;
+    nllb_tok *tok = NULL;
+    CHECK(tfm_model_load(test_path(FIX), &m) == TFM_OK, "load: %s", tfm_last_error());
+    CHECK(m && tfm_context_create(m, &ctx) == TFM_OK, "context: %s", tfm_last_error());
+    CHECK(nllb_tok_load(test_path(FIX), &tok) == TFM_OK, "tokenizer: %s", tfm_last_error());
+    if (ctx && tok) {
+        const tfm_config *c = tfm_model_config(m);
+        CHECK(c->src_vocab == 507 && c->pad_id == 1 && c->eos_id == 2 && c->norm_first == 1 && c->pe_offset == 2,
+              "config: vocab %d pad %d eos %d norm_first %d pe_offset %d", c->src_vocab, c->pad_id, c->eos_id,
+              c->norm_first, c->pe_offset);
+        check_logits(ctx, c);
+        check_search(ctx, tok, c, 1, "greedy");
+        check_search(ctx, tok, c, 4, "beam4");
+    }
+    check_misshaped();
+    nllb_tok_free(tok);
+    tfm_context_free(ctx);
+    tfm_model_free(m);
+    return test_finish("test_nllb");
+}
