@@ -28,16 +28,6 @@ static int file_exists(const char *path) {
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-static tfm_status json_file(const char *path, cJSON **out) {
-    char *buf;
-    size_t len;
-    *out = NULL;
-    TRY(bpe_read_file(path, &buf, &len));
-    tfm_status st = bpe_parse_json(path, buf, len, out);
-    free(buf);
-    return st;
-}
-
 static tfm_status add_lang(nllb_tok *t, const char *code, int32_t id) {
     char **l = realloc(t->langs, (t->n_langs + 1) * sizeof *l);
     if (l) t->langs = l;
@@ -93,20 +83,22 @@ static tfm_status langs_from_list(nllb_tok *t, const char *path, const cJSON *li
     return TFM_OK;
 }
 
-static tfm_status load_langs(nllb_tok *t, const char *dir) {
-    char path[4200];
-    cJSON *root = NULL;
-    const char *files[2] = {"tokenizer_config.json", "special_tokens_map.json"};
+/* The language codes: from tokenizer_config.json's added_tokens_decoder, else the
+ * additional_special_tokens of tokenizer_config.json or special_tokens_map.json, else NLLB-200's. */
+static tfm_status load_langs(nllb_tok *t, const nllb_files *files) {
+    const char *const name[2] = {files->config_name, files->map_name};
+    const char *const text[2] = {files->config, files->map};
+    const size_t len[2] = {files->config_len, files->map_len};
     for (int f = 0; f < 2 && t->n_langs == 0; f++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[f]);
-        if (!file_exists(path)) continue;
-        TRY(json_file(path, &root));
+        if (!text[f]) continue;
+        cJSON *root = NULL;
+        TRY(bpe_parse_json(name[f], text[f], len[f], &root));
         tfm_status st = TFM_OK;
         const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "added_tokens_decoder");
         const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "additional_special_tokens");
-        if (!cJSON_IsObject(root)) st = tfm_set_error(TFM_ERR_FORMAT, "%s: not a JSON object", path);
-        else if (f == 0 && dec && !cJSON_IsNull(dec)) st = langs_from_decoder(t, path, dec);
-        if (st == TFM_OK && t->n_langs == 0 && list && !cJSON_IsNull(list)) st = langs_from_list(t, path, list);
+        if (!cJSON_IsObject(root)) st = tfm_set_error(TFM_ERR_FORMAT, "%s: not a JSON object", name[f]);
+        else if (f == 0 && dec && !cJSON_IsNull(dec)) st = langs_from_decoder(t, name[f], dec);
+        if (st == TFM_OK && t->n_langs == 0 && list && !cJSON_IsNull(list)) st = langs_from_list(t, name[f], list);
         cJSON_Delete(root);
         TRY(st);
     }
@@ -121,31 +113,60 @@ static tfm_status load_langs(nllb_tok *t, const char *dir) {
     return TFM_OK;
 }
 
-tfm_status nllb_tok_load(const char *dir, nllb_tok **out) {
+tfm_status nllb_tok_from_files(const nllb_files *files, nllb_tok **out) {
     *out = NULL;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/sentencepiece.bpe.model", dir);
-    RETURN_IF(!file_exists(path), TFM_ERR_IO,
-              "%s: missing: an NLLB / M2M100 folder needs its SentencePiece model sentencepiece.bpe.model "
-              "(docs/NLLB.md lists the files)",
-              path);
     nllb_tok *t = calloc(1, sizeof *t);
     RETURN_IF(!t, TFM_ERR_NOMEM, "NLLB tokenizer: out of memory");
     t->mask_id = -1;
     t->src_lang = -1;
-    tfm_status st = tfm_tokenizer_load_file(path, &t->sp);
+    tfm_status st = tfm_tokenizer_load_bytes(files->spm, files->spm_len, &t->sp);
+    if (st != TFM_OK) st = tfm_error_prefix(st, "%s: ", files->spm_name);
     if (st == TFM_OK) {
         t->n_sp = tfm_tokenizer_vocab_size(t->sp);
-        st = load_langs(t, dir);
+        st = load_langs(t, files);
     }
     if (st != TFM_OK) {
         nllb_tok_free(t);
         return st;
     }
-    const int32_t eng = nllb_tok_lang_id(t, "eng_Latn"); /* transformers' default src_lang */
-    t->src_lang = eng;
+    t->src_lang = nllb_tok_lang_id(t, "eng_Latn"); /* transformers' default src_lang */
     *out = t;
     return TFM_OK;
+}
+
+tfm_status nllb_files_read(const char *dir, nllb_files *files) {
+    memset(files, 0, sizeof *files);
+    snprintf(files->spm_name, sizeof files->spm_name, "%s/sentencepiece.bpe.model", dir);
+    snprintf(files->config_name, sizeof files->config_name, "%s/tokenizer_config.json", dir);
+    snprintf(files->map_name, sizeof files->map_name, "%s/special_tokens_map.json", dir);
+    RETURN_IF(!file_exists(files->spm_name), TFM_ERR_IO,
+              "%s: missing: an NLLB / M2M100 folder needs its SentencePiece model sentencepiece.bpe.model "
+              "(docs/NLLB.md lists the files)",
+              files->spm_name);
+    char *spm = NULL;
+    tfm_status st = bpe_read_file(files->spm_name, &spm, &files->spm_len);
+    files->spm = spm;
+    if (st == TFM_OK && file_exists(files->config_name))
+        st = bpe_read_file(files->config_name, &files->config, &files->config_len);
+    if (st == TFM_OK && file_exists(files->map_name)) st = bpe_read_file(files->map_name, &files->map, &files->map_len);
+    if (st != TFM_OK) nllb_files_free(files);
+    return st;
+}
+
+void nllb_files_free(nllb_files *files) {
+    free(files->spm);
+    free(files->config);
+    free(files->map);
+    files->spm = files->config = files->map = NULL;
+}
+
+tfm_status nllb_tok_load(const char *dir, nllb_tok **out) {
+    *out = NULL;
+    nllb_files files;
+    TRY(nllb_files_read(dir, &files));
+    tfm_status st = nllb_tok_from_files(&files, out);
+    nllb_files_free(&files);
+    return st;
 }
 
 void nllb_tok_free(nllb_tok *t) {

@@ -32,6 +32,26 @@ enum { NLLB_BOS_ID = 0, NLLB_PAD_ID = 1, NLLB_EOS_ID = 2, NLLB_UNK_ID = 3 };
 
 typedef struct nllb_tok nllb_tok;
 
+/** The tokenizer's files of a Hugging Face folder, as bytes (a model keeps them as one blob). */
+typedef struct {
+    char *spm;    /* sentencepiece.bpe.model: required */
+    size_t spm_len;
+    char *config; /* tokenizer_config.json, or NULL */
+    size_t config_len;
+    char *map;    /* special_tokens_map.json, or NULL */
+    size_t map_len;
+    char spm_name[4200], config_name[4200], map_name[4200]; /* their paths or names, for messages */
+} nllb_files;
+
+/** Reads the files of the folder `dir` into *files (nllb_files_free them). Errors: TFM_ERR_IO naming
+ * sentencepiece.bpe.model when it is missing, or a file that cannot be read; TFM_ERR_NOMEM. */
+tfm_status nllb_files_read(const char *dir, nllb_files *files);
+void nllb_files_free(nllb_files *files);
+
+/** The tokenizer of `files` (nllb_tok_load's rules; the bytes are not kept). Errors: those of
+ * nllb_tok_load but the missing file. */
+tfm_status nllb_tok_from_files(const nllb_files *files, nllb_tok **out);
+
 /** Loads the tokenizer of the Hugging Face folder `dir`: `dir`/sentencepiece.bpe.model (required)
  * and the language codes, from the first of: tokenizer_config.json's added_tokens_decoder (ids as
  * written there), tokenizer_config.json's or special_tokens_map.json's

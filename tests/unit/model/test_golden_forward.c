@@ -2,6 +2,7 @@
  * tests/reference/make_golden.py): logits and per-pair scores, post-LN and pre-LN, ReLU and GELU,
  * tied embeddings, padding in source and target. Also: a pair scores the same alone as inside a
  * batch of longer lines (padding is fully masked). */
+#include "golden_f32.h"
 #include "golden_case.h"
 
 #include <stdint.h>
@@ -9,18 +10,6 @@
 #define TOL_LOGIT 1e-4
 #define TOL_SCORE 1e-4
 #define TOL_ALONE 1e-5
-
-static float *read_f32(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    float *p = malloc((size_t)bytes);
-    *n = fread(p, sizeof(float), (size_t)bytes / sizeof(float), f);
-    fclose(f);
-    return p;
-}
 
 static void run_case(const char *name) {
     char p[512];

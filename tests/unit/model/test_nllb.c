@@ -4,6 +4,7 @@
  * forced first give transformers' generate() ids and texts on every fixture sentence, one
  * sentence at a time and all in one batch, on the KV cache and recomputing; a folder whose
  * config.json disagrees with its tensors' shapes is refused naming the tensor. */
+#include "golden_f32.h"
 #include "nllb_tok.h"
 #include "test_lines.h"
 #include "test_util.h"
@@ -20,18 +21,6 @@
 #define TOL_LOGIT 1e-4
 
 enum { MAXB = 8, MAXS = 64, MAXO = 64 };
-
-static float *read_f32(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    float *p = malloc((size_t)bytes);
-    *n = p ? fread(p, sizeof(float), (size_t)bytes / sizeof(float), f) : 0;
-    fclose(f);
-    return p;
-}
 
 /* rows of an ids file, padded with `pad` to (n, L) plus `extra` pad columns; lens[n] */
 static int read_rows(const char *path, int32_t *dst, int *lens, int *n, int *L, int pad, int extra) {

@@ -8,6 +8,7 @@
  * relative terms' gradients do not depend on the thread count; a clip distance far beyond the
  * sequence equals a naive reimplementation and leaves unreachable rows unread; pe_max_distance
  * beyond max_len − 1 is refused. */
+#include "golden_f32.h"
 #include "model_internal.h"
 #include "ops.h"
 #include "safetensors.h"
@@ -24,18 +25,6 @@
 #define TOL_ALONE 1e-5
 #define TOL_CACHE 1e-4
 #define LABEL_SMOOTHING 0.1f
-
-static float *read_f32(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    float *p = malloc((size_t)bytes + 1);
-    *n = fread(p, sizeof(float), (size_t)bytes / sizeof(float), f);
-    fclose(f);
-    return p;
-}
 
 static double max_abs_diff(const float *a, const float *b, size_t n) {
     double worst = 0.0;
