@@ -18,6 +18,7 @@ struct nllb_tok {
     int32_t *lang_id;
     int32_t mask_id;
     int32_t src_lang; /* -1: not set */
+    int32_t tgt_lang; /* -1: not set */
     int legacy;
 };
 
@@ -119,6 +120,7 @@ tfm_status nllb_tok_from_files(const nllb_files *files, nllb_tok **out) {
     RETURN_IF(!t, TFM_ERR_NOMEM, "NLLB tokenizer: out of memory");
     t->mask_id = -1;
     t->src_lang = -1;
+    t->tgt_lang = -1;
     tfm_status st = tfm_tokenizer_load_bytes(files->spm, files->spm_len, &t->sp);
     if (st != TFM_OK) st = tfm_error_prefix(st, "%s: ", files->spm_name);
     if (st == TFM_OK) {
@@ -200,12 +202,23 @@ tfm_status nllb_tok_unknown_lang(const nllb_tok *t, const char *what, const char
                          what, code ? code : "(none)", t->n_langs, some, t->n_langs > 4 ? ", ..." : "");
 }
 
-tfm_status nllb_tok_set_src_lang(nllb_tok *t, const char *code, int legacy) {
-    const int32_t id = nllb_tok_lang_id(t, code);
-    if (id < 0) return nllb_tok_unknown_lang(t, "source language", code);
-    t->src_lang = id;
+tfm_status nllb_tok_set_langs(nllb_tok *t, const char *src, const char *tgt, int legacy) {
+    const int32_t s = src ? nllb_tok_lang_id(t, src) : t->src_lang, g = tgt ? nllb_tok_lang_id(t, tgt) : -1;
+    if (src && s < 0) return nllb_tok_unknown_lang(t, "--src-lang", src);
+    if (tgt && g < 0) return nllb_tok_unknown_lang(t, "--tgt-lang", tgt);
+    t->src_lang = s;
+    t->tgt_lang = g;
     t->legacy = legacy != 0;
     return TFM_OK;
+}
+
+int32_t nllb_tok_tgt_lang(const nllb_tok *t) { return t->tgt_lang; }
+int32_t nllb_tok_mask_id(const nllb_tok *t) { return t->mask_id; }
+
+const char *nllb_tok_lang_of(const nllb_tok *t, int32_t id) {
+    for (size_t k = 0; k < t->n_langs; k++)
+        if (t->lang_id[k] == id) return t->langs[k];
+    return NULL;
 }
 
 tfm_status nllb_tok_encode(const nllb_tok *t, const char *text, size_t len, int32_t **ids, size_t *n_ids) {

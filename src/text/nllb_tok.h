@@ -57,7 +57,7 @@ tfm_status nllb_tok_from_files(const nllb_files *files, nllb_tok **out);
  * written there), tokenizer_config.json's or special_tokens_map.json's
  * additional_special_tokens (ids n_sp + 1 + k), NLLB-200's 202 codes (FAIRSEQ_LANGUAGE_CODES of
  * tokenization_nllb.py). The source language starts as eng_Latn when the tokenizer has it (as
- * transformers), else unset (nllb_tok_set_src_lang must be called before encoding).
+ * transformers), else unset (nllb_tok_set_langs must set one before encoding).
  * Errors: TFM_ERR_IO naming sentencepiece.bpe.model when it is missing or unreadable;
  * TFM_ERR_FORMAT naming the file and key for a malformed JSON file, an added token at an id that
  * contradicts the layout above, or a model that is not SentencePiece; TFM_ERR_NOMEM. */
@@ -76,10 +76,21 @@ int32_t nllb_tok_lang_id(const nllb_tok *t, const char *code);
 size_t nllb_tok_n_langs(const nllb_tok *t);
 const char *nllb_tok_lang(const nllb_tok *t, size_t k);
 
-/** Sets the source language code and the rule (legacy 0: [code] pieces </s>; 1: pieces </s>
- * [code]). Not thread-safe: call before sharing the tokenizer. Errors: TFM_ERR_INVALID_ARG for an
- * unknown code: the message names it and says how to list the valid ones. */
-tfm_status nllb_tok_set_src_lang(nllb_tok *t, const char *code, int legacy);
+/** Sets the source language code `src` (NULL: keep it; eng_Latn at first, as transformers), the
+ * target one `tgt` (NULL: none; nllb_tok_tgt_lang gives its id, the token a search must output
+ * first) and the source rule (legacy 0: [src] pieces </s>; 1: pieces </s> [src]). Not
+ * thread-safe: call before sharing the tokenizer. Errors: TFM_ERR_INVALID_ARG for an unknown code
+ * (nllb_tok_unknown_lang's message, as --src-lang / --tgt-lang); nothing changes then. */
+tfm_status nllb_tok_set_langs(nllb_tok *t, const char *src, const char *tgt, int legacy);
+
+/** The target language's id (nllb_tok_set_langs), or -1 when none is set. */
+int32_t nllb_tok_tgt_lang(const nllb_tok *t);
+
+/** The id of <mask>. */
+int32_t nllb_tok_mask_id(const nllb_tok *t);
+
+/** The language code of id `id`, or NULL if it is not one. */
+const char *nllb_tok_lang_of(const nllb_tok *t, int32_t id);
 
 /** The error for an unknown language code `code` given as `what` ("--src-lang"): names the code,
  * lists the first few codes and says `tfm translate --model DIR --list-langs` lists all.

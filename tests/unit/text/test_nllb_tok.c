@@ -127,16 +127,23 @@ int main(void) {
 
     test_lines sent;
     CHECK(test_lines_read(test_path(GOLD "sentences.txt"), &sent) && sent.n == 8, "sentences.txt");
-    CHECK(nllb_tok_set_src_lang(t, "eng_Latn", 0) == TFM_OK, "src lang: %s", tfm_last_error());
+    CHECK(nllb_tok_set_langs(t, "eng_Latn", NULL, 0) == TFM_OK, "src lang: %s", tfm_last_error());
     check_ids(t, &sent, "ids");
-    CHECK(nllb_tok_set_src_lang(t, "eng_Latn", 1) == TFM_OK, "src lang: %s", tfm_last_error());
+    CHECK(nllb_tok_set_langs(t, "eng_Latn", NULL, 1) == TFM_OK, "src lang: %s", tfm_last_error());
     check_ids(t, &sent, "legacy");
     test_lines_free(&sent);
 
-    CHECK(nllb_tok_set_src_lang(t, "deu_Latn", 0) == TFM_ERR_INVALID_ARG &&
-              strstr(tfm_last_error(), "deu_Latn") && strstr(tfm_last_error(), "--list-langs") &&
+    CHECK(nllb_tok_set_langs(t, "eng_Latn", "deu_Latn", 0) == TFM_ERR_INVALID_ARG &&
+              strstr(tfm_last_error(), "--tgt-lang 'deu_Latn'") && strstr(tfm_last_error(), "--list-langs") &&
               strstr(tfm_last_error(), "eng_Latn"),
           "unknown code: %s", tfm_last_error());
+    CHECK(nllb_tok_set_langs(t, "xx_Latn", "spa_Latn", 0) == TFM_ERR_INVALID_ARG &&
+              strstr(tfm_last_error(), "--src-lang 'xx_Latn'") && nllb_tok_tgt_lang(t) == -1,
+          "unknown source code: %s", tfm_last_error());
+    CHECK(nllb_tok_set_langs(t, NULL, "spa_Latn", 0) == TFM_OK && nllb_tok_tgt_lang(t) == 503 &&
+              nllb_tok_lang_of(t, 503) && strcmp(nllb_tok_lang_of(t, 503), "spa_Latn") == 0 &&
+              nllb_tok_mask_id(t) == 504 && !nllb_tok_lang_of(t, 504),
+          "target code: %d", nllb_tok_tgt_lang(t));
 
     check_decode(t, GOLD "greedy.ids", GOLD "greedy.txt");
     check_decode(t, GOLD "beam4.ids", GOLD "beam4.txt");
