@@ -11,7 +11,7 @@ static int run(int argc, char **argv);
 
 const cli_command cmd_eval = {"eval", "translate a file and print BLEU and chrF2 against references",
                               "tfm eval --model M --src F --ref F [--beam K] [--output HYP] [--by-length [--buckets E1,E2,...] "
-                              "[--csv FILE]]",
+                              "[--csv FILE]] [--src-lang L] [--tgt-lang L]",
                               run};
 
 static int run(int argc, char **argv) {
@@ -30,6 +30,7 @@ static int run(int argc, char **argv) {
                                             "holds the longer lines"},
         {"--csv", OPT_STR, &csv, 0, "--by-length: also write the buckets' table here as CSV"},
         DECODE_OPTS(f),
+        LANG_OPTS(f),
     };
     int r = cli_parse(&cmd_eval, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : EXIT_USAGE;
@@ -58,7 +59,7 @@ static int run(int argc, char **argv) {
         goto done;
     }
     if (!load_model_and_tokenizer("eval", model_path, TFM_ARCH_ENCODER_DECODER, &m, &tok)) goto done;
-    if (!apply_tgt_lang("eval", tok, f.tgt_lang, src, n)) goto done;
+    if (!apply_langs("eval", &f, tok, &dc, src, n)) goto done;
     hyp = calloc(n ? n : 1, sizeof *hyp);
     if (!memory_fits_decode("eval", f.max_memory, m, tok, &dc, f.batch, src, n)) goto done;
     if (!hyp || !translate_lines("eval", src_path, m, tok, &dc, f.batch, src, n, hyp)) goto done;

@@ -11,16 +11,20 @@ static int run(int argc, char **argv);
 
 const cli_command cmd_translate = {
     "translate", "translate text, one sentence per line (stdin to stdout by default)",
-    "tfm translate --model M [--beam K] [--lenpen A] [--input F] [--output F]", run};
+    "tfm translate --model M [--beam K] [--lenpen A] [--input F] [--output F] [--src-lang L] [--tgt-lang L] "
+    "[--list-langs]", run};
 
 static int run(int argc, char **argv) {
     const char *model_path = NULL, *input = NULL, *output = NULL;
+    int list = 0;
     decode_flags f = DECODE_FLAGS_DEFAULT;
     cli_opt opts[] = {
         {"--model", OPT_STR, &model_path, 1, "trained model with its tokenizer (.safetensors)"},
         {"--input", OPT_STR, &input, 0, "source sentences, one per line (default stdin)"},
         {"--output", OPT_STR, &output, 0, "translations, one per line (default stdout; written atomically)"},
         DECODE_OPTS(f),
+        LANG_OPTS(f),
+        {"--list-langs", OPT_FLAG, &list, 0, "print the model's language codes and their ids, and stop"},
     };
     int r = cli_parse(&cmd_translate, argc, argv, opts, sizeof opts / sizeof opts[0]);
     if (r) return r == 1 ? 0 : EXIT_USAGE;
@@ -33,10 +37,16 @@ static int run(int argc, char **argv) {
     int rc = EXIT_RUNTIME;
     /* fail early: the destination, then the input, then the model, before any decoding */
     const cli_path ins[] = {{"--input", input}, {"--model", model_path}}, outs[] = {{"--output", output}};
+    if (list) {
+        if (load_model_and_tokenizer("translate", model_path, TFM_ARCH_ENCODER_DECODER, &m, &tok) &&
+            list_langs("translate", model_path, tok))
+            rc = 0;
+        goto done;
+    }
     if (!cli_outputs_ok("translate", ins, 2, outs, 1)) goto done;
     if (!read_lines("translate", input, &lines, &n)) goto done;
     if (!load_model_and_tokenizer("translate", model_path, TFM_ARCH_ENCODER_DECODER, &m, &tok)) goto done;
-    if (!apply_tgt_lang("translate", tok, f.tgt_lang, lines, n)) goto done;
+    if (!apply_langs("translate", &f, tok, &dc, lines, n)) goto done;
     if (!memory_fits_decode("translate", f.max_memory, m, tok, &dc, f.batch, lines, n)) goto done;
     out = calloc(n ? n : 1, sizeof *out);
     if (!out) goto done;

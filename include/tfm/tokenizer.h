@@ -137,6 +137,24 @@ TFM_API tfm_status tfm_tokenizer_decode(const tfm_tokenizer *tok, const int32_t 
  * same pad, BOS and EOS ids. Errors: TFM_ERR_INVALID_ARG saying what differs. */
 TFM_API tfm_status tfm_tokenizer_check_model(const tfm_tokenizer *tok, const tfm_config *cfg);
 
+/** Sets the languages of a multilingual tokenizer (NLLB-200, docs/NLLB.md): `src_lang` the source
+ * language code (NULL: keep the tokenizer's default, eng_Latn for NLLB), `tgt_lang` the target one
+ * (NULL: none), `legacy` 1 for NLLB's earlier source rule (pieces </s> [src_lang]; transformers'
+ * legacy_behaviour). encode then gives whole source rows and tfm_tokenizer_forced_first the
+ * target's token. Not thread-safe: call before sharing the tokenizer. A tokenizer without language
+ * codes accepts only NULL, NULL. Errors: TFM_ERR_INVALID_ARG for an unknown code (the message names
+ * it, lists some valid ones and says `tfm translate --model DIR --list-langs` lists all) or for
+ * codes given to a tokenizer that has none; nothing changes then. */
+TFM_API tfm_status tfm_tokenizer_set_langs(tfm_tokenizer *tok, const char *src_lang, const char *tgt_lang, int legacy);
+
+/** The token a search must output first for the target language set by tfm_tokenizer_set_langs
+ * (tfm_decode_config.force_first / first_id), or -1 when there is none. */
+TFM_API int32_t tfm_tokenizer_forced_first(const tfm_tokenizer *tok);
+
+/** Language code k (0, 1, ... in id order) of a multilingual tokenizer and, when id is not NULL,
+ * its id; NULL past the last code and for a tokenizer without codes. */
+TFM_API const char *tfm_tokenizer_lang(const tfm_tokenizer *tok, size_t k, int32_t *id);
+
 /** Releases a tokenizer (NULL is fine). */
 TFM_API void tfm_tokenizer_free(tfm_tokenizer *tok);
 

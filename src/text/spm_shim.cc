@@ -393,6 +393,23 @@ tfm_status tfm_tokenizer_decode(const tfm_tokenizer *tok, const int32_t *ids, si
 
 void tfm_tokenizer_free(tfm_tokenizer *tok) { delete tok; }
 
+tfm_status tfm_tokenizer_set_langs(tfm_tokenizer *tok, const char *src_lang, const char *tgt_lang, int legacy) {
+    (void)tok;
+    RETURN_IF(src_lang || tgt_lang || legacy, TFM_ERR_INVALID_ARG,
+              "this model's tokenizer has no language codes (--src-lang, --tgt-lang and --nllb-legacy are for NLLB)");
+    return TFM_OK;
+}
+
+int32_t tfm_tokenizer_forced_first(const tfm_tokenizer *tok) {
+    (void)tok;
+    return -1;
+}
+
+const char *tfm_tokenizer_lang(const tfm_tokenizer *tok, size_t k, int32_t *id) {
+    (void)tok, (void)k, (void)id;
+    return nullptr;
+}
+
 tfm_status spm_encode_pieces(const tfm_tokenizer *tok, const char *text, size_t len, char ***pieces, size_t *n) {
     *pieces = nullptr;
     *n = 0;
