@@ -2,7 +2,8 @@
  * transformers 4.40.2 (tests/reference/make_nllb_golden.py): the logits of a padded batch within
  * 1e-4 at every non-pad decoder position; greedy and beam-4 search with the target language code
  * forced first give transformers' generate() ids and texts on every fixture sentence, one
- * sentence at a time and all in one batch, on the KV cache and recomputing; a folder whose
+ * sentence at a time and all in one batch, on the KV cache and recomputing; the model saved as a
+ * tfm checkpoint keeps its traits and translates the same; a folder whose
  * config.json disagrees with its tensors' shapes is refused naming the tensor. */
 #include "golden_f32.h"
 #include "nllb_tok.h"
@@ -177,6 +178,46 @@ static void check_misshaped(void) {
     rmdir(dir);
 }
 
+/* A tfm checkpoint of the model (tfm_model_save) loads back with the family's traits: the same
+ * greedy ids. */
+static void check_save_load(tfm_context *ctx, const nllb_tok *tok, const tfm_config *c) {
+    char dir[4096], path[4200];
+    if (!test_make_tmpdir(dir, sizeof dir, "nllb-save")) {
+        CHECK(0, "tmpdir");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/nllb.safetensors", dir);
+    tfm_model *m2 = NULL;
+    tfm_context *ctx2 = NULL;
+    CHECK(tfm_model_save(tfm_context_model(ctx), path) == TFM_OK && tfm_model_load(path, &m2) == TFM_OK &&
+              tfm_context_create(m2, &ctx2) == TFM_OK,
+          "save and load: %s", tfm_last_error());
+    if (ctx2) {
+        const tfm_config *c2 = tfm_model_config(m2);
+        CHECK(c2->pe_offset == c->pe_offset && c2->embed_scale == c->embed_scale &&
+                  c2->decoder_start_id == c->decoder_start_id && c2->suppress == c->suppress &&
+                  c2->norm_first == c->norm_first && c2->pe_layout == c->pe_layout,
+              "the traits survive the checkpoint");
+        int32_t *ids = NULL, out[2][MAXO];
+        size_t n = 0;
+        int len[2] = {0, 0};
+        tfm_decode_config dc = tfm_decode_config_default();
+        dc.force_first = 1;
+        dc.first_id = nllb_tok_lang_id(tok, "spa_Latn");
+        CHECK(nllb_tok_encode(tok, "Jonah went down to Joppa.", 25, &ids, &n) == TFM_OK, "encode");
+        CHECK(tfm_model_translate(ctx, &dc, 1, (int)n, ids, out[0], MAXO, &len[0]) == TFM_OK &&
+                  tfm_model_translate(ctx2, &dc, 1, (int)n, ids, out[1], MAXO, &len[1]) == TFM_OK,
+              "translate: %s", tfm_last_error());
+        CHECK(len[0] == len[1] && len[0] > 1 && memcmp(out[0], out[1], (size_t)len[0] * sizeof(int32_t)) == 0,
+              "the checkpoint translates as the folder (%d vs %d ids)", len[0], len[1]);
+        free(ids);
+    }
+    tfm_context_free(ctx2);
+    tfm_model_free(m2);
+    remove(path);
+    rmdir(dir);
+}
+
 int main(void) {
     tfm_model *m = NULL;
     tfm_context *ctx = NULL;
@@ -192,6 +233,7 @@ int main(void) {
         check_logits(ctx, c);
         check_search(ctx, tok, c, 1, "greedy");
         check_search(ctx, tok, c, 4, "beam4");
+        check_save_load(ctx, tok, c);
     }
     check_misshaped();
     nllb_tok_free(tok);
