@@ -4,7 +4,7 @@
  * with today's rule and with legacy_behaviour, the decoding of the model's greedy and beam outputs
  * to transformers' text; an unknown language code's error says how to list the valid ones; a
  * folder without sentencepiece.bpe.model names the file; a contradictory added_tokens_decoder is
- * refused naming the file. */
+ * refused naming the file; codes from special_tokens_map.json or, with no JSON, NLLB-200's 202. */
 #include "core_internal.h"
 #include "golden_txt.h"
 #include "nllb_tok.h"
@@ -97,8 +97,28 @@ static void check_bad_folders(void) {
     CHECK(nllb_tok_load(dir, &t) == TFM_ERR_FORMAT && !t && strstr(tfm_last_error(), "tokenizer_config.json") &&
               strstr(tfm_last_error(), "200"),
           "code among the pieces: %s", tfm_last_error());
-    /* no JSON at all: NLLB-200's 202 codes after the pieces */
+    /* special_tokens_map.json's additional_special_tokens (strings or objects): ids after the pieces */
     remove(cfg);
+    char map[4200];
+    snprintf(map, sizeof map, "%s/special_tokens_map.json", dir);
+    o = fopen(map, "w");
+    if (o) {
+        fputs("{\"additional_special_tokens\": [\"fra_Latn\", {\"content\": \"deu_Latn\"}]}", o);
+        fclose(o);
+    }
+    CHECK(nllb_tok_load(dir, &t) == TFM_OK && nllb_tok_n_langs(t) == 2 && nllb_tok_lang_id(t, "fra_Latn") == 501 &&
+              nllb_tok_lang_id(t, "deu_Latn") == 502 && nllb_tok_mask_id(t) == 503 && nllb_tok_size(t) == 504 &&
+              nllb_tok_lang_id(t, "eng_Latn") == -1,
+          "special_tokens_map.json: %s", tfm_last_error());
+    int32_t *ids = NULL;
+    size_t n = 0;
+    CHECK(t && nllb_tok_encode(t, "a", 1, &ids, &n) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "--src-lang"),
+          "no eng_Latn: no source language until one is set");
+    free(ids);
+    nllb_tok_free(t);
+    t = NULL;
+    remove(map);
+    /* no JSON at all: NLLB-200's 202 codes after the pieces */
     CHECK(nllb_tok_load(dir, &t) == TFM_OK, "default codes: %s", tfm_last_error());
     CHECK(t && nllb_tok_n_langs(t) == 202 && nllb_tok_lang_id(t, "eng_Latn") == 501 + 46 &&
               nllb_tok_size(t) == 501 + 202 + 1,
