@@ -13,6 +13,8 @@
 
 /* The magics of the tokenizer kinds (written by src/model/io/, read by src/text/tok_*.c). */
 #define PARTS_MAGIC_MARIAN "tfm-tokenizer marian 1" /* source.spm, target.spm, vocab.json */
+#define PARTS_MAGIC_NLLB "tfm-tokenizer nllb 1" /* sentencepiece.bpe.model [, tokenizer_config.json,
+                                                   special_tokens_map.json] */
 
 typedef struct {
     const char *name; /* no space or newline */

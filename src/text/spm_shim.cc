@@ -43,7 +43,7 @@ struct tfm_tokenizer {
 };
 
 // Every kind of tokenizer besides SentencePiece's, recognised by the magic line of its blob.
-static const tok_kind *const k_kinds[] = {&tok_kind_marian};
+static const tok_kind *const k_kinds[] = {&tok_kind_marian, &tok_kind_nllb};
 
 namespace {
 
@@ -394,20 +394,23 @@ tfm_status tfm_tokenizer_decode(const tfm_tokenizer *tok, const int32_t *ids, si
 void tfm_tokenizer_free(tfm_tokenizer *tok) { delete tok; }
 
 tfm_status tfm_tokenizer_set_langs(tfm_tokenizer *tok, const char *src_lang, const char *tgt_lang, int legacy) {
-    (void)tok;
+    if (tok->kind && tok->kind->set_langs) return tok->kind->set_langs(tok->state, src_lang, tgt_lang, legacy);
     RETURN_IF(src_lang || tgt_lang || legacy, TFM_ERR_INVALID_ARG,
               "this model's tokenizer has no language codes (--src-lang, --tgt-lang and --nllb-legacy are for NLLB)");
     return TFM_OK;
 }
 
 int32_t tfm_tokenizer_forced_first(const tfm_tokenizer *tok) {
-    (void)tok;
-    return -1;
+    return tok->kind && tok->kind->forced_first ? tok->kind->forced_first(tok->state) : -1;
 }
 
 const char *tfm_tokenizer_lang(const tfm_tokenizer *tok, size_t k, int32_t *id) {
-    (void)tok, (void)k, (void)id;
-    return nullptr;
+    return tok->kind && tok->kind->lang ? tok->kind->lang(tok->state, k, id) : nullptr;
+}
+
+int tok_model_rows_ok(const tfm_tokenizer *tok, int rows) {
+    const int V = tfm_tokenizer_vocab_size(tok);
+    return V == rows || (tok->kind && tok->kind->model_may_be_larger && V < rows);
 }
 
 tfm_status spm_encode_pieces(const tfm_tokenizer *tok, const char *text, size_t len, char ***pieces, size_t *n) {

@@ -5,7 +5,8 @@
  * use every kind through the one API. Adding a kind: a tok_<kind>.c with its table, one line in
  * k_kinds (spm_shim.cc), its extern here, and the format that stores it (src/model/io/).
  *
- *   tok_marian.c   Marian / opus-mt: source.spm + target.spm + vocab.json (docs/MARIAN.md) */
+ *   tok_marian.c   Marian / opus-mt: source.spm + target.spm + vocab.json (docs/MARIAN.md)
+ *   tok_nllb.c     NLLB-200 / M2M100: sentencepiece.bpe.model + the language codes (docs/NLLB.md) */
 #ifndef TFM_TOK_KIND_H
 #define TFM_TOK_KIND_H
 
@@ -39,9 +40,24 @@ typedef struct tok_kind {
     tfm_status (*encode)(const void *state, const char *text, size_t len, int32_t **ids, size_t *n_ids);
     /** The text of output ids (tfm_tokenizer_decode's contract). */
     tfm_status (*decode)(const void *state, const int32_t *ids, size_t n_ids, char **text, size_t *len);
+    /** Optional (NULL: the kind has no language codes), tfm_tokenizer_set_langs: the source and
+     * target language codes and the source rule. */
+    tfm_status (*set_langs)(void *state, const char *src, const char *tgt, int legacy);
+    /** Optional: the token a search outputs first for the target language, or -1. */
+    int32_t (*forced_first)(const void *state);
+    /** Optional: language code k and its id (NULL past the last). */
+    const char *(*lang)(const void *state, size_t k, int32_t *id);
+    /** 1: the model may have more rows than the tokenizer has tokens (NLLB-200's config.json says
+     * 256206 for its 256204 tokens); the extra ids decode to nothing. */
+    int model_may_be_larger;
 } tok_kind;
 
 extern const tok_kind tok_kind_marian; /* tok_marian.c */
+extern const tok_kind tok_kind_nllb;   /* tok_nllb.c */
+
+/** Whether a model of `rows` ids fits the tokenizer's vocabulary: the same size, or for a kind with
+ * model_may_be_larger at least as many (tok_model.c). */
+int tok_model_rows_ok(const tfm_tokenizer *tok, int rows);
 
 /** A SentencePiece model's pieces of a text, as SentencePiece's EncodeAsPieces gives them (an
  * unknown character's piece is its surface, not "<unk>"): *pieces is one malloc'd block of n

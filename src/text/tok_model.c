@@ -1,10 +1,11 @@
 /* Does a tokenizer fit a model? The model's ids are the tokenizer's pieces. */
 #include "core_internal.h"
 #include "tfm/tokenizer.h"
+#include "tok_kind.h"
 
 tfm_status tfm_tokenizer_check_model(const tfm_tokenizer *tok, const tfm_config *cfg) {
     const int V = tfm_tokenizer_vocab_size(tok);
-    RETURN_IF(V != cfg->src_vocab || V != cfg->tgt_vocab, TFM_ERR_INVALID_ARG,
+    RETURN_IF(!tok_model_rows_ok(tok, cfg->src_vocab) || !tok_model_rows_ok(tok, cfg->tgt_vocab), TFM_ERR_INVALID_ARG,
               "the tokenizer has %d pieces but the model's vocabularies are %d (source) and %d (target)", V,
               cfg->src_vocab, cfg->tgt_vocab);
     /* a tokenizer without BOS (Marian's: -1) fits a model whose decoder does not start from one */

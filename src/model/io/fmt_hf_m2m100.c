@@ -14,10 +14,13 @@
 
 #include "io/hf.h"
 #include "model_internal.h"
+#include "parts.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- config.json ------------------------------------------------------------------------------ */
 
@@ -192,12 +195,40 @@ static tfm_status m2m_read_config(const fmt_source *src, tfm_config *cfg) {
 
 static tfm_status m2m_read_tensors(const fmt_source *src, tfm_model *m) { return load_m2m_tensors(m, &src->st); }
 
-/* The tokenizer (sentencepiece.bpe.model and the language codes, NllbTokenizer) is opened beside
- * the model from the folder (src/text/nllb_tok.h). */
+/* The tokenizer: sentencepiece.bpe.model and, when the folder has them, the JSON files that list
+ * the language codes, kept as one blob (core/parts.h, PARTS_MAGIC_NLLB) that the text layer's
+ * NLLB kind reads (src/text/tok_nllb.c). */
+static tfm_status m2m_attach_tokenizer(const fmt_source *src, tfm_model *m) {
+    static const char *const names[3] = {"sentencepiece.bpe.model", "tokenizer_config.json", "special_tokens_map.json"};
+    blob_part parts[3];
+    unsigned char *data[3] = {NULL, NULL, NULL};
+    size_t n = 0;
+    tfm_status st = TFM_OK;
+    for (int i = 0; i < 3 && st == TFM_OK; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", src->dir, names[i]);
+        struct stat sb;
+        if (i > 0 && (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))) continue; /* optional */
+        size_t len = 0;
+        st = hf_read_file(src->dir, names[i],
+                          "an NLLB / M2M100 folder needs config.json, model.safetensors and sentencepiece.bpe.model; "
+                          "docs/NLLB.md",
+                          &data[i], &len);
+        parts[n++] = (blob_part){names[i], data[i], len};
+    }
+    unsigned char *blob = NULL;
+    size_t blen = 0;
+    if (st == TFM_OK) st = parts_pack(PARTS_MAGIC_NLLB, parts, n, &blob, &blen);
+    if (st == TFM_OK) st = tfm_model_set_tokenizer(m, blob, blen);
+    for (int i = 0; i < 3; i++) free(data[i]);
+    free(blob);
+    return st;
+}
 const model_format model_format_hf_m2m100 = {
     .name = "Hugging Face M2M100 / NLLB",
     .hf_model_type = "m2m_100",
     .hf_auto_class = "AutoModelForSeq2SeqLM",
     .read_config = m2m_read_config,
     .read_tensors = m2m_read_tensors,
+    .attach_tokenizer = m2m_attach_tokenizer,
 };

@@ -213,32 +213,6 @@ static tfm_status marian_read_tensors(const fmt_source *src, tfm_model *m) {
 
 /* ---- the tokenizer ---------------------------------------------------------------------------- */
 
-/* The whole file `dir/name` into *data (malloc'd). Errors: TFM_ERR_IO naming it. */
-static tfm_status read_file(const char *dir, const char *name, unsigned char **data, size_t *len) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    *data = NULL;
-    *len = 0;
-    FILE *fp = fopen(path, "rb");
-    RETURN_IF(!fp, TFM_ERR_IO, "%s: cannot open: %s (a Marian folder holds config.json, model.safetensors, "
-              "source.spm, target.spm and vocab.json)", path, strerror(errno));
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (1 << 30)) {
-        fclose(fp);
-        return tfm_set_error(TFM_ERR_IO, "%s: not a regular file of at most 1 GiB", path);
-    }
-    *len = (size_t)sb.st_size;
-    *data = malloc(*len ? *len : 1);
-    if (!*data || fread(*data, 1, *len, fp) != *len) {
-        fclose(fp);
-        free(*data);
-        *data = NULL;
-        return tfm_set_error(TFM_ERR_IO, "%s: cannot read", path);
-    }
-    fclose(fp);
-    return TFM_OK;
-}
-
 /* vocab.json must be MarianTokenizer's: a JSON object of exactly vocab_size pieces, ids 0 .. V−1
  * (the text layer checks the ids themselves when it loads the tokenizer). */
 static tfm_status check_vocab(const fmt_source *src, const tfm_config *c) {
@@ -271,7 +245,8 @@ static tfm_status marian_attach_tokenizer(const fmt_source *src, tfm_model *m) {
     tfm_status st = TFM_OK;
     for (int i = 0; i < 3 && st == TFM_OK; i++) {
         size_t len = 0;
-        st = read_file(src->dir, names[i], &data[i], &len);
+        st = hf_read_file(src->dir, names[i], "a Marian folder holds config.json, model.safetensors, source.spm, "
+                          "target.spm and vocab.json", &data[i], &len);
         parts[i] = (blob_part){names[i], data[i], len};
     }
     unsigned char *blob = NULL;

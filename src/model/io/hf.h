@@ -20,6 +20,10 @@ tfm_status hf_model_dir(const char *path, char *dir, size_t n);
 /** 1 if `path` exists and is a directory. */
 int hf_is_dir(const char *path);
 
+/** The whole file `dir/name` (at most 1 GiB) into *data (malloc'd, *len bytes). Errors: TFM_ERR_IO
+ * naming it, with `hint` (what the folder holds) when it cannot be opened; TFM_ERR_NOMEM. */
+tfm_status hf_read_file(const char *dir, const char *name, const char *hint, unsigned char **data, size_t *len);
+
 /** Parses the JSON file `path` (at most 64 MiB; any JSON value) into *out (cJSON_Delete it).
  * Errors: TFM_ERR_IO (cannot open/read, naming the path), TFM_ERR_FORMAT ("path:line:col: not
  * valid JSON"), TFM_ERR_NOMEM. */

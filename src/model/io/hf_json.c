@@ -125,3 +125,28 @@ tfm_status hf_cfg_float(const char *path, const cJSON *root, const char *key, fl
     *out = (float)j->valuedouble;
     return TFM_OK;
 }
+
+tfm_status hf_read_file(const char *dir, const char *name, const char *hint, unsigned char **data, size_t *len) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    *data = NULL;
+    *len = 0;
+    FILE *fp = fopen(path, "rb");
+    RETURN_IF(!fp, TFM_ERR_IO, "%s: cannot open: %s (%s)", path, strerror(errno), hint);
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (1 << 30)) {
+        fclose(fp);
+        return tfm_set_error(TFM_ERR_IO, "%s: not a regular file of at most 1 GiB", path);
+    }
+    *len = (size_t)sb.st_size;
+    *data = malloc(*len ? *len : 1);
+    if (!*data || fread(*data, 1, *len, fp) != *len) {
+        fclose(fp);
+        const int nomem = !*data;
+        free(*data);
+        *data = NULL;
+        return tfm_set_error(nomem ? TFM_ERR_NOMEM : TFM_ERR_IO, "%s: cannot read", path);
+    }
+    fclose(fp);
+    return TFM_OK;
+}

@@ -3,7 +3,9 @@
  * 1e-4 at every non-pad decoder position; greedy and beam-4 search with the target language code
  * forced first give transformers' generate() ids and texts on every fixture sentence, one
  * sentence at a time and all in one batch, on the KV cache and recomputing; the model saved as a
- * tfm checkpoint keeps its traits and translates the same; a folder whose
+ * tfm checkpoint keeps its traits and tokenizer and translates the same; the tokenizer it carries,
+ * through the public API (tfm_tokenizer_set_langs, tfm_translate_text), gives transformers' texts;
+ * a folder whose
  * config.json disagrees with its tensors' shapes is refused naming the tensor. */
 #include "golden_f32.h"
 #include "nllb_tok.h"
@@ -178,6 +180,43 @@ static void check_misshaped(void) {
     rmdir(dir);
 }
 
+/* The tokenizer the model carries (its folder's files as one blob): through the public API, the
+ * greedy texts of tfm_translate_text are transformers'; the checkpoint keeps it. */
+static void check_public_tokenizer(tfm_context *ctx) {
+    const tfm_model *m = tfm_context_model(ctx);
+    size_t n = 0;
+    const unsigned char *bytes = tfm_model_tokenizer(m, &n);
+    tfm_tokenizer *tok = NULL;
+    CHECK(bytes && tfm_tokenizer_load_bytes(bytes, n, &tok) == TFM_OK, "the model's tokenizer: %s", tfm_last_error());
+    if (!tok) return;
+    CHECK(tfm_tokenizer_check_model(tok, tfm_model_config(m)) == TFM_OK, "505 tokens fit 507 rows: %s",
+          tfm_last_error());
+    CHECK(tfm_tokenizer_forced_first(tok) == -1 && tfm_tokenizer_set_langs(tok, "eng_Latn", "spa_Latn", 0) == TFM_OK &&
+              tfm_tokenizer_forced_first(tok) == 503 && tfm_tokenizer_piece_to_id(tok, "spa_Latn") == 503 &&
+              tfm_tokenizer_id_to_piece(tok, 504) && strcmp(tfm_tokenizer_id_to_piece(tok, 504), "<mask>") == 0,
+          "languages: %s", tfm_last_error());
+    test_lines sent, want;
+    CHECK(test_lines_read(test_path(GOLD "sentences.txt"), &sent) && test_lines_read(test_path(GOLD "greedy.txt"), &want) &&
+              sent.n == want.n,
+          "golden files");
+    char *out[MAXB] = {NULL};
+    tfm_decode_config dc = tfm_decode_config_default();
+    dc.max_len_a = 0.0f;
+    dc.max_len_b = 60;
+    dc.force_first = 1;
+    dc.first_id = tfm_tokenizer_forced_first(tok);
+    CHECK(sent.n <= MAXB && tfm_translate_text(ctx, tok, &dc, (const char *const *)sent.text, sent.n, 64, out, NULL) ==
+                                TFM_OK,
+          "translate_text: %s", tfm_last_error());
+    for (size_t i = 0; i < sent.n && i < MAXB; i++) {
+        CHECK(out[i] && strcmp(out[i], want.text[i]) == 0, "translate_text %zu: '%s'", i + 1, out[i] ? out[i] : "");
+        free(out[i]);
+    }
+    test_lines_free(&sent);
+    test_lines_free(&want);
+    tfm_tokenizer_free(tok);
+}
+
 /* A tfm checkpoint of the model (tfm_model_save) loads back with the family's traits: the same
  * greedy ids. */
 static void check_save_load(tfm_context *ctx, const nllb_tok *tok, const tfm_config *c) {
@@ -210,6 +249,9 @@ static void check_save_load(tfm_context *ctx, const nllb_tok *tok, const tfm_con
               "translate: %s", tfm_last_error());
         CHECK(len[0] == len[1] && len[0] > 1 && memcmp(out[0], out[1], (size_t)len[0] * sizeof(int32_t)) == 0,
               "the checkpoint translates as the folder (%d vs %d ids)", len[0], len[1]);
+        size_t n1 = 0, n2 = 0;
+        const unsigned char *b1 = tfm_model_tokenizer(tfm_context_model(ctx), &n1), *b2 = tfm_model_tokenizer(m2, &n2);
+        CHECK(b1 && b2 && n1 == n2 && memcmp(b1, b2, n1) == 0, "the checkpoint keeps the tokenizer");
         free(ids);
     }
     tfm_context_free(ctx2);
@@ -234,6 +276,7 @@ int main(void) {
         check_search(ctx, tok, c, 1, "greedy");
         check_search(ctx, tok, c, 4, "beam4");
         check_save_load(ctx, tok, c);
+        check_public_tokenizer(ctx);
     }
     check_misshaped();
     nllb_tok_free(tok);
