@@ -16,6 +16,9 @@ check "greedy = transformers' text ($(head -c 300 "$WORK/err"))" cmp -s "$WORK/g
 "$TFM" translate --model "$M" "${L[@]}" --beam 4 --lenpen 1.0 --input "$G/sentences.txt" > "$WORK/beam4.txt" 2> "$WORK/err"
 check "beam 4 = transformers' text ($(head -c 300 "$WORK/err"))" cmp -s "$WORK/beam4.txt" "$G/beam4.txt"
 "$TFM" translate --model "$M" "${L[@]}" --beam 4 --batch-size 1 < "$G/sentences.txt" > "$WORK/beam4b1.txt" 2>/dev/null
+# fra_Latn, never first in the model's training: the forced code decides the output
+"$TFM" translate --model "$M" "${L[@]}" --tgt-lang fra_Latn --beam 4 --input "$G/sentences.txt" > "$WORK/fra.txt" 2>/dev/null
+check "--tgt-lang fra_Latn, beam 4 = transformers' text" cmp -s "$WORK/fra.txt" "$G/beam4_fra.txt"
 check "beam 4, one sentence a batch, stdin: the same" cmp -s "$WORK/beam4b1.txt" "$G/beam4.txt"
 
 bleu=$("$TFM" eval --model "$M" "${L[@]}" --src "$G/sentences.txt" --ref "$G/greedy.txt" 2>/dev/null | head -1)

@@ -29,6 +29,8 @@ tests/golden/nllb/ (the references):
                    end (EOS) before the limit are kept; a sentence not kept is an empty line
   greedy.ids,      the generated ids after </s> spa_Latn, without EOS, one line each
   beam4.ids
+  greedy_fra.*,    the same with fra_Latn forced: a code the model never saw first in training, so
+  beam4_fra.*      forcing it (score 0, not counted by the length penalty) decides the output
   lang_ids.txt     "eng_Latn 501" ... the language codes' ids
 
 The model is M2M100ForConditionalGeneration (d_model 32, 4 heads, 2+2 layers, d_ff 64,
@@ -213,14 +215,15 @@ def main():
     top = torch.topk(logits[0, 1], 2).values
     print(f"top-2 logit gap at row 0, position 1: {float(top[0] - top[1]):.3f}", file=sys.stderr)
 
-    for name, beams in (("greedy", 1), ("beam4", 4)):
+    fra = tok.convert_tokens_to_ids("fra_Latn")
+    for name, beams, lang in (("greedy", 1, spa), ("beam4", 4, spa), ("greedy_fra", 1, fra), ("beam4_fra", 4, fra)):
         texts, idl = [], []
         for s in SENTENCES:
             enc = tok(s, return_tensors="pt")
             with torch.no_grad():
-                out = model.generate(**enc, forced_bos_token_id=spa, num_beams=beams, length_penalty=1.0,
+                out = model.generate(**enc, forced_bos_token_id=lang, num_beams=beams, length_penalty=1.0,
                                      early_stopping=True, max_new_tokens=MAX_NEW)[0].tolist()
-            assert out[:2] == [2, spa], out[:2]
+            assert out[:2] == [2, lang], out[:2]
             ended = out[-1] == 2 and len(out) - 1 < MAX_NEW
             body = out[2:-1] if ended else []
             texts.append(tok.decode(out, skip_special_tokens=True, clean_up_tokenization_spaces=False)

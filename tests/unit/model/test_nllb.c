@@ -1,7 +1,8 @@
 /* An NLLB / M2M100 Hugging Face folder (src/model/io/fmt_hf_m2m100.c, docs/NLLB.md) against
  * transformers 4.40.2 (tests/reference/make_nllb_golden.py): the logits of a padded batch within
  * 1e-4 at every non-pad decoder position; greedy and beam-4 search with the target language code
- * forced first give transformers' generate() ids and texts on every fixture sentence, one
+ * forced first (spa_Latn, and fra_Latn, which the model never saw first) give transformers'
+ * generate() ids and texts on every fixture sentence, one
  * sentence at a time and all in one batch, on the KV cache and recomputing; the model saved as a
  * tfm checkpoint keeps its traits and tokenizer and translates the same; the tokenizer it carries,
  * through the public API (tfm_tokenizer_set_langs, tfm_translate_text), gives transformers' texts;
@@ -72,7 +73,8 @@ static void check_logits(tfm_context *ctx, const tfm_config *c) {
 }
 
 /* Searches every sentence (alone, then all together) and compares ids and text with name.ids / .txt. */
-static void check_search(tfm_context *ctx, const nllb_tok *tok, const tfm_config *c, int beam, const char *name) {
+static void check_search(tfm_context *ctx, const nllb_tok *tok, const tfm_config *c, int beam, const char *lang,
+                         const char *name) {
     char p[256];
     test_lines sent, want_ids, want_txt;
     snprintf(p, sizeof p, GOLD "%s.ids", name);
@@ -94,7 +96,7 @@ static void check_search(tfm_context *ctx, const nllb_tok *tok, const tfm_config
     dc.max_len_a = 0.0f;
     dc.max_len_b = 60; /* past transformers' max_new_tokens 48: every fixture output ended before */
     dc.force_first = 1;
-    dc.first_id = nllb_tok_lang_id(tok, "spa_Latn");
+    dc.first_id = nllb_tok_lang_id(tok, lang);
     for (int cache = 1; cache >= 0; cache--) {
         dc.use_cache = cache;
         for (int batched = 0; batched <= 1; batched++) {
@@ -273,8 +275,11 @@ int main(void) {
               "config: vocab %d pad %d eos %d norm_first %d pe_offset %d", c->src_vocab, c->pad_id, c->eos_id,
               c->norm_first, c->pe_offset);
         check_logits(ctx, c);
-        check_search(ctx, tok, c, 1, "greedy");
-        check_search(ctx, tok, c, 4, "beam4");
+        check_search(ctx, tok, c, 1, "spa_Latn", "greedy");
+        check_search(ctx, tok, c, 4, "spa_Latn", "beam4");
+        /* a code never first in training: the forcing itself decides these */
+        check_search(ctx, tok, c, 1, "fra_Latn", "greedy_fra");
+        check_search(ctx, tok, c, 4, "fra_Latn", "beam4_fra");
         check_save_load(ctx, tok, c);
         check_public_tokenizer(ctx);
     }
