@@ -3,6 +3,7 @@
 #include "bpe_internal.h"
 #include "core_internal.h"
 #include "nllb_tok_internal.h"
+#include "tok_kind.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -245,8 +246,6 @@ tfm_status nllb_tok_encode(const nllb_tok *t, const char *text, size_t len, int3
     return TFM_OK;
 }
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
-
 tfm_status nllb_tok_decode(const nllb_tok *t, const int32_t *ids, size_t n_ids, char **text, size_t *len) {
     *text = NULL;
     *len = 0;
@@ -262,21 +261,11 @@ tfm_status nllb_tok_decode(const nllb_tok *t, const int32_t *ids, size_t n_ids, 
         /* specials, language codes, <mask> and rows past the tokenizer are not text */
         if (ids[i] <= NLLB_UNK_ID || ids[i] > t->n_sp) continue;
         const char *p = tfm_tokenizer_id_to_piece(t->sp, ids[i] - 1);
-        for (; *p; p++) {
-            if ((unsigned char)p[0] == 0xE2 && (unsigned char)p[1] == 0x96 && (unsigned char)p[2] == 0x81) {
-                s[n++] = ' '; /* U+2581 LOWER ONE EIGHTH BLOCK, SentencePiece's word boundary */
-                p += 2;
-            } else {
-                s[n++] = *p;
-            }
-        }
+        const size_t l = strlen(p);
+        memcpy(s + n, p, l);
+        n += l;
     }
-    size_t a = 0;
-    while (a < n && is_space(s[a])) a++;
-    while (n > a && is_space(s[n - 1])) n--;
-    memmove(s, s + a, n - a);
-    n -= a;
-    s[n] = '\0';
+    n = hf_spm_text(s, n); /* NllbTokenizer.convert_tokens_to_string: "▁" → " ", str.strip() */
     *text = s;
     *len = n;
     return TFM_OK;

@@ -11,8 +11,8 @@
  * legacy_behaviour pieces </s> [src_lang] (its earlier rule). Decoding skips <s> <pad> </s>
  * <unk>, the language codes, <mask> and ids past the tokenizer (a model's vocab_size may exceed
  * it: NLLB-200 has 256206 rows for 256204 tokens), joins the pieces, turns U+2581 into spaces and
- * strips white space at both ends, as NllbTokenizer.decode(skip_special_tokens=True,
- * clean_up_tokenization_spaces=False).
+ * strips white space at both ends as Python's str.strip() (hf_spm_text), as
+ * NllbTokenizer.decode(skip_special_tokens=True, clean_up_tokenization_spaces=False).
  *
  * Text is only text: a language code or "<mask>" written in the input is encoded as its
  * SentencePiece pieces, not as the special token (transformers would match it as an added token).

@@ -55,6 +55,12 @@ typedef struct tok_kind {
 extern const tok_kind tok_kind_marian; /* tok_marian.c */
 extern const tok_kind tok_kind_nllb;   /* tok_nllb.c */
 
+/** In place, the text transformers' SentencePiece tokenizers decode pieces to (hf_text.c): every
+ * "▁" (U+2581) a space, then white space stripped at both ends as Python's str.strip() (its
+ * str.isspace() set, Unicode included). s holds n bytes of UTF-8 and room for a NUL; returns the new
+ * length and NUL-terminates. */
+size_t hf_spm_text(char *s, size_t n);
+
 /** Whether a model of `rows` ids fits the tokenizer's vocabulary: the same size, or for a kind with
  * model_may_be_larger at least as many (tok_model.c). */
 int tok_model_rows_ok(const tfm_tokenizer *tok, int rows);
