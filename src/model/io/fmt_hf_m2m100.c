@@ -18,9 +18,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---- config.json ------------------------------------------------------------------------------ */
 
@@ -200,30 +198,11 @@ static tfm_status m2m_read_tensors(const fmt_source *src, tfm_model *m) { return
  * NLLB kind reads (src/text/tok_nllb.c). */
 static tfm_status m2m_attach_tokenizer(const fmt_source *src, tfm_model *m) {
     static const char *const names[3] = {"sentencepiece.bpe.model", "tokenizer_config.json", "special_tokens_map.json"};
-    blob_part parts[3];
-    unsigned char *data[3] = {NULL, NULL, NULL};
-    size_t n = 0;
-    tfm_status st = TFM_OK;
-    for (int i = 0; i < 3 && st == TFM_OK; i++) {
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", src->dir, names[i]);
-        struct stat sb;
-        if (i > 0 && (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))) continue; /* optional */
-        size_t len = 0;
-        st = hf_read_file(src->dir, names[i],
-                          "an NLLB / M2M100 folder needs config.json, model.safetensors and sentencepiece.bpe.model; "
-                          "docs/NLLB.md",
-                          &data[i], &len);
-        parts[n++] = (blob_part){names[i], data[i], len};
-    }
-    unsigned char *blob = NULL;
-    size_t blen = 0;
-    if (st == TFM_OK) st = parts_pack(PARTS_MAGIC_NLLB, parts, n, &blob, &blen);
-    if (st == TFM_OK) st = tfm_model_set_tokenizer(m, blob, blen);
-    for (int i = 0; i < 3; i++) free(data[i]);
-    free(blob);
-    return st;
+    return hf_attach_files(m, src->dir, PARTS_MAGIC_NLLB, names, 3, 1,
+                           "an NLLB / M2M100 folder needs config.json, model.safetensors and sentencepiece.bpe.model; "
+                           "docs/NLLB.md");
 }
+
 const model_format model_format_hf_m2m100 = {
     .name = "Hugging Face M2M100 / NLLB",
     .hf_model_type = "m2m_100",

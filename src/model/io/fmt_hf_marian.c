@@ -240,22 +240,8 @@ static tfm_status check_vocab(const fmt_source *src, const tfm_config *c) {
 static tfm_status marian_attach_tokenizer(const fmt_source *src, tfm_model *m) {
     TRY(check_vocab(src, &m->cfg));
     static const char *const names[] = {"source.spm", "target.spm", "vocab.json"};
-    blob_part parts[3];
-    unsigned char *data[3] = {NULL, NULL, NULL};
-    tfm_status st = TFM_OK;
-    for (int i = 0; i < 3 && st == TFM_OK; i++) {
-        size_t len = 0;
-        st = hf_read_file(src->dir, names[i], "a Marian folder holds config.json, model.safetensors, source.spm, "
-                          "target.spm and vocab.json", &data[i], &len);
-        parts[i] = (blob_part){names[i], data[i], len};
-    }
-    unsigned char *blob = NULL;
-    size_t blen = 0;
-    if (st == TFM_OK) st = parts_pack(PARTS_MAGIC_MARIAN, parts, 3, &blob, &blen);
-    if (st == TFM_OK) st = tfm_model_set_tokenizer(m, blob, blen);
-    for (int i = 0; i < 3; i++) free(data[i]);
-    free(blob);
-    return st;
+    return hf_attach_files(m, src->dir, PARTS_MAGIC_MARIAN, names, 3, 3,
+                           "a Marian folder holds config.json, model.safetensors, source.spm, target.spm and vocab.json");
 }
 
 const model_format model_format_hf_marian = {

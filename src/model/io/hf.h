@@ -24,6 +24,14 @@ int hf_is_dir(const char *path);
  * naming it, with `hint` (what the folder holds) when it cannot be opened; TFM_ERR_NOMEM. */
 tfm_status hf_read_file(const char *dir, const char *name, const char *hint, unsigned char **data, size_t *len);
 
+/** Stores the files names[0..n) of the folder `dir` in the model `m` as one blob under `magic`
+ * (core/parts.h; tfm_model_set_tokenizer): the tokenizer a format's attach_tokenizer attaches. The
+ * first n_required must exist; the others are left out when absent. Errors: those of
+ * hf_read_file (a required file missing: TFM_ERR_IO naming it, with `hint`), TFM_ERR_NOMEM. */
+struct tfm_model;
+tfm_status hf_attach_files(struct tfm_model *m, const char *dir, const char *magic, const char *const *names, size_t n,
+                           size_t n_required, const char *hint);
+
 /** Parses the JSON file `path` (at most 64 MiB; any JSON value) into *out (cJSON_Delete it).
  * Errors: TFM_ERR_IO (cannot open/read, naming the path), TFM_ERR_FORMAT ("path:line:col: not
  * valid JSON"), TFM_ERR_NOMEM. */

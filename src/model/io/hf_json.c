@@ -1,6 +1,8 @@
 /* Hugging Face folders: paths and JSON files (hf.h). */
 #include "hf.h"
+#include "parts.h"
 #include "safetensors.h"
+#include "tfm/model.h"
 
 #include <cjson/cJSON.h>
 
@@ -149,4 +151,30 @@ tfm_status hf_read_file(const char *dir, const char *name, const char *hint, uns
     }
     fclose(fp);
     return TFM_OK;
+}
+
+tfm_status hf_attach_files(struct tfm_model *m, const char *dir, const char *magic, const char *const *names, size_t n,
+                           size_t n_required, const char *hint) {
+    blob_part parts[8] = {{NULL, NULL, 0}};
+    unsigned char *data[8] = {NULL};
+    RETURN_IF(n > 8, TFM_ERR_INVALID_ARG, "hf_attach_files: at most 8 files");
+    size_t k = 0;
+    tfm_status st = TFM_OK;
+    for (size_t i = 0; i < n && st == TFM_OK; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        struct stat sb;
+        if (i >= n_required && (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))) continue; /* optional, absent */
+        size_t len = 0;
+        st = hf_read_file(dir, names[i], hint, &data[k], &len);
+        parts[k] = (blob_part){names[i], data[k], len};
+        k++;
+    }
+    unsigned char *blob = NULL;
+    size_t blen = 0;
+    if (st == TFM_OK) st = parts_pack(magic, parts, k, &blob, &blen);
+    if (st == TFM_OK) st = tfm_model_set_tokenizer(m, blob, blen);
+    for (size_t i = 0; i < k; i++) free(data[i]);
+    free(blob);
+    return st;
 }
