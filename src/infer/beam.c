@@ -198,8 +198,8 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
                 forbid_specials(cfg, lg); /* after the lse: pad and BOS keep their share of it */
                 if (t == limit[i]) { /* length limit: this hypothesis must end here */
                     double s = (double)score[r] + (lg[cfg->eos_id] - lse[r]);
-                    keep_finished(best, best_len, best_tok, n_kept, i, N, cap, normalized(s, penalty_len(dc, t), dc->lenpen),
-                                  hist + (size_t)r * (size_t)cap, t);
+                    keep_finished(best, best_len, best_tok, n_kept, i, N, cap,
+                                  normalized(s, penalty_len(dc, t), dc->lenpen), hist + (size_t)r * (size_t)cap, t);
                     continue;
                 }
                 if (t == 0 && dc->force_first) { /* decode.h: the forced first token, log p = 0 */
@@ -219,7 +219,8 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
                     if (j < K) {
                         n_finished[i]++;
                         keep_finished(best, best_len, best_tok, n_kept, i, N, cap,
-                                      normalized(cands[j].score, penalty_len(dc, t), dc->lenpen), hist + (size_t)r * (size_t)cap, t);
+                                      normalized(cands[j].score, penalty_len(dc, t), dc->lenpen),
+                                      hist + (size_t)r * (size_t)cap, t);
                     }
                     continue;
                 }

@@ -14,7 +14,8 @@ static int py_space(uint32_t c) {
 size_t hf_spm_text(char *s, size_t n) {
     size_t k = 0;
     for (size_t i = 0; i < n;) { /* U+2581 is e2 96 81 */
-        if (i + 2 < n && (unsigned char)s[i] == 0xe2 && (unsigned char)s[i + 1] == 0x96 && (unsigned char)s[i + 2] == 0x81) {
+        if (i + 2 < n && (unsigned char)s[i] == 0xe2 && (unsigned char)s[i + 1] == 0x96 &&
+            (unsigned char)s[i + 2] == 0x81) {
             s[k++] = ' ';
             i += 3;
         } else {

@@ -42,7 +42,8 @@ static tfm_status config_from_m2m(const char *path, const cJSON *root, tfm_confi
     else if (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0) c->activation = TFM_ACT_SILU;
     else
         return tfm_set_error(TFM_ERR_UNSUPPORTED,
-                             "%s: activation_function '%.40s' is not supported (relu, gelu, silu/swish are)", path, act);
+                             "%s: activation_function '%.40s' is not supported (relu, gelu, silu/swish are)", path,
+                             act);
     TRY(hf_cfg_int(path, root, "d_model", 1, &c->d_model));
     TRY(hf_cfg_int(path, root, "encoder_layers", 1, &c->n_enc_layers));
     TRY(hf_cfg_int(path, root, "decoder_layers", 1, &c->n_dec_layers));
