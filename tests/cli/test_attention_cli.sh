@@ -53,6 +53,14 @@ awk -F, 'NR > 1 { print $1 "," $2 "," $3 "," $4 "," $5 "," $NF }' "$WORK/ed.csv"
 paste -d, "$WORK/from_json" "$WORK/from_csv" |
   awk -F, '{ for (i = 1; i <= 5; i++) if ($i != $(i + 6)) bad = 1; d = $6 - $12; if (d * d > 1e-16) bad = 1 }
            END { exit bad || NR == 0 }' && ok || bad "JSON and CSV disagree"
+# the CSV's token columns: the query's and the key's subwords of the JSON's labels (RFC 4180 quoting)
+jq -r 'def q: "\"" + gsub("\""; "\"\"") + "\"";
+       . as $r | def lab(n): if n == "source" then $r.src_tokens else $r.tgt_tokens end;
+       .maps[] | . as $m | range(0; .weights | length) as $q | range(0; .weights[$q] | length) as $k
+       | "\($m.kind),\($m.layer),\($m.head),\($q),\($k),\(lab($m.queries)[$q] | q),\(lab($m.keys)[$k] | q)"' \
+  "$WORK/ed.json" > "$WORK/labels_json"
+sed '1d; s/,[^,]*$//' "$WORK/ed.csv" | cmp -s - "$WORK/labels_json" && ok ||
+  bad "the CSV's query_token/key_token columns are not the JSON's labels of that query and key"
 awk -F, 'NR > 1 { k = $1 "," $2 "," $3 "," $4; s[k] += $NF } END { for (k in s) if ((s[k] - 1) ^ 2 > 1e-10) exit 1 }' \
   "$WORK/ed.csv" && ok || bad "a CSV row does not sum to 1"
 # without --tgt: the model's own greedy translation
