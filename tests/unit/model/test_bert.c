@@ -227,6 +227,26 @@ static void test_errors(void) {
         load_error(tmp, TFM_ERR_IO, "no config.json");
         rmdir(tmp);
     }
+    /* config.json without model.safetensors: missing weights, or a pickle refused with the
+     * transformers command that converts it (a pickle runs code when read: never unpickled) */
+    if (test_make_tmpdir(tmp, sizeof tmp, "bert-bin")) {
+        char cfg[4200], bin[4200];
+        snprintf(cfg, sizeof cfg, "%s/config.json", tmp);
+        snprintf(bin, sizeof bin, "%s/pytorch_model.bin", tmp);
+        CHECK(copy_file(test_path(DIR "/config.json"), cfg), "copy config.json");
+        load_error(tmp, TFM_ERR_IO, "no model.safetensors");
+        FILE *f = fopen(bin, "wb");
+        if (f) {
+            fputs("\x80\x02}q\x00.", f); /* a pickle's first bytes: it must never be read */
+            fclose(f);
+        }
+        load_error(tmp, TFM_ERR_UNSUPPORTED, "only pytorch_model.bin (a Python pickle, which tfm does not read)");
+        load_error(tmp, TFM_ERR_UNSUPPORTED, "from transformers import AutoModel as M; M.from_pretrained('");
+        load_error(tmp, TFM_ERR_UNSUPPORTED, "save_pretrained(");
+        remove(bin);
+        remove(cfg);
+        rmdir(tmp);
+    }
 }
 
 int main(void) {
