@@ -48,9 +48,11 @@ static int side_labels(const tfm_tokenizer *tok, side *s) {
     return 1;
 }
 
-/* Encodes `text` (flag names it in errors); with bos, BOS first. Refuses blank text and more than
- * max_len tokens (an attention map of a cut sentence would mislead). */
-static int encode_side(const char *flag, const char *text, const tfm_tokenizer *tok, int bos, int max_len, side *s) {
+/* Encodes `text` (flag names it in errors); with bos, the id `first` first (BOS, or an
+ * encoder–decoder model's decoder start token). Refuses blank text and more than max_len tokens
+ * (an attention map of a cut sentence would mislead). */
+static int encode_side(const char *flag, const char *text, const tfm_tokenizer *tok, int bos, int32_t first,
+                       int max_len, side *s) {
     if (tfm_text_is_blank(text, strlen(text))) {
         cli_error("attention", "%s is empty: give a sentence to attend over", flag);
         return 0;
@@ -74,13 +76,13 @@ static int encode_side(const char *flag, const char *text, const tfm_tokenizer *
         cli_error("attention", "out of memory");
         return 0;
     }
-    if (bos) s->ids[0] = tfm_tokenizer_bos_id(tok);
+    if (bos) s->ids[0] = first;
     memcpy(s->ids + bos, ids, n * sizeof *ids);
     free(ids);
     return side_labels(tok, s);
 }
 
-/* The greedy translation of src as the decoder input (BOS + its tokens). */
+/* The greedy translation of src as the decoder input (the decoder start token + its tokens). */
 static int translate_side(tfm_context *ctx, const tfm_tokenizer *tok, const side *src, side *t) {
     const int max_len = tfm_model_config(tfm_context_model(ctx))->max_len;
     tfm_decode_config dc = tfm_decode_config_default();
@@ -90,7 +92,7 @@ static int translate_side(tfm_context *ctx, const tfm_tokenizer *tok, const side
         cli_error("attention", "translating --src: %s", t->ids ? tfm_last_error() : "out of memory");
         return 0;
     }
-    t->ids[0] = tfm_tokenizer_bos_id(tok);
+    t->ids[0] = tfm_config_decoder_start(tfm_model_config(tfm_context_model(ctx)));
     t->n = n + 1;
     return side_labels(tok, t);
 }
@@ -271,13 +273,13 @@ static int run(int argc, char **argv) {
     const int dec_only = c->arch == TFM_ARCH_DECODER_ONLY;
     const char *tgt_from = NULL;
     if (dec_only) {
-        if (!encode_side("--src", src_text, tok, 1, c->max_len, &tgt)) goto done;
+        if (!encode_side("--src", src_text, tok, 1, tfm_tokenizer_bos_id(tok), c->max_len, &tgt)) goto done;
     } else {
-        if (!encode_side("--src", src_text, tok, 0, c->max_len, &src)) goto done;
+        if (!encode_side("--src", src_text, tok, 0, 0, c->max_len, &src)) goto done;
         if (c->arch == TFM_ARCH_ENCODER_ONLY) {
             /* the encoder alone */
         } else if (tgt_text) {
-            if (!encode_side("--tgt", tgt_text, tok, 1, c->max_len, &tgt)) goto done;
+            if (!encode_side("--tgt", tgt_text, tok, 1, tfm_config_decoder_start(c), c->max_len, &tgt)) goto done;
             tgt_from = "--tgt";
         } else {
             if (!translate_side(ctx, tok, &src, &tgt)) goto done;

@@ -28,12 +28,15 @@ TFM_API const char *tfm_attn_kind_name(tfm_attn_kind kind);
 /** Runs the forward pass of one sequence (batch of one, no padding) with the context's model and
  * keeps every attention weight in the context, until its next call:
  *   encoder–decoder: src [S] the source ids (as tfm_translate encodes them: no BOS/EOS) and
- *                    tgt_in [T] the decoder input (BOS first, then the target's ids);
+ *                    tgt_in [T] the decoder input (its start token first,
+ *                    tfm_config_decoder_start: BOS for tfm's models, the pad id for Marian's,
+ *                    then the target's ids);
  *   decoder-only:    tgt_in [T] (BOS first), src NULL and S = 0;
  *   encoder-only:    src [S], tgt_in NULL and T = 0.
  * Errors: TFM_ERR_INVALID_ARG (NULL context, a side the architecture does not have or lacks one
  * it needs, S or T < 1 where needed), TFM_ERR_RANGE (longer than max_len, an id outside the
- * vocabulary or the padding id, naming the side and position), TFM_ERR_NOMEM. */
+ * vocabulary or the padding id — but for a decoder start token that is the pad id at position 0 —
+ * naming the side and position), TFM_ERR_NOMEM. */
 TFM_API tfm_status tfm_model_attention(tfm_context *ctx, int S, const int32_t *src, int T, const int32_t *tgt_in);
 
 /** After tfm_model_attention on ctx: the weights of sub-layer `kind` of layer `layer` (0-based),

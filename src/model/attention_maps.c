@@ -18,10 +18,12 @@ const char *tfm_attn_kind_name(tfm_attn_kind kind) {
     return "?";
 }
 
-/* Ids of one side: within the vocabulary and never the padding id (a pad would be masked out). */
-static tfm_status check_side(const int32_t *ids, int n, int vocab, int pad, const char *side) {
+/* Ids of one side: within the vocabulary and never the padding id (a pad would be masked out),
+ * except at position `pad_ok` (-1: none): the decoder's start token, which may be the pad id
+ * (Marian) and is never masked (forward.c). */
+static tfm_status check_side(const int32_t *ids, int n, int vocab, int pad, int pad_ok, const char *side) {
     for (int i = 0; i < n; i++)
-        RETURN_IF(ids[i] < 0 || ids[i] >= vocab || ids[i] == pad, TFM_ERR_RANGE,
+        RETURN_IF(ids[i] < 0 || ids[i] >= vocab || (ids[i] == pad && i != pad_ok), TFM_ERR_RANGE,
                   "%s position %d: id %d is %s", side, i, (int)ids[i],
                   ids[i] == pad ? "the padding id" : "outside the vocabulary");
     return TFM_OK;
@@ -38,8 +40,9 @@ tfm_status tfm_model_attention(tfm_context *ctx, int S, const int32_t *src, int 
     RETURN_IF(S > c->max_len, TFM_ERR_RANGE, "the source has %d tokens, more than the model's max_len %d", S, c->max_len);
     RETURN_IF(T > c->max_len, TFM_ERR_RANGE, "the decoder input has %d tokens, more than the model's max_len %d", T,
               c->max_len);
-    TRY(check_side(src, S, c->src_vocab, c->pad_id, "source"));
-    TRY(check_side(tgt_in, T, c->tgt_vocab, c->pad_id, "decoder input"));
+    TRY(check_side(src, S, c->src_vocab, c->pad_id, -1, "source"));
+    const int start_is_pad = tgt_in && tgt_in[0] == tfm_config_decoder_start(c);
+    TRY(check_side(tgt_in, T, c->tgt_vocab, c->pad_id, start_is_pad ? 0 : -1, "decoder input"));
     const int Tf = need_tgt ? T : 1; /* an encoder-only pass lays out one (unused) target position */
     TRY(context_reserve(ctx, 1, S, Tf, 0));
     model_forward(ctx, 1, S, Tf, src, tgt_in, (size_t)Tf, NULL);

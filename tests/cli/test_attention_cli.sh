@@ -67,6 +67,30 @@ awk -F, 'NR > 1 { k = $1 "," $2 "," $3 "," $4; s[k] += $NF } END { for (k in s) 
 "$T" attention --model "$WORK/ed.st" --src "$SRC" > "$WORK/greedy.json" 2> /dev/null || bad "attention without --tgt"
 [ "$(jq -r '.tgt_from' "$WORK/greedy.json")" = "greedy translation" ] && rows_ok "$WORK/greedy.json" && ok ||
   bad "greedy-translation maps"
+# a decoder that starts from the pad id (Marian's decoder_start_token_id; metadata decoder_start_id,
+# docs/MODELS.md): the decoder input starts with that token, with --tgt and without
+if [ -x /usr/bin/python3 ]; then
+  /usr/bin/python3 - "$WORK/ed.st" "$WORK/padstart.st" << 'PY' || bad "could not write a decoder_start_id model"
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+h["__metadata__"]["decoder_start_id"] = h["__metadata__"]["pad_id"]
+s = json.dumps(h).encode()
+s += b" " * (-len(s) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(s)) + s + b[8 + n:])
+PY
+  for how in "--tgt" "greedy"; do
+    if [ "$how" = --tgt ]; then args=(--tgt "$TGT"); else args=(); fi
+    "$T" attention --model "$WORK/padstart.st" --src "$SRC" "${args[@]}" > "$WORK/pad.json" 2> "$WORK/err" ||
+      bad "decoder_start_id = pad_id ($how): $(cat "$WORK/err")"
+    first=$(jq -r '.tgt_tokens[0]' "$WORK/pad.json")
+    [ "$first" = "<pad>" ] && rows_ok "$WORK/pad.json" && ok ||
+      bad "decoder_start_id = pad_id ($how): the decoder input starts with '$first', not the start token (pad)"
+  done
+else
+  echo "note: /usr/bin/python3 missing: the decoder_start_id case is not checked"
+fi
 # decoder-only and encoder-only
 "$T" attention --model "$WORK/lm.st" --src "$SRC" > "$WORK/lm.json" 2> /dev/null || bad "decoder-only"
 rows_ok "$WORK/lm.json" && [ "$(jq '[.maps[] | .kind] | unique' -c "$WORK/lm.json")" = '["decoder_self"]' ] && ok ||

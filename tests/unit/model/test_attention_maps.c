@@ -246,8 +246,50 @@ static void check_errors(void) {
     free_all(ctx);
 }
 
+/* A decoder whose start token is the pad id (Marian: decoder_start_id = pad_id): position 0 is
+ * that token, attended to like any other (never key padding); a pad later, or a pad first where
+ * the start token is BOS, is still refused. */
+static void check_pad_start(void) {
+    tfm_config c = config(TFM_ARCH_ENCODER_DECODER, TFM_PE_SINUSOIDAL);
+    c.decoder_start_id = c.pad_id;
+    tfm_context *ctx = model_context(&c, 5, "pad start");
+    if (!ctx) return;
+    int32_t tgt[TT];
+    memcpy(tgt, TGT, sizeof tgt);
+    tgt[0] = c.pad_id;
+    CHECK(tfm_model_attention(ctx, S, SRC, TT, tgt) == TFM_OK, "pad start: %s", tfm_last_error());
+    for (int l = 0; l < 2; l++) {
+        int Hh = 0, Tq = 0, Tk = 0;
+        const float *w = tfm_context_attention(ctx, TFM_ATTN_DECODER_SELF, l, &Hh, &Tq, &Tk);
+        CHECK(w && Tq == TT && Tk == TT, "pad start: decoder_self layer %d", l);
+        if (w) {
+            CHECK(check_rows("pad start: decoder_self", w, Hh, Tq, Tk, 1) <= 1e-5, "pad start: decoder_self rows");
+            for (int h = 0; h < Hh; h++) /* query 0 sees key 0 alone: the start token, not masked */
+                CHECK(fabsf(w[(size_t)h * TT * TT] - 1.0f) <= 1e-6f, "pad start: head %d, query 0 -> key 0: %g", h,
+                      (double)w[(size_t)h * TT * TT]);
+        }
+        w = tfm_context_attention(ctx, TFM_ATTN_CROSS, l, &Hh, &Tq, &Tk);
+        CHECK(w && check_rows("pad start: cross", w, Hh, Tq, Tk, 0) <= 1e-5, "pad start: cross layer %d", l);
+    }
+    tgt[0] = TGT[0];
+    tgt[1] = c.pad_id;
+    CHECK(tfm_model_attention(ctx, S, SRC, TT, tgt) == TFM_ERR_RANGE && strstr(tfm_last_error(), "position 1") &&
+              strstr(tfm_last_error(), "padding id"),
+          "pad start: a pad at position 1: %s", tfm_last_error());
+    free_all(ctx);
+    c.decoder_start_id = -1; /* BOS starts: a pad first is padding */
+    ctx = model_context(&c, 5, "bos start");
+    if (!ctx) return;
+    memcpy(tgt, TGT, sizeof tgt);
+    tgt[0] = c.pad_id;
+    CHECK(tfm_model_attention(ctx, S, SRC, TT, tgt) == TFM_ERR_RANGE && strstr(tfm_last_error(), "padding id"),
+          "bos start: a pad first: %s", tfm_last_error());
+    free_all(ctx);
+}
+
 int main(void) {
     check_recompute();
+    check_pad_start();
     for (int pe = 0; pe <= TFM_PE_ALIBI; pe++) check_kind(TFM_ARCH_ENCODER_DECODER, (tfm_pe)pe);
     check_kind(TFM_ARCH_DECODER_ONLY, TFM_PE_ALIBI);
     check_kind(TFM_ARCH_DECODER_ONLY, TFM_PE_ROPE);
