@@ -57,6 +57,12 @@ TFM_API int tfm_embedder_dim(const tfm_embedder *e);
 /** The truncation length in tokens, [CLS] and [SEP] included. */
 TFM_API int tfm_embedder_max_tokens(const tfm_embedder *e);
 
+/** The number of tokens tfm_embedder_encode reads for one text (len bytes of UTF-8) into *n: its
+ * WordPiece ids with [CLS] and [SEP], truncated to tfm_embedder_max_tokens (what tfm serve reports
+ * as an embedding's usage.prompt_tokens). Errors: TFM_ERR_FORMAT for invalid UTF-8 (byte offset
+ * named); TFM_ERR_INVALID_ARG (NULL arguments); TFM_ERR_NOMEM. */
+TFM_API tfm_status tfm_embedder_count_tokens(const tfm_embedder *e, const char *text, size_t len, size_t *n);
+
 /** The model (owned by the embedder), e.g. to create contexts. */
 TFM_API const tfm_model *tfm_embedder_model(const tfm_embedder *e);
 

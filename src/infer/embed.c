@@ -66,6 +66,14 @@ int tfm_embedder_dim(const tfm_embedder *e) { return tfm_model_config(e->model)-
 int tfm_embedder_max_tokens(const tfm_embedder *e) { return e->max_tokens; }
 const tfm_model *tfm_embedder_model(const tfm_embedder *e) { return e->model; }
 
+tfm_status tfm_embedder_count_tokens(const tfm_embedder *e, const char *text, size_t len, size_t *n) {
+    RETURN_IF(!e || !text || !n, TFM_ERR_INVALID_ARG, "tfm_embedder_count_tokens: NULL argument");
+    int32_t *ids = NULL;
+    TRY(tfm_wordpiece_encode(e->wp, text, len, 1, (size_t)e->max_tokens, &ids, n));
+    free(ids);
+    return TFM_OK;
+}
+
 void tfm_embedder_free(tfm_embedder *e) {
     if (!e) return;
     tfm_model_free(e->model);

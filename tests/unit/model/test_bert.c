@@ -142,6 +142,9 @@ static void test_tokens_and_vectors(void) {
         CHECK(tfm_wordpiece_encode(wp, texts[i], tl[i], 1, MAX_S, &got, &n) == TFM_OK, "encode %d", i);
         CHECK(n == lens[i] && memcmp(got, ids[i], n * sizeof *got) == 0, "sentence %d: ids as BertTokenizer", i);
         free(got);
+        size_t counted = 0;
+        CHECK(tfm_embedder_count_tokens(e, texts[i], tl[i], &counted) == TFM_OK && counted == lens[i],
+              "sentence %d: tfm_embedder_count_tokens %zu, BertTokenizer %zu", i, counted, (size_t)lens[i]);
     }
     fclose(f);
     tfm_context *ctx;
