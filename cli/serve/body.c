@@ -8,6 +8,22 @@
 #include <string.h>
 #include <strings.h>
 
+/* The length of the field a message starts with ("max_tokens: ...", "input[1]: ..."): a JSON name
+ * and its [index]es followed by ':'; 0 when it names none. */
+static size_t field_prefix(const char *msg) {
+    size_t i = 0;
+    while ((msg[i] >= 'a' && msg[i] <= 'z') || (msg[i] >= 'A' && msg[i] <= 'Z') || msg[i] == '_' ||
+           (i && msg[i] >= '0' && msg[i] <= '9'))
+        i++;
+    while (i && msg[i] == '[' && msg[i + 1] >= '0' && msg[i + 1] <= '9') {
+        size_t k = i + 1;
+        while (msg[k] >= '0' && msg[k] <= '9') k++;
+        if (msg[k] != ']') return 0;
+        i = k + 1;
+    }
+    return i && msg[i] == ':' ? i : 0;
+}
+
 void serve_error(serve_reply *r, int status, const char *fmt, ...) {
     char msg[512];
     va_list ap;
@@ -15,7 +31,24 @@ void serve_error(serve_reply *r, int status, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     cJSON *j = cJSON_CreateObject();
-    if (j) cJSON_AddStringToObject(j, "error", msg);
+    if (j && !r->openai_errors) cJSON_AddStringToObject(j, "error", msg);
+    if (j && r->openai_errors) {
+        /* OpenAI's shape, as its clients read it (type by status, as llama.cpp's server) */
+        cJSON *e = cJSON_AddObjectToObject(j, "error");
+        const char *type = status == 400 || status == 405 || status == 413 ? "invalid_request_error"
+                           : status == 403                                 ? "authentication_error"
+                           : status == 404                                 ? "not_found_error"
+                           : status == 503                                 ? "unavailable_error"
+                                                                           : "server_error";
+        char param[128];
+        const size_t n = status == 400 ? field_prefix(msg) : 0;
+        snprintf(param, sizeof param, "%.*s", (int)n, msg);
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddStringToObject(e, "type", type);
+        if (n && n < sizeof param) cJSON_AddStringToObject(e, "param", param);
+        else cJSON_AddNullToObject(e, "param");
+        cJSON_AddNullToObject(e, "code");
+    }
     free(r->body);
     r->body = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);

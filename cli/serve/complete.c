@@ -178,7 +178,8 @@ static void *stream_main(void *arg) {
             stream_event(st, "", 0, finish);
         } else {
             char msg[400];
-            snprintf(msg, sizeof msg, "data: {\"error\": \"generation failed\"}\n\n");
+            snprintf(msg, sizeof msg, "data: {\"error\": {\"message\": \"generation failed\", \"type\": \"server_error\", "
+                                      "\"param\": null, \"code\": null}}\n\n");
             pthread_mutex_lock(&st->mu);
             append(&st->buf, &st->len, &st->cap, msg, strlen(msg));
             pthread_mutex_unlock(&st->mu);
@@ -266,7 +267,10 @@ void serve_completions(serve_state *s, const serve_request *q, const cJSON *body
     }
     tfm_sample_config sc = {(float)temperature, (int)top_k, (float)top_p, (uint64_t)seed};
     if (tfm_sample_config_validate(&sc) != TFM_OK) {
-        serve_error(r, 400, "%s", tfm_last_error());
+        /* "sampling: top_p must be ..." -> "top_p: top_p must be ...": the message starts with the field */
+        const char *e = tfm_last_error();
+        if (strncmp(e, "sampling: ", 10) == 0) e += 10;
+        serve_error(r, 400, "%.*s: %s", (int)strcspn(e, " "), e, e);
         return;
     }
     completion c = {0};

@@ -129,6 +129,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (cs->too_big) {
         /* announced too big: answered at once, before the body (libmicrohttpd then closes the
          * connection); else answered after the body was read and dropped */
+        r.openai_errors = serve_openai_path(url);
         serve_error(&r, 413, "the body is larger than --max-body %zu bytes", s->max_body);
         return send_reply(s, conn, method, url, &r, cs);
     }

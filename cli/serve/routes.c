@@ -157,7 +157,10 @@ void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
     const int ready = atomic_load(&s->ready);
     if (routes[k].id == R_HEALTH) {
         if (ready) {
+int serve_openai_path(const char *path) { return strncmp(path, "/v1/", 4) == 0; }
+
             cJSON *j = cJSON_CreateObject();
+    r->openai_errors = serve_openai_path(q->path);
             if (j) cJSON_AddStringToObject(j, "status", "ok");
             serve_json(r, j);
         } else {

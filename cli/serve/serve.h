@@ -88,12 +88,17 @@ typedef struct {
     const char *allow;        /* 405: the Allow header */
     serve_stream *stream;     /* non-NULL: the body comes from serve_stream_read */
     const char *csp;          /* the Content-Security-Policy header (static), NULL: none */
+    int openai_errors;        /* set before routing: serve_error writes OpenAI's shape (the /v1/ routes) */
 } serve_reply;
 
 /* Routes a request (routes.c): fills *r, never fails (out of memory gives a 500 without body). */
 void serve_route(serve_state *s, const serve_request *q, serve_reply *r);
 
-/* Sets *r to `status` with the body {"error": "<message>"}. */
+/* Sets *r to `status` with the body {"error": "<message>"} (LibreTranslate's shape), or with
+ * r->openai_errors OpenAI's {"error": {"message", "type", "param", "code": null}}: type
+ * invalid_request_error (400, 405, 413), authentication_error (403), not_found_error (404),
+ * unavailable_error (503) or server_error; param the field a 400's message starts with
+ * ("max_tokens: ..." -> "max_tokens", "input[1]: ..." -> "input[1]"), else null. */
 void serve_error(serve_reply *r, int status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -225,6 +230,9 @@ void serve_metrics_reply(serve_state *s, serve_reply *r);
 
 /* The index of a path in the route table (0..SERVE_ROUTES-2), or SERVE_ROUTES-1 for any other. */
 int serve_route_index(const char *path);
+
+/* 1 for the OpenAI-compatible paths (/v1/...), whose errors take OpenAI's shape (serve_error). */
+int serve_openai_path(const char *path);
 
 /* The path of route k of the table, "other" past it. */
 const char *serve_route_path(int k);

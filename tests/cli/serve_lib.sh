@@ -93,6 +93,12 @@ want() {
 }
 # want_error LABEL CODE NEEDLE: status CODE and {"error": "...NEEDLE..."}.
 want_error() { want "$1" "$2" ".error | type == \"string\" and contains(\"$3\")"; }
+# want_oai_error LABEL CODE NEEDLE TYPE PARAM: status CODE and OpenAI's {"error": {"message":
+# "...NEEDLE...", "type": TYPE, "param": PARAM (a jq value: "\"max_tokens\"" or null), "code": null}}.
+want_oai_error() {
+  want "$1" "$2" ".error | type == \"object\" and (.message | contains(\"$3\")) and .type == \"$4\" and .param == $5 and
+    has(\"code\") and .code == null"
+}
 
 # completion_text FILE: the text of a /v1/completions answer saved in FILE, plain JSON or
 # Server-Sent Events (the events' texts joined).

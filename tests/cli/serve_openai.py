@@ -93,16 +93,26 @@ def errors():
         client.completions.create(model="nope", prompt="x")
         check("an unknown model: BadRequestError", False, "no exception")
     except openai.BadRequestError as e:
-        # the body is LibreTranslate's {"error": "message"}, not OpenAI's {"error": {"message": ...}}:
-        # the client keeps it in e.body (its exception text then says only the status)
-        check("an unknown model: BadRequestError (400), the body naming the field",
-              e.status_code == 400 and "model:" in str(e.body), e.body)
+        # OpenAI's {"error": {"message", "type", "param", "code"}}: the client puts the inner object
+        # in e.body and its fields in e.type, e.param, e.code
+        check("an unknown model: BadRequestError (400), its message naming the field, type and param",
+              e.status_code == 400 and isinstance(e.body, dict) and e.body.get("message", "").startswith("model: ") and
+              "nope" in e.body["message"] and e.type == "invalid_request_error" and e.param == "model" and
+              e.code is None, e.body)
+    try:
+        client.completions.create(model="lm", prompt="x", max_tokens=-1)
+        check("max_tokens -1: BadRequestError", False, "no exception")
+    except openai.BadRequestError as e:
+        check("max_tokens -1: BadRequestError, param max_tokens",
+              e.param == "max_tokens" and "max_tokens: must be an integer" in e.body["message"], e.body)
     bad = openai.OpenAI(base_url=base_url, api_key=key + "x", max_retries=0, timeout=30)
     try:
         bad.models.list()
         check("a wrong key: PermissionDeniedError", False, "no exception")
     except openai.PermissionDeniedError as e:
-        check("a wrong key: PermissionDeniedError (403)", e.status_code == 403, e)
+        check("a wrong key: PermissionDeniedError (403), its message",
+              e.status_code == 403 and e.type == "authentication_error" and
+              e.body.get("message") == "api_key: wrong API key", e.body)
 
 
 guarded("models", models)

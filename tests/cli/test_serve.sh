@@ -3,7 +3,8 @@
 # translation model, a decoder-only LM) and tests/golden/bert_tiny: each route's response shape;
 # /translate (JSON, form, q as an array), /v1/completions (plain, streamed, with stop sequences)
 # and /v1/embeddings give what tfm translate, tfm generate and tfm embed give; concurrent clients
-# get their own results; every error case answers its status and a JSON error naming the field;
+# get their own results; every error case answers its status and a JSON error naming the field
+# (LibreTranslate's {"error": "..."}, OpenAI's {"error": {"message", "type", "param", "code"}} on /v1/);
 # the API key; the queue limit (503 + Retry-After); a slow client timed out; SIGTERM exits 0.
 # Every server started is killed on exit (trap); every wait is bounded.
 source "$(dirname "$0")/lib.sh"
@@ -198,27 +199,27 @@ want_error "format html" 400 "format:"
 req POST /translate -H 'Content-Type: text/plain' --data-binary 'hello'
 want_error "Content-Type" 400 "Content-Type"
 post /v1/completions '{"model": "nope", "prompt": "x"}'
-want_error "unknown model" 400 "model:"
+want_oai_error "unknown model" 400 "model:" invalid_request_error '"model"'
 post /v1/completions '{"model": "mt", "prompt": "x"}'
-want_error "model of the wrong kind" 400 "model:"
+want_oai_error "model of the wrong kind" 400 "model:" invalid_request_error '"model"'
 post /v1/completions '{"prompt": 3}'
-want_error "prompt a number" 400 "prompt:"
+want_oai_error "prompt a number" 400 "prompt:" invalid_request_error '"prompt"'
 post /v1/completions '{"prompt": "x", "max_tokens": -1}'
-want_error "max_tokens < 0" 400 "max_tokens:"
+want_oai_error "max_tokens < 0" 400 "max_tokens:" invalid_request_error '"max_tokens"'
 post /v1/completions '{"prompt": "x", "max_tokens": 2.5}'
-want_error "max_tokens not an integer" 400 "max_tokens:"
+want_oai_error "max_tokens not an integer" 400 "max_tokens:" invalid_request_error '"max_tokens"'
 post /v1/completions '{"prompt": "x", "temperature": "hot"}'
-want_error "temperature a string" 400 "temperature:"
+want_oai_error "temperature a string" 400 "temperature:" invalid_request_error '"temperature"'
 post /v1/completions '{"prompt": "x", "top_p": 0}'
-want_error "top_p 0" 400 "top_p"
+want_oai_error "top_p 0" 400 "top_p: top_p must be in (0, 1]" invalid_request_error '"top_p"'
 post /v1/completions '{"prompt": "x", "stream": "yes"}'
-want_error "stream a string" 400 "stream:"
+want_oai_error "stream a string" 400 "stream:" invalid_request_error '"stream"'
 post /v1/completions '{"prompt": "x", "stop": ["a", "b", "c", "d", "e"]}'
-want_error "five stop sequences" 400 "stop:"
+want_oai_error "five stop sequences" 400 "stop:" invalid_request_error '"stop"'
 post /v1/embeddings '{"input": ["a", null]}'
-want_error "input[1] null" 400 "input[1]"
+want_oai_error "input[1] null" 400 "input[1]" invalid_request_error '"input[1]"'
 post /v1/embeddings '{"input": "a", "encoding_format": "hex"}'
-want_error "encoding_format hex" 400 "encoding_format:"
+want_oai_error "encoding_format hex" 400 "encoding_format:" invalid_request_error '"encoding_format"'
 req GET /nope
 want_error "unknown path" 404 "/nope"
 req GET /translate
@@ -243,9 +244,13 @@ n_tr=$(grep -c 'POST /translate 200' "$WORK/main.log")
 if [ "$CODE" = 200 ] && grep -q '^# TYPE tfm_serve_requests_total counter$' <<< "$m" &&
    grep -qx "tfm_serve_requests_total{route=\"/translate\",code=\"200\"} $n_tr" <<< "$m" &&
    grep -qx "tfm_serve_requests_total{route=\"/translate\",code=\"413\"} $n413" <<< "$m" &&
-   grep -qx 'tfm_serve_requests_total{route="other",code="404"} 1' <<< "$m" &&
-   grep -qx 'tfm_serve_requests_total{route="/v1/completions",code="405"} 1' <<< "$m" &&
+   grep -qx 'tfm_serve_requests_total{route="other",code="404"} 2' <<< "$m" &&
+   grep -qx 'tfm_serve_requests_total{route="/v1/completions",code="405"} 2' <<< "$m" &&
    grep -q '^tfm_serve_request_seconds_bucket{le="+Inf"} [1-9]' <<< "$m" &&
+req GET /v1/nope
+want_oai_error "unknown /v1/ path" 404 "/v1/nope" not_found_error null
+req GET /v1/completions
+want_oai_error "wrong method on /v1/" 405 "POST" invalid_request_error null
    grep -q '^tfm_serve_tokens_out_total [1-9]' <<< "$m" && grep -qx 'tfm_serve_workers_busy 0' <<< "$m"; then ok; else
   bad "metrics ($CODE; $n_tr translations, $n413 413s): $m"
 fi
@@ -253,6 +258,8 @@ fi
 # SIGTERM: exits 0 promptly
 kill -TERM "$MAIN_PID"
 for _ in $(seq 100); do kill -0 "$MAIN_PID" 2> /dev/null || break; sleep 0.1; done
+req POST /v1/embeddings -H 'Content-Type: application/json' --data-binary "@$WORK/big.txt"
+want_oai_error "a body over --max-body on /v1/" 413 "max-body" invalid_request_error null
 if kill -0 "$MAIN_PID" 2> /dev/null; then bad "SIGTERM: still running after 10 s"; else
   wait "$MAIN_PID"
   rc=$?
@@ -274,7 +281,7 @@ req POST /translate -H 'Authorization: Bearer s3cret' -H 'Content-Type: applicat
   --data-binary '{"q": "x", "source": "en", "target": "es"}'
 want "key as a bearer token" 200 '.translatedText | type == "string"'
 req GET /v1/models
-want_error "models without a key" 403 "api_key"
+want_oai_error "models without a key" 403 "api_key" authentication_error null
 req GET /languages
 want "languages need no key" 200 'length == 1'
 
@@ -343,7 +350,7 @@ hdr=$(curl -s -D - --max-time 5 "http://127.0.0.1:$PORT/health" | tr -d '\r')
 grep -q '^HTTP/1.1 503' <<< "$hdr" && grep -qi '^Retry-After: 1$' <<< "$hdr" && grep -q 'loading' <<< "$hdr" && ok ||
   bad "health while loading: $hdr"
 req GET /v1/models
-want_error "a route while loading" 503 "loading"
+want_oai_error "a route while loading" 503 "loading" unavailable_error null
 timeout 10 cp "$LM" "$WORK/fifo.st"
 for _ in $(seq 100); do kill -0 "$SPID" 2> /dev/null || break; sleep 0.1; done
 wait "$SPID"
