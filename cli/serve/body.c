@@ -181,8 +181,12 @@ static int media_is(const char *ct, const char *type) {
     return strncasecmp(ct, type, n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
+int serve_body_is_form(const serve_request *q) {
+    return q->content_type && media_is(q->content_type, "application/x-www-form-urlencoded");
+}
+
 cJSON *serve_body_object(const serve_request *q, serve_reply *r) {
-    if (q->content_type && media_is(q->content_type, "application/x-www-form-urlencoded")) return form_object(q, r);
+    if (serve_body_is_form(q)) return form_object(q, r);
     if (q->content_type && !media_is(q->content_type, "application/json")) {
         serve_error(r, 400, "Content-Type %s is not read here: send application/json or "
                             "application/x-www-form-urlencoded", q->content_type);

@@ -74,6 +74,27 @@ static cJSON *alternatives_of(char **out, size_t i, int nb) {
     return a;
 }
 
+/* The field "alternatives" into *alt: a JSON integer in [0, beam - 1], or in an HTML form (whose
+ * fields are all strings: LibreTranslate's form clients send "2") a string of decimal digits,
+ * read as that integer and checked the same. 0 after a 400 naming the field. */
+static int read_alternatives(const serve_state *s, const serve_request *req, const cJSON *body, double *alt, serve_reply *r) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(body, "alternatives");
+    const size_t nd = cJSON_IsString(f) ? strspn(f->valuestring, "0123456789") : 0;
+    cJSON *num = NULL;
+    if (serve_body_is_form(req) && nd > 0 && nd <= 9 && f->valuestring[nd] == '\0') {
+        num = cJSON_CreateObject();
+        if (!num || !cJSON_AddNumberToObject(num, "alternatives", (double)strtol(f->valuestring, NULL, 10))) {
+            cJSON_Delete(num);
+            serve_error(r, 500, "out of memory");
+            return 0;
+        }
+    }
+    const int ok = serve_number(num ? num : body, "alternatives", 1, 0, s->dc.beam - 1, alt, r);
+    cJSON_Delete(num);
+    if (!ok && s->dc.beam == 1) serve_error(r, 400, "alternatives: this server decodes greedily (--beam 1): none");
+    return ok;
+}
+
 /* POST /translate: {"q": text or [texts], "source", "target", "format": "text", "alternatives": n} ->
  * {"translatedText": text or [texts], "alternatives": [texts] or [[texts]]}, as LibreTranslate;
  * the alternatives are the beam's next best translations (tfm_translate_text_nbest). */
@@ -89,10 +110,7 @@ static void translate(serve_state *s, const serve_request *req, const cJSON *bod
     if (!serve_strings(body, "q", &q, &n, &is_array, r)) return;
     serve_model *m = pair_model(s, body, r);
     double alt = 0;
-    if (m && !serve_number(body, "alternatives", 1, 0, s->dc.beam - 1, &alt, r)) {
-        if (s->dc.beam == 1) serve_error(r, 400, "alternatives: this server decodes greedily (--beam 1): none");
-        m = NULL;
-    }
+    if (m && !read_alternatives(s, req, body, &alt, r)) m = NULL;
     const int nb = 1 + (int)alt;
     char **out = m ? calloc(n * (size_t)nb, sizeof *out) : NULL;
     if (m && !out) serve_error(r, 500, "out of memory");
@@ -139,7 +157,10 @@ int serve_route_index(const char *path) {
     return (int)k;
 }
 
+int serve_openai_path(const char *path) { return strncmp(path, "/v1/", 4) == 0; }
+
 void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
+    r->openai_errors = serve_openai_path(q->path);
     const size_t k = (size_t)serve_route_index(q->path);
     if (k == N_ROUTES) {
         serve_error(r, 404, "no route %.200s (see docs/SERVE.md)", q->path);
@@ -157,10 +178,7 @@ void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
     const int ready = atomic_load(&s->ready);
     if (routes[k].id == R_HEALTH) {
         if (ready) {
-int serve_openai_path(const char *path) { return strncmp(path, "/v1/", 4) == 0; }
-
             cJSON *j = cJSON_CreateObject();
-    r->openai_errors = serve_openai_path(q->path);
             if (j) cJSON_AddStringToObject(j, "status", "ok");
             serve_json(r, j);
         } else {

@@ -113,6 +113,9 @@ void serve_json(serve_reply *r, cJSON *j);
  * Returns NULL after setting a 400 naming what is wrong. */
 cJSON *serve_body_object(const serve_request *q, serve_reply *r);
 
+/* 1 if the body is an HTML form (Content-Type application/x-www-form-urlencoded). */
+int serve_body_is_form(const serve_request *q);
+
 /* 1 if no key is set, or the request carries it: "Authorization: Bearer KEY", or the field
  * "api_key" of `body` (LibreTranslate's; body may be NULL). Compared in constant time. Else 0,
  * after setting a 403. */
@@ -228,11 +231,11 @@ void serve_metrics_record(serve_state *s, const char *path, int status, double s
 /* GET /metrics: the counters in Prometheus' text format (version 0.0.4). */
 void serve_metrics_reply(serve_state *s, serve_reply *r);
 
-/* The index of a path in the route table (0..SERVE_ROUTES-2), or SERVE_ROUTES-1 for any other. */
-int serve_route_index(const char *path);
-
 /* 1 for the OpenAI-compatible paths (/v1/...), whose errors take OpenAI's shape (serve_error). */
 int serve_openai_path(const char *path);
+
+/* The index of a path in the route table (0..SERVE_ROUTES-2), or SERVE_ROUTES-1 for any other. */
+int serve_route_index(const char *path);
 
 /* The path of route k of the table, "other" past it. */
 const char *serve_route_path(int k);

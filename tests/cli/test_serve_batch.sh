@@ -73,6 +73,22 @@ post /translate "$(jq '. + {alternatives: 4}' "$WORK/one.1.json")"
 want_error "alternatives past the beam" 400 "alternatives:"
 post /translate "$(jq '. + {alternatives: "two"}' "$WORK/one.1.json")"
 want_error "alternatives a string" 400 "alternatives:"
+post /translate "$(jq '. + {alternatives: "2"}' "$WORK/one.1.json")"
+want_error "alternatives a string of digits in JSON" 400 "alternatives:"
+# in an HTML form every field is a string (LibreTranslate's form clients send alternatives=2): digits
+# are read as the number, with the same checks
+form="q=$(jq -r '.q | @uri' "$WORK/one.1.json")&source=en&target=es"
+req POST /translate --data-binary "$form&alternatives=2"
+want "alternatives=2 in a form" 200 ".translatedText == $(jq -R . "$WORK/alone.4.1") and
+  (.alternatives | type == \"array\" and length >= 1 and length <= 2 and all(.[]; type == \"string\"))"
+req POST /translate --data-binary "$form&alternatives=0"
+want "alternatives=0 in a form" 200 ".translatedText == $(jq -R . "$WORK/alone.4.1") and (has(\"alternatives\") | not)"
+req POST /translate --data-binary "$form&alternatives=4"
+want_error "alternatives=4 in a form: past the beam" 400 "alternatives:"
+for v in two -1 1.5 '' 99999999999; do
+  req POST /translate --data-binary "$form&alternatives=$v"
+  want_error "alternatives='$v' in a form" 400 "alternatives:"
+done
 kill -9 "$SPID"
 
 # --max-batch-tokens 1: no round can take a second sentence; the results stay the same
