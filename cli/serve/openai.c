@@ -80,8 +80,15 @@ void serve_embeddings(serve_state *s, const cJSON *body, serve_reply *r) {
     if (!v || !lens) serve_error(r, 500, "out of memory");
     if (ctx) {
         for (size_t i = 0; i < n; i++) lens[i] = strlen(in[i]);
-        const tfm_status st = tfm_embedder_encode(m->emb, ctx, in, lens, n, "input", v);
+        tfm_status st = tfm_embedder_encode(m->emb, ctx, in, lens, n, "input", v);
         serve_release(s, m, ctx);
+        /* usage: the tokens the encoder read, [CLS] and [SEP] included (as llama.cpp's server counts its BOS) */
+        size_t tokens = 0;
+        for (size_t i = 0; st == TFM_OK && i < n; i++) {
+            size_t k = 0;
+            st = tfm_embedder_count_tokens(m->emb, in[i], lens[i], &k);
+            tokens += k;
+        }
         if (st != TFM_OK) {
             serve_error(r, st == TFM_ERR_NOMEM ? 500 : 400, "%s", tfm_last_error());
         } else {
@@ -103,6 +110,9 @@ void serve_embeddings(serve_state *s, const cJSON *body, serve_reply *r) {
                 cJSON_AddItemToObject(e, "embedding", vec);
             }
             cJSON_AddStringToObject(j, "model", m->name);
+            cJSON *usage = cJSON_AddObjectToObject(j, "usage");
+            cJSON_AddNumberToObject(usage, "prompt_tokens", (double)tokens);
+            cJSON_AddNumberToObject(usage, "total_tokens", (double)tokens);
             serve_json(r, j);
         }
     }

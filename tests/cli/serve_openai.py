@@ -1,6 +1,7 @@
 """OpenAI's own Python client (PyPI's `openai`, in a venv: tests/cli/test_serve_openai.sh makes it)
 talking to tfm serve: /v1/models, /v1/completions (plain and streamed), /v1/embeddings (the client's
-default base64 and "float"), errors as the client's exceptions. Each reply is also validated
+default base64 and "float", with usage), errors as the client's exceptions (their message, type
+and param read from OpenAI's error shape). Each reply is also validated
 against the client's pydantic types (model_validate: every required field, every type), which the
 client itself does not do when it parses.
 
@@ -82,10 +83,9 @@ def embeddings(fmt):
     check(label + ": tfm embed's floats, bit for bit",
           len(got) == len(cli) and all(f32(x) == y for x, y in zip(got, cli)), "%d floats" % len(got))
     check(label + ": each item a valid Embedding", all(Embedding.model_validate(d.to_dict()) for d in e.data))
-    # `usage` is not given yet (docs/SERVE.md): all the rest of the shape is checked
-    d = e.to_dict()
-    d.setdefault("usage", {"prompt_tokens": 0, "total_tokens": 0})
-    check(label + ": a valid CreateEmbeddingResponse (but usage)", CreateEmbeddingResponse.model_validate(d) is not None)
+    check(label + ": a valid CreateEmbeddingResponse, usage included",
+          CreateEmbeddingResponse.model_validate(e.to_dict()) is not None and e.usage.prompt_tokens > 0 and
+          e.usage.total_tokens == e.usage.prompt_tokens, e.to_dict().get("usage"))
 
 
 def errors():

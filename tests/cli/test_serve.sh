@@ -92,6 +92,18 @@ want "completions: shape" 200 '.object == "text_completion" and .model == "lm" a
   .usage.total_tokens == .usage.prompt_tokens + .usage.completion_tokens'
 text=$(jq -r '.choices[0].text' "$WORK/body")
 [ "$prompt$text" = "$gen" ] && ok || bad "completions: '$prompt$text' != tfm generate's '$gen'"
+# usage: the prompt's tokens as tfm tokenize counts them (no BOS), and the tokens generated: all 12
+# unless EOS came first (EOS is not counted)
+python3 - "$LM" "$WORK/lm_tokenizer.model" << 'EOF' || bad "the LM's tokenizer.model tensor"
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+a, b = json.loads(raw[8:8 + n])["tokenizer.model"]["data_offsets"]
+open(sys.argv[2], "wb").write(raw[8 + n + a:8 + n + b])
+EOF
+n_prompt=$(printf '%s\n' "$prompt" | "$TFM" tokenize --encode --tokenizer "$WORK/lm_tokenizer.model" | wc -w)
+want "completions: usage counts" 200 ".usage.prompt_tokens == $n_prompt and ($n_prompt > 0) and
+  (if .choices[0].finish_reason == \"length\" then .usage.completion_tokens == 12 else .usage.completion_tokens < 12 end)"
 # streamed: Server-Sent Events whose texts add up to the same text, then [DONE]
 curl -sN --max-time 20 -H 'Content-Type: application/json' --data-binary "$(jq '. + {stream: true}' <<< "$body")" \
   "http://127.0.0.1:$PORT/v1/completions" > "$WORK/sse"
@@ -140,6 +152,17 @@ fi
 post /v1/embeddings "$(jq -R . "$BERT/sentences.txt" | jq -s '{model: "bert_tiny", input: .}')"
 want "embeddings: shape" 200 ".object == \"list\" and .model == \"bert_tiny\" and (.data | length) == $(wc -l < "$BERT/sentences.txt") and
   all(.data | to_entries[]; .value.index == .key and .value.object == \"embedding\")"
+# usage: the tokens the encoder read, [CLS] and [SEP] included, each text cut at the model's
+# max_seq_length (16 here): tfm tokenize's WordPiece ids of each line, summed; a long line is cut
+n_embed=$("$TFM" tokenize --encode --wordpiece "$BERT/vocab.txt" --max-tokens 16 --input "$BERT/sentences.txt" | wc -w)
+want "embeddings: usage" 200 ".usage == {\"prompt_tokens\": $n_embed, \"total_tokens\": $n_embed}"
+cp "$WORK/body" "$WORK/embed_body"
+long=$(tr '\n' ' ' < "$BERT/sentences.txt")
+n_long=$(printf '%s\nA man eats.\n' "$long" | "$TFM" tokenize --encode --wordpiece "$BERT/vocab.txt" --max-tokens 16 | wc -w)
+post /v1/embeddings "$(jq -n --arg l "$long" '{input: [$l, "A man eats."]}')"
+want "embeddings: usage of a text over max_seq_length" 200 ".usage.prompt_tokens == $n_long and $n_long < 16 + 10 and
+  .usage.total_tokens == $n_long"
+cp "$WORK/embed_body" "$WORK/body"
 python3 - "$WORK/body" "$WORK/embed_cli.npy" << 'EOF' && ok || bad "embeddings differ from tfm embed's"
 import json, struct, sys
 got = [x for d in json.load(open(sys.argv[1]))["data"] for x in d["embedding"]]
@@ -224,6 +247,10 @@ req GET /nope
 want_error "unknown path" 404 "/nope"
 req GET /translate
 want_error "wrong method" 405 "POST"
+req GET /v1/nope
+want_oai_error "unknown /v1/ path" 404 "/v1/nope" not_found_error null
+req GET /v1/completions
+want_oai_error "wrong method on /v1/" 405 "POST" invalid_request_error null
 allow=$(curl -s -o /dev/null -D - --max-time 10 "http://127.0.0.1:$PORT/v1/completions" | tr -d '\r' | sed -n 's/^Allow: //ip')
 [ "$allow" = POST ] && ok || bad "405 without 'Allow: POST' ($allow)"
 head -c 250000 /dev/zero | tr '\0' 'a' > "$WORK/big.txt"
@@ -231,6 +258,8 @@ req POST /translate -H 'Content-Type: application/json' --data-binary "@$WORK/bi
 want_error "a body over --max-body" 413 "max-body"
 req POST /translate -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary "@$WORK/big.txt"
 want_error "a chunked body over --max-body" 413 "max-body"
+req POST /v1/embeddings -H 'Content-Type: application/json' --data-binary "@$WORK/big.txt"
+want_oai_error "a body over --max-body on /v1/" 413 "max-body" invalid_request_error null
 grep -q "POST /translate 413" "$WORK/main.log" && ok || bad "no access-log line for the 413"
 # the server is still well after all that
 req GET /health
@@ -247,10 +276,6 @@ if [ "$CODE" = 200 ] && grep -q '^# TYPE tfm_serve_requests_total counter$' <<< 
    grep -qx 'tfm_serve_requests_total{route="other",code="404"} 2' <<< "$m" &&
    grep -qx 'tfm_serve_requests_total{route="/v1/completions",code="405"} 2' <<< "$m" &&
    grep -q '^tfm_serve_request_seconds_bucket{le="+Inf"} [1-9]' <<< "$m" &&
-req GET /v1/nope
-want_oai_error "unknown /v1/ path" 404 "/v1/nope" not_found_error null
-req GET /v1/completions
-want_oai_error "wrong method on /v1/" 405 "POST" invalid_request_error null
    grep -q '^tfm_serve_tokens_out_total [1-9]' <<< "$m" && grep -qx 'tfm_serve_workers_busy 0' <<< "$m"; then ok; else
   bad "metrics ($CODE; $n_tr translations, $n413 413s): $m"
 fi
@@ -258,8 +283,6 @@ fi
 # SIGTERM: exits 0 promptly
 kill -TERM "$MAIN_PID"
 for _ in $(seq 100); do kill -0 "$MAIN_PID" 2> /dev/null || break; sleep 0.1; done
-req POST /v1/embeddings -H 'Content-Type: application/json' --data-binary "@$WORK/big.txt"
-want_oai_error "a body over --max-body on /v1/" 413 "max-body" invalid_request_error null
 if kill -0 "$MAIN_PID" 2> /dev/null; then bad "SIGTERM: still running after 10 s"; else
   wait "$MAIN_PID"
   rc=$?
