@@ -236,7 +236,7 @@ static void test_errors(void) {
         char cfg[4200], bin[4200];
         snprintf(cfg, sizeof cfg, "%s/config.json", tmp);
         snprintf(bin, sizeof bin, "%s/pytorch_model.bin", tmp);
-        CHECK(copy_file(test_path(DIR "/config.json"), cfg), "copy config.json");
+        CHECK(test_copy_file(test_path(DIR "/config.json"), cfg), "copy config.json");
         load_error(tmp, TFM_ERR_IO, "no model.safetensors");
         FILE *f = fopen(bin, "wb");
         if (f) {
