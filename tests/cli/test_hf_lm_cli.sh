@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# tfm generate / tfm perplexity on Hugging Face language-model folders (docs/LLM.md): the GPT-2 and
-# two Llama fixtures of tests/reference/make_llm_golden.py (transformers 4.40.2). Greedy text equals
+# tfm generate / tfm perplexity on Hugging Face language-model folders (docs/LLM.md): the GPT-2, the
+# two Llama, the Qwen2 and the Mistral fixtures of tests/reference/make_llm_golden.py (transformers 4.40.2). Greedy text equals
 # transformers' generate(do_sample=False) on every fixture prompt (streamed, with and without the
 # KV cache); perplexity of tests/golden/hf_lm_ppl.txt within 1e-4 of transformers' loss; sampling
 # is reproducible for a seed and --top-k 1 is greedy; and each kind of bad folder is one clear
 # error naming the file or tensor: missing merges, unknown model_type, key/value heads that do not
-# divide the heads, a misshaped tensor, rope_scaling, a missing tensor, an unexpected one.
+# divide the heads, a misshaped tensor, rope_scaling, a missing tensor, an unexpected one, a
+# sliding window that binds (Qwen2's use_sliding_window, Mistral's sliding_window; one that cannot
+# bind is accepted), an o_proj bias under a Qwen2 config.
 source "$(dirname "$0")/lib.sh"
 ROOT=${TFM_SOURCE_DIR:-.}
 export OMP_NUM_THREADS=2
 
-for name in gpt2 llama llama_tied; do
+for name in gpt2 llama llama_tied qwen2 mistral; do
   M="$ROOT/tests/fixtures/$name"
   G="$ROOT/tests/golden/hf_$name"
   : > "$WORK/$name.greedy"
@@ -67,4 +69,19 @@ expect_fail "unknown activation" 1 "activation_function 'swish' is not supported
 
 badcopy llama; rm "$WORK/bad/tokenizer.json"
 expect_fail "no tokenizer" 1 "no tokenizer: a Hugging Face language model folder holds tokenizer.json" "${GEN[@]}"
+# sliding windows: refused where they bind within max_position_embeddings (128), accepted where not
+badcopy qwen2; sed -i 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": 128/"sliding_window": 64/' "$WORK/bad/config.json"
+expect_fail "qwen2 sliding window" 1 "config.json: sliding-window attention (sliding_window 64 < max_position_embeddings 128, use_sliding_window true) is not supported" "${GEN[@]}"
+sed -i 's/"max_window_layers": 2/"max_window_layers": 0/' "$WORK/bad/config.json"
+"${GEN[@]}" > /dev/null 2>&1 && ok || bad "qwen2: use_sliding_window with max_window_layers 0 (no layer windowed) is refused"
+badcopy qwen2; sed -i 's/"sliding_window": 128/"sliding_window": 64/' "$WORK/bad/config.json"
+"${GEN[@]}" > /dev/null 2>&1 && ok || bad "qwen2: sliding_window with use_sliding_window false is refused"
+badcopy mistral; sed -i 's/"sliding_window": null/"sliding_window": 64/' "$WORK/bad/config.json"
+expect_fail "mistral sliding window" 1 "config.json: sliding-window attention (sliding_window 64 < max_position_embeddings 128) is not supported" "${GEN[@]}"
+sed -i 's/"sliding_window": 64/"sliding_window": 128/' "$WORK/bad/config.json"
+"${GEN[@]}" > /dev/null 2>&1 && ok || bad "mistral: sliding_window 128 = max_position_embeddings (never binds) is refused"
+
+# Qwen2 has no o_proj bias: llama_tied's file (attention_bias: q, k, v and o) under a Qwen2 config
+badcopy llama_tied; sed -i 's/"model_type": "llama"/"model_type": "qwen2"/' "$WORK/bad/config.json"
+expect_fail "qwen2 with an o_proj bias" 1 "unexpected tensor 'model.layers.0.self_attn.o_proj.bias'" "${GEN[@]}"
 finish hf_lm_cli

@@ -22,6 +22,15 @@ each line as [BOS] + ids + [EOS], so that logits are not near-ties and EOS is le
                               template, EOS <|end_of_text|> 658), 659 ids.
   tests/fixtures/llama_tied/  the same family, tied embeddings, 1 KV head (multi-query),
                               attention_bias true, rope_theta 500000, rms_norm_eps 1e-5.
+  tests/fixtures/qwen2/       Qwen2ForCausalLM, tied: hidden 32, 2 layers, 4 heads, 2 KV heads,
+                              intermediate 64, rope_theta 1e6, rms_norm_eps 1e-6, biases on q/k/v
+                              (none on o_proj), use_sliding_window false (sliding_window 128,
+                              max_window_layers 2, as Qwen2's own configs); tokenizer tests/fixtures/
+                              bpe/qwen2.json (Qwen2's setup: no BOS added, <|endoftext|> 0 is BOS
+                              and EOS), 662 ids.
+  tests/fixtures/mistral/     MistralForCausalLM, untied: hidden 32, 2 layers, 4 heads, 1 KV head,
+                              intermediate 64, rope_theta 1e6, rms_norm_eps 1e-5, sliding_window
+                              null (Mistral v0.2's); tokenizer llama3.json as the llama folder.
 Each folder: config.json, model.safetensors (save_pretrained(safe_serialization=True)),
 generation_config.json, tokenizer files (save_pretrained of the tokenizer: tokenizer.json,
 tokenizer_config.json, special_tokens_map.json, and for GPT-2 vocab.json + merges.txt).
@@ -43,7 +52,8 @@ Low precision (tfm widens BF16 / F16 weights to F32 at load): tests/fixtures/lla
 gpt2_f16 are the llama and gpt2 folders with their weights converted (model.to(dtype),
 save_pretrained), and tests/golden/hf_<name>/{prompt_ids.txt, logits.f32} the logits transformers
 gives loading them back with torch_dtype=float32. `--lowp-only` remakes only these from the
-committed float32 folders.
+committed float32 folders. `--only NAME,...` makes only the named float32 families (gpt2, llama,
+llama_tied, qwen2, mistral) and no low-precision folder: the others' bytes stay as committed.
 """
 import json
 import math
@@ -56,7 +66,8 @@ import tokenizers
 import torch
 import transformers
 from transformers import (AutoModelForCausalLM, AutoTokenizer, GenerationConfig, GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast, LlamaConfig,
-                          LlamaForCausalLM, PreTrainedTokenizerFast)
+                          LlamaForCausalLM, MistralConfig, MistralForCausalLM, PreTrainedTokenizerFast, Qwen2Config,
+                          Qwen2ForCausalLM)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -176,10 +187,10 @@ def make_gpt2():
     references("gpt2", model, tok)
 
 
-def llama3_json():
-    """llama3.json with its merges as "a b" strings: tokenizers 0.19 reads no ["a", "b"] pairs (the
+def llama3_json(name="llama3.json"):
+    """bpe/<name> with its merges as "a b" strings: tokenizers 0.19 reads no ["a", "b"] pairs (the
     same merges: a byte-level token never holds a space)."""
-    with open(os.path.join(BPE, "llama3.json"), encoding="utf-8") as f:
+    with open(os.path.join(BPE, name), encoding="utf-8") as f:
         d = json.load(f)
     d["model"]["merges"] = [" ".join(m) if isinstance(m, list) else m for m in d["model"]["merges"]]
     path = os.path.join(GOLD, "llama3_merges_as_strings.json.tmp")
@@ -188,23 +199,34 @@ def llama3_json():
     return path
 
 
-def make_llama(name, tied, kv_heads, theta, eps, attn_bias, seed):
-    tmp = llama3_json()
-    tok = PreTrainedTokenizerFast(tokenizer_file=tmp, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>")
+def make_llama(name, tied, kv_heads, theta, eps, attn_bias, seed, family="llama"):
+    """A Llama-family model: family llama (attention_bias as given), qwen2 (biases on q/k/v: Qwen2's
+    block; tokenizer qwen2.json) or mistral (no biases, sliding_window null)."""
+    tokfile, bos_tok, eos_tok = ("qwen2.json", None, "<|endoftext|>") if family == "qwen2" else \
+        ("llama3.json", "<|begin_of_text|>", "<|end_of_text|>")
+    tmp = llama3_json(tokfile)
+    tok = PreTrainedTokenizerFast(tokenizer_file=tmp, bos_token=bos_tok, eos_token=eos_tok)
     os.remove(tmp)
-    bos, eos = tok.convert_tokens_to_ids("<|begin_of_text|>"), tok.convert_tokens_to_ids("<|end_of_text|>")
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=kv_heads, max_position_embeddings=128,
-                      rope_theta=theta, rms_norm_eps=eps, tie_word_embeddings=tied, attention_bias=attn_bias,
-                      bos_token_id=bos, eos_token_id=eos, hidden_act="silu")
+    eos = tok.convert_tokens_to_ids(eos_tok)
+    bos = tok.convert_tokens_to_ids(bos_tok) if bos_tok else eos  # Qwen2: bos_token_id = eos, never added
+    common = dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=kv_heads, max_position_embeddings=128,
+                  rope_theta=theta, rms_norm_eps=eps, tie_word_embeddings=tied,
+                  bos_token_id=bos, eos_token_id=eos, hidden_act="silu")
+    if family == "qwen2":
+        cfg, cls = Qwen2Config(use_sliding_window=False, sliding_window=128, max_window_layers=2, **common), Qwen2ForCausalLM
+    elif family == "mistral":
+        cfg, cls = MistralConfig(sliding_window=None, **common), MistralForCausalLM
+    else:
+        cfg, cls = LlamaConfig(attention_bias=attn_bias, **common), LlamaForCausalLM
     torch.manual_seed(seed)
-    model = LlamaForCausalLM(cfg)
+    model = cls(cfg)
     if attn_bias:  # nn.Linear's biases start at 0 in Llama's init: give them values that matter
         with torch.no_grad():
             for n, p in model.named_parameters():
                 if n.endswith("proj.bias"):
                     p.normal_(0.0, 0.1)
-    train(model, tok, bos, eos, seed)
+    train(model, tok, bos if bos_tok else None, eos, seed)
     model.generation_config = GenerationConfig(bos_token_id=bos, eos_token_id=eos)
     save(name, model, tok)
     references(name, model, tok)
@@ -235,12 +257,25 @@ def make_lowp(src, name, dtype):
     print(f"  {name}: {dtype} weights")
 
 
+FAMILIES = {
+    "gpt2": make_gpt2,
+    "llama": lambda: make_llama("llama", tied=False, kv_heads=2, theta=50000.0, eps=1e-6, attn_bias=False, seed=2),
+    "llama_tied": lambda: make_llama("llama_tied", tied=True, kv_heads=1, theta=500000.0, eps=1e-5, attn_bias=True, seed=3),
+    "qwen2": lambda: make_llama("qwen2", tied=True, kv_heads=2, theta=1e6, eps=1e-6, attn_bias=True, seed=4, family="qwen2"),
+    "mistral": lambda: make_llama("mistral", tied=False, kv_heads=1, theta=1e6, eps=1e-5, attn_bias=False, seed=5,
+                                  family="mistral"),
+}
+
+
 def main():
     torch.set_num_threads(1)
+    if "--only" in sys.argv:
+        for name in sys.argv[sys.argv.index("--only") + 1].split(","):
+            FAMILIES[name]()
+        return
     if "--lowp-only" not in sys.argv:  # the float32 models (the low-precision ones are made from them)
-        make_gpt2()
-        make_llama("llama", tied=False, kv_heads=2, theta=50000.0, eps=1e-6, attn_bias=False, seed=2)
-        make_llama("llama_tied", tied=True, kv_heads=1, theta=500000.0, eps=1e-5, attn_bias=True, seed=3)
+        for name in ("gpt2", "llama", "llama_tied"):
+            FAMILIES[name]()
     make_lowp("llama", "llama_bf16", torch.bfloat16)
     make_lowp("gpt2", "gpt2_f16", torch.float16)
 

@@ -1,5 +1,5 @@
 /* Model formats (model_format.h) of the Hugging Face decoder-only language models (docs/LLM.md) — GPT-2 (`model_type: gpt2`,
- * GPT2LMHeadModel) and Llama (`model_type: llama`, LlamaForCausalLM) — from config.json,
+ * GPT2LMHeadModel), Llama (`model_type: llama`, LlamaForCausalLM), Qwen2 and Mistral — from config.json,
  * generation_config.json and model.safetensors into a decoder-only tfm_model: the configuration
  * mapped onto tfm_config (the family's traits as data), every tensor found by its name, checked
  * (dtype, shape) and copied into our table.
@@ -9,7 +9,13 @@
  * reads that layout: reading them as stored would need a second set of kernels for one family.
  * c_attn's [d, 3d] becomes in_proj (3d, d) with Q, K, V in that order, as nn.MultiheadAttention's.
  * Llama's q/k/v_proj are stacked into in_proj (d + 2·kv rows), gate/up_proj into linear1 (2·d_ff
- * rows: gate then up). */
+ * rows: gate then up).
+ *
+ * The families with Llama's block (transformers 4.40.2 models/qwen2 and models/mistral, read, not
+ * guessed): Qwen2 (`model_type: qwen2`, Qwen2ForCausalLM) is Llama with biases on q/k/v_proj
+ * (bias=True) and none on o_proj or the MLP; Mistral (`model_type: mistral`) is Llama's block
+ * with no biases at all. Both may declare a sliding window, which tfm does not implement: it is
+ * refused wherever it could change what a position attends to (see sliding_window()). */
 #include "model_format.h"
 
 #include "io/hf.h"
@@ -22,7 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-typedef enum { FAM_GPT2, FAM_LLAMA } family;
+typedef enum { FAM_GPT2, FAM_LLAMA, FAM_QWEN2, FAM_MISTRAL } family;
 
 /* ---- config.json ------------------------------------------------------------------------------ */
 
@@ -78,9 +84,37 @@ static tfm_status gpt2_config(const char *path, const cJSON *root, tfm_config *c
     return TFM_OK;
 }
 
-/* LlamaConfig → tfm_config: RMSNorm pre-LN, SwiGLU, RoPE (half pairing, rope_theta), grouped-query
- * attention, biases only with attention_bias, lm_head tied only with tie_word_embeddings. */
-static tfm_status llama_config(const char *path, const cJSON *root, tfm_config *c) {
+/* Whether the family's sliding-window attention could bind within the max_len positions tfm runs;
+ * an error then (tfm attends to every earlier position). Qwen2: the window is used only with
+ * use_sliding_window true, and then only by the layers below max_window_layers (Qwen2FlashAttention2:
+ * `layer_idx >= max_window_layers` turns it off); Mistral: whenever sliding_window is not null.
+ * A window of at least max_position_embeddings positions never binds: accepted. (transformers
+ * 4.40.2's eager Qwen2 masks with sliding_window even when use_sliding_window is false, past
+ * sliding_window positions; tfm follows the config, as Qwen's own code does.) */
+static tfm_status sliding_window(const char *path, const cJSON *root, family fam, const tfm_config *c) {
+    int use = fam == FAM_MISTRAL, window = 0, below = c->n_dec_layers;
+    if (fam == FAM_QWEN2) TRY(j_flag(path, root, "use_sliding_window", &use));
+    if (fam == FAM_LLAMA) { /* Llama has no window: any sign of one is another model's config */
+        const cJSON *sl = cJSON_GetObjectItemCaseSensitive(root, "sliding_window");
+        TRY(j_flag(path, root, "use_sliding_window", &use));
+        RETURN_IF((sl && !cJSON_IsNull(sl)) || use, TFM_ERR_UNSUPPORTED, "%s: sliding-window attention is not supported",
+                  path);
+        return TFM_OK;
+    }
+    if (!use) return TFM_OK;
+    TRY(hf_cfg_int(path, root, "sliding_window", 0, &window)); /* null or absent: no window */
+    if (fam == FAM_QWEN2) TRY(hf_cfg_int(path, root, "max_window_layers", 0, &below));
+    RETURN_IF(window > 0 && window < c->max_len && below > 0, TFM_ERR_UNSUPPORTED,
+              "%s: sliding-window attention (sliding_window %d < max_position_embeddings %d%s) is not supported: tfm "
+              "attends to every earlier position",
+              path, window, c->max_len, fam == FAM_QWEN2 ? ", use_sliding_window true" : "");
+    return TFM_OK;
+}
+
+/* LlamaConfig (and Qwen2Config, MistralConfig) → tfm_config: RMSNorm pre-LN, SwiGLU, RoPE (half
+ * pairing, rope_theta), grouped-query attention, lm_head tied only with tie_word_embeddings; biases
+ * only with Llama's attention_bias (q, k, v, o) or Qwen2's q/k/v. */
+static tfm_status llama_config(const char *path, const cJSON *root, family fam, tfm_config *c) {
     const char *act = hf_cfg_str(root, "hidden_act");
     RETURN_IF(act && strcmp(act, "silu") != 0, TFM_ERR_UNSUPPORTED,
               "%s: hidden_act '%.40s' is not supported (Llama's silu only)", path, act);
@@ -89,13 +123,9 @@ static tfm_status llama_config(const char *path, const cJSON *root, tfm_config *
               "%s: rope_scaling is not supported (tfm runs RoPE with rope_theta and no scaling); set it to null only "
               "if the model was trained without it",
               path);
-    const cJSON *sl = cJSON_GetObjectItemCaseSensitive(root, "sliding_window");
-    int sliding = 0, mlp_bias = 0, attn_bias = 0;
-    TRY(j_flag(path, root, "use_sliding_window", &sliding));
+    int mlp_bias = 0, attn_bias = fam == FAM_QWEN2;
     TRY(j_flag(path, root, "mlp_bias", &mlp_bias));
-    TRY(j_flag(path, root, "attention_bias", &attn_bias));
-    RETURN_IF((sl && !cJSON_IsNull(sl)) || sliding, TFM_ERR_UNSUPPORTED, "%s: sliding-window attention is not supported",
-              path);
+    if (fam == FAM_LLAMA) TRY(j_flag(path, root, "attention_bias", &attn_bias));
     RETURN_IF(mlp_bias, TFM_ERR_UNSUPPORTED, "%s: mlp_bias true is not supported", path);
     c->norm = TFM_NORM_RMS;
     c->activation = TFM_ACT_SWIGLU;
@@ -109,6 +139,7 @@ static tfm_status llama_config(const char *path, const cJSON *root, tfm_config *
     TRY(hf_cfg_int(path, root, "intermediate_size", 1, &c->d_ff));
     c->max_len = 2048;
     TRY(hf_cfg_int(path, root, "max_position_embeddings", 0, &c->max_len));
+    TRY(sliding_window(path, root, fam, c));
     if (c->n_heads > 0 && c->d_model % c->n_heads == 0) {
         int head_dim = c->d_model / c->n_heads;
         TRY(hf_cfg_int(path, root, "head_dim", 0, &head_dim));
@@ -136,8 +167,11 @@ static tfm_status lm_config(const char *dir, const char *cfg_path, const cJSON *
     c->embed_scale = 1.0f;            /* GPT-2 and Llama do not scale their embeddings */
     c->suppress = TFM_SUPPRESS_NONE;  /* transformers' generate bans no id */
     c->pad_id = -1;                   /* no padding token: nothing is masked as padding */
-    *fam = strcmp(type, "gpt2") == 0 ? FAM_GPT2 : FAM_LLAMA;
-    TRY(*fam == FAM_GPT2 ? gpt2_config(cfg_path, root, c) : llama_config(cfg_path, root, c));
+    *fam = strcmp(type, "gpt2") == 0      ? FAM_GPT2
+           : strcmp(type, "qwen2") == 0   ? FAM_QWEN2
+           : strcmp(type, "mistral") == 0 ? FAM_MISTRAL
+                                          : FAM_LLAMA;
+    TRY(*fam == FAM_GPT2 ? gpt2_config(cfg_path, root, c) : llama_config(cfg_path, root, *fam, c));
     TRY(hf_cfg_int(cfg_path, root, "vocab_size", 1, &c->src_vocab));
     c->tgt_vocab = c->src_vocab;
     c->bos_id = c->eos_id = -1;
@@ -260,10 +294,12 @@ static tfm_status gpt2_tensors(tfm_model *m, const st_file *f, float *tmp, uint8
     return TFM_OK;
 }
 
-static tfm_status llama_tensors(tfm_model *m, const st_file *f, float *tmp, uint8_t *used) {
+/* Llama, Qwen2 and Mistral: the same names; the biases of q/k/v (attention_bias, Qwen2) and o_proj
+ * (attention_bias only: Qwen2 has none, so a file holding one is refused as an unexpected tensor). */
+static tfm_status llama_tensors(tfm_model *m, family fam, const st_file *f, float *tmp, uint8_t *used) {
     const tfm_config *c = &m->cfg;
     const size_t d = (size_t)c->d_model, F = (size_t)c->d_ff, kvd = cfg_kv_dim(c);
-    const int bias = !c->no_linear_bias;
+    const int bias = !c->no_linear_bias, o_bias = bias && fam == FAM_LLAMA;
     stack_params *sp = &m->p.stack[0];
     char n[192];
 #define NM(...) (snprintf(n, sizeof n, __VA_ARGS__), n)
@@ -278,12 +314,12 @@ static tfm_status llama_tensors(tfm_model *m, const st_file *f, float *tmp, uint
         TRY(read_t(f, NM("model.layers.%d.self_attn.v_proj.weight", l), kvd, d, 0, a->in_proj_weight + (d + kvd) * d,
                    tmp, used));
         TRY(read_t(f, NM("model.layers.%d.self_attn.o_proj.weight", l), d, d, 0, a->out_proj_weight, tmp, used));
-        if (bias) { /* attention_bias: q, k, v and o; the FFN's bias tensors stay 0 (Llama's MLP has none) */
+        if (bias) { /* q, k, v (and o with attention_bias); the bias tensors not read stay 0 (the MLP has none) */
             TRY(read_t(f, NM("model.layers.%d.self_attn.q_proj.bias", l), d, 0, 0, a->in_proj_bias, tmp, used));
             TRY(read_t(f, NM("model.layers.%d.self_attn.k_proj.bias", l), kvd, 0, 0, a->in_proj_bias + d, tmp, used));
             TRY(read_t(f, NM("model.layers.%d.self_attn.v_proj.bias", l), kvd, 0, 0, a->in_proj_bias + d + kvd, tmp, used));
-            TRY(read_t(f, NM("model.layers.%d.self_attn.o_proj.bias", l), d, 0, 0, a->out_proj_bias, tmp, used));
         }
+        if (o_bias) TRY(read_t(f, NM("model.layers.%d.self_attn.o_proj.bias", l), d, 0, 0, a->out_proj_bias, tmp, used));
         TRY(read_t(f, NM("model.layers.%d.post_attention_layernorm.weight", l), d, 0, 0, L->norm_weight[1], tmp, used));
         /* linear1 rows: W_gate (F), W_up (F) */
         TRY(read_t(f, NM("model.layers.%d.mlp.gate_proj.weight", l), F, d, 0, L->linear1_weight, tmp, used));
@@ -312,7 +348,7 @@ static tfm_status lm_tensors(tfm_model *m, family fam, const st_file *f) {
     uint8_t *used = calloc(f->n_tensors + 1, 1);
     tfm_status st = (fam == FAM_GPT2 && !tmp) || !used ? tfm_set_error(TFM_ERR_NOMEM, "out of memory loading %s", f->path)
                                                         : TFM_OK;
-    if (st == TFM_OK) st = fam == FAM_GPT2 ? gpt2_tensors(m, f, tmp, used) : llama_tensors(m, f, tmp, used);
+    if (st == TFM_OK) st = fam == FAM_GPT2 ? gpt2_tensors(m, f, tmp, used) : llama_tensors(m, fam, f, tmp, used);
     /* every tensor of the file was read or is a known buffer: a layer beyond the config's, or a
      * tensor of another model, is an error, not silently dropped */
     for (size_t i = 0; st == TFM_OK && i < f->n_tensors; i++)
@@ -331,6 +367,8 @@ static tfm_status read_config(const fmt_source *src, tfm_config *cfg) {
 
 static tfm_status read_gpt2(const fmt_source *src, tfm_model *m) { return lm_tensors(m, FAM_GPT2, &src->st); }
 static tfm_status read_llama(const fmt_source *src, tfm_model *m) { return lm_tensors(m, FAM_LLAMA, &src->st); }
+static tfm_status read_qwen2(const fmt_source *src, tfm_model *m) { return lm_tensors(m, FAM_QWEN2, &src->st); }
+static tfm_status read_mistral(const fmt_source *src, tfm_model *m) { return lm_tensors(m, FAM_MISTRAL, &src->st); }
 
 /* The tokenizer (tokenizer.json, or vocab.json + merges.txt) stays in the folder: tfm generate /
  * tfm perplexity read it there (tfm_bpe_load_dir), so no attach_tokenizer. */
@@ -348,4 +386,20 @@ const model_format model_format_hf_llama = {
     .hf_auto_class = "AutoModelForCausalLM",
     .read_config = read_config,
     .read_tensors = read_llama,
+};
+
+const model_format model_format_hf_qwen2 = {
+    .name = "Hugging Face Qwen2",
+    .hf_model_type = "qwen2",
+    .hf_auto_class = "AutoModelForCausalLM",
+    .read_config = read_config,
+    .read_tensors = read_qwen2,
+};
+
+const model_format model_format_hf_mistral = {
+    .name = "Hugging Face Mistral",
+    .hf_model_type = "mistral",
+    .hf_auto_class = "AutoModelForCausalLM",
+    .read_config = read_config,
+    .read_tensors = read_mistral,
 };

@@ -3,7 +3,7 @@
  *
  *   fmt_tfm.c       tfm's own safetensors checkpoint (nn.Transformer names, docs/FORMATS.md)
  *   fmt_hf_bert.c   a Hugging Face BERT folder (model_type "bert", docs/BERT.md)
- *   fmt_hf_lm.c     Hugging Face GPT-2 and Llama folders (model_type "gpt2", "llama", docs/LLM.md)
+ *   fmt_hf_lm.c     Hugging Face GPT-2 and Llama-family folders ("gpt2", "llama", "qwen2", "mistral", docs/LLM.md)
  *   fmt_hf_marian.c a Hugging Face Marian / opus-mt folder (model_type "marian", docs/MARIAN.md)
  *   fmt_hf_m2m100.c a Hugging Face M2M100 / NLLB-200 folder (model_type "m2m_100", docs/NLLB.md)
  *
@@ -72,6 +72,8 @@ extern const model_format model_format_tfm;     /* fmt_tfm.c */
 extern const model_format model_format_hf_bert; /* fmt_hf_bert.c */
 extern const model_format model_format_hf_gpt2;  /* fmt_hf_lm.c */
 extern const model_format model_format_hf_llama; /* fmt_hf_lm.c */
+extern const model_format model_format_hf_qwen2; /* fmt_hf_lm.c */
+extern const model_format model_format_hf_mistral; /* fmt_hf_lm.c */
 extern const model_format model_format_hf_marian; /* fmt_hf_marian.c */
 extern const model_format model_format_hf_m2m100; /* fmt_hf_m2m100.c */
 

@@ -15,7 +15,8 @@
 /* Every format, tried in this order; tfm's own checkpoint (anything that is not a Hugging Face
  * model) last. A new family: one line here and its file in src/model/io/. */
 static const model_format *const k_formats[] = {&model_format_hf_bert, &model_format_hf_marian, &model_format_hf_m2m100,
-                                                &model_format_hf_gpt2, &model_format_hf_llama, &model_format_tfm};
+                                                &model_format_hf_gpt2, &model_format_hf_llama, &model_format_hf_qwen2,
+                                                &model_format_hf_mistral, &model_format_tfm};
 #define N_FORMATS (sizeof k_formats / sizeof k_formats[0])
 
 static int is_file(const char *path) {

@@ -1,6 +1,7 @@
 /* Hugging Face language models (docs/LLM.md) against transformers 4.40.2
  * (tests/reference/make_llm_golden.py): the GPT-2 and two Llama folders of tests/fixtures (GQA 4/2
- * untied; multi-query, tied, attention_bias), loaded by tfm_model_load from their folders. For each
+ * untied; multi-query, tied, attention_bias), the Qwen2 (q/k/v biases, GQA 4/2, tied) and the
+ * Mistral (multi-query, untied) folders, loaded by tfm_model_load from their folders. For each
  * fixture prompt (its ids as the tokenizer gave them): every logit of the batched pass within 1e-4
  * of transformers'; cached decoding (one position at a time on the KV cache, which keeps only the
  * key/value heads) equal to the batched pass within 1e-5; the prompts as one right-padded batch
@@ -123,5 +124,7 @@ int main(void) {
     run("llama_tied", 1, 1, TFM_ACT_SWIGLU);
     run("llama_bf16", 2, 0, TFM_ACT_SWIGLU); /* BF16 weights widened at load */
     run("gpt2_f16", 0, 1, TFM_ACT_GELU_TANH); /* F16 weights widened at load */
+    run("qwen2", 2, 1, TFM_ACT_SWIGLU);   /* Qwen2: biases on q/k/v, none on o_proj */
+    run("mistral", 1, 0, TFM_ACT_SWIGLU); /* Mistral: sliding_window null */
     return test_finish("hf_lm");
 }
