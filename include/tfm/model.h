@@ -84,6 +84,9 @@ typedef enum {
     TFM_ROPE_HALF = 1         /* pairs (i, i + d_k/2), "rotate half": GPT-NeoX, Llama */
 } tfm_rope_pairing;
 
+/** The most end-of-sequence ids besides eos_id (tfm_config.eos_more). */
+#define TFM_MAX_EOS_MORE 7
+
 /** A model's hyper-parameters; the metadata keys of docs/FORMATS.md. */
 typedef struct {
     tfm_arch arch;
@@ -138,6 +141,10 @@ typedef struct {
     tfm_norm norm;        /* LayerNorm (default) or RMSNorm (no bias tensors) */
     int no_linear_bias;   /* 1: the attention and FFN projections have no bias tensors (Llama) */
     float rope_theta;     /* rope: the base of θ_p = base^(−2p/d_k); 0: 10000 (the paper's) */
+    int n_eos_more;       /* further end-of-sequence ids, eos_more[0 .. n_eos_more): generation stops
+                             at eos_id or any of them (generation_config.json's eos_token_id list,
+                             Llama-3's [128001, 128009]); 0: eos_id alone */
+    int eos_more[TFM_MAX_EOS_MORE];
 } tfm_config;
 
 typedef struct tfm_model tfm_model;
@@ -162,6 +169,9 @@ TFM_API tfm_status tfm_config_validate(const tfm_config *cfg);
 
 /** The decoder's first input token: decoder_start_id, or bos_id when that is −1. */
 TFM_API int tfm_config_decoder_start(const tfm_config *cfg);
+
+/** Whether `id` ends a sequence: eos_id or one of eos_more[0 .. n_eos_more) (docs/LLM.md). */
+TFM_API int tfm_config_is_eos(const tfm_config *cfg, int id);
 
 /** The factor token embeddings are multiplied by: embed_scale, or when that is 0 the default,
  * √d_model (Vaswani et al. 2017, §3.4) or 1 with embed_norm (BERT). */

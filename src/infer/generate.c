@@ -54,7 +54,7 @@ static tfm_status generate(tfm_context *ctx, const tfm_sample_config *sc, int bo
         if (st != TFM_OK || t < P) continue; /* the prompt's own positions only fill the cache */
         const int k = t - P;
         const int32_t y = tfm_sample_token(sc, cfg, logits, (int)V, (uint64_t)k, scratch);
-        if (y == cfg->eos_id) break;
+        if (tfm_config_is_eos(cfg, y)) break;
         if (*out_len < max_out) out[*out_len] = y;
         ++*out_len;
         prefix[t + 1] = y;

@@ -69,7 +69,7 @@ tfm_status tfm_generate_batch(tfm_context *ctx, int B, const tfm_sample_config *
             if (!live[b]) continue;
             const int lim = max_tokens[b] < cfg->max_len - n_prompt ? max_tokens[b] : cfg->max_len - n_prompt;
             const int32_t y = tfm_sample_token(&sc[b], cfg, logits + (size_t)j * V, (int)V, (uint64_t)k, scratch);
-            int stop = y == cfg->eos_id;
+            int stop = tfm_config_is_eos(cfg, y);
             if (!stop) {
                 if (out_len[b] < max_out) out[(size_t)b * (size_t)max_out + (size_t)out_len[b]] = y;
                 out_len[b]++;

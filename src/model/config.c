@@ -49,6 +49,8 @@ tfm_config tfm_config_default(void) {
     c.norm = TFM_NORM_LAYER;
     c.no_linear_bias = 0;
     c.rope_theta = 0.0f;
+    c.n_eos_more = 0;
+    for (int i = 0; i < TFM_MAX_EOS_MORE; i++) c.eos_more[i] = -1;
     return c;
 }
 
@@ -82,6 +84,13 @@ static tfm_status traits_validate(const tfm_config *c) {
     RETURN_IF(c->suppress != TFM_SUPPRESS_PAD_BOS && c->suppress != TFM_SUPPRESS_PAD && c->suppress != TFM_SUPPRESS_NONE,
               TFM_ERR_INVALID_ARG, "suppress must be pad_bos, pad or none");
     return TFM_OK;
+}
+
+int tfm_config_is_eos(const tfm_config *cfg, int id) {
+    if (id == cfg->eos_id) return 1;
+    for (int i = 0; i < cfg->n_eos_more && i < TFM_MAX_EOS_MORE; i++)
+        if (id == cfg->eos_more[i]) return 1;
+    return 0;
 }
 
 int tfm_config_decoder_start(const tfm_config *cfg) {
@@ -162,6 +171,11 @@ tfm_status tfm_config_validate(const tfm_config *c) {
               "bos_id %d must be inside the target vocabulary [0, %d)", c->bos_id, c->tgt_vocab);
     RETURN_IF(c->eos_id < 0 || c->eos_id >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
               "eos_id %d must be inside the target vocabulary [0, %d)", c->eos_id, c->tgt_vocab);
+    RETURN_IF(c->n_eos_more < 0 || c->n_eos_more > TFM_MAX_EOS_MORE, TFM_ERR_INVALID_ARG,
+              "n_eos_more %d must be in [0, %d]", c->n_eos_more, TFM_MAX_EOS_MORE);
+    for (int i = 0; i < c->n_eos_more; i++)
+        RETURN_IF(c->eos_more[i] < 0 || c->eos_more[i] >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
+                  "eos id %d must be inside the target vocabulary [0, %d)", c->eos_more[i], c->tgt_vocab);
     RETURN_IF(!no_pad && (c->pad_id == c->bos_id || c->pad_id == c->eos_id || c->bos_id == c->eos_id), TFM_ERR_INVALID_ARG,
               "pad_id (%d), bos_id (%d) and eos_id (%d) must be three different ids", c->pad_id, c->bos_id,
               c->eos_id);

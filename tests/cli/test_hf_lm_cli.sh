@@ -7,7 +7,7 @@
 # error naming the file or tensor: missing merges, unknown model_type, key/value heads that do not
 # divide the heads, a misshaped tensor, rope_scaling, a missing tensor, an unexpected one, a
 # sliding window that binds (Qwen2's use_sliding_window, Mistral's sliding_window; one that cannot
-# bind is accepted), an o_proj bias under a Qwen2 config.
+# bind is accepted), an o_proj bias under a Qwen2 config; a list of EOS ids stops at any.
 source "$(dirname "$0")/lib.sh"
 ROOT=${TFM_SOURCE_DIR:-.}
 export OMP_NUM_THREADS=2
@@ -84,4 +84,20 @@ sed -i 's/"sliding_window": 64/"sliding_window": 128/' "$WORK/bad/config.json"
 # Qwen2 has no o_proj bias: llama_tied's file (attention_bias: q, k, v and o) under a Qwen2 config
 badcopy llama_tied; sed -i 's/"model_type": "llama"/"model_type": "qwen2"/' "$WORK/bad/config.json"
 expect_fail "qwen2 with an o_proj bias" 1 "unexpected tensor 'model.layers.0.self_attn.o_proj.bias'" "${GEN[@]}"
+# several EOS ids (generation_config.json's eos_token_id list, Llama-3's [128001, 128009]): greedy
+# stops at any; 336 (" “") is the 6th greedy id of the first prompt (golden greedy_ids.txt), so the
+# text is transformers' greedy text up to it (tfm prints no EOS token; transformers would decode a
+# non-special one)
+badcopy qwen2; printf '{"bos_token_id": 0, "eos_token_id": [0, 336]}\n' > "$WORK/bad/generation_config.json"
+[ "$(head -1 "$ROOT/tests/golden/hf_qwen2/greedy_ids.txt" | cut -d' ' -f6)" = 336 ] || bad "qwen2 greedy ids changed: pick another second EOS"
+got=$("$TFM" generate --model "$WORK/bad" --prompt "In the beginning" --temperature 0 --max-tokens 24 2> /dev/null)
+[ "$got" = "In the beginning, and he said," ] && ok || bad "two EOS ids in generation_config.json: '$got'"
+rm "$WORK/bad/generation_config.json"; sed -i 's/"eos_token_id": 0/"eos_token_id": [0, 336]/' "$WORK/bad/config.json"
+got=$("$TFM" generate --model "$WORK/bad" --prompt "In the beginning" --temperature 0 --max-tokens 24 2> /dev/null)
+[ "$got" = "In the beginning, and he said," ] && ok || bad "two EOS ids in config.json: '$got'"
+printf '{"eos_token_id": 0}\n' > "$WORK/bad/generation_config.json" # replaces config.json's list whole
+got=$("$TFM" generate --model "$WORK/bad" --prompt "In the beginning" --temperature 0 --max-tokens 24 2> /dev/null)
+[ "$got" = "$(head -1 "$ROOT/tests/golden/hf_qwen2/greedy.txt")" ] && ok || bad "generation_config.json's one EOS id does not replace config.json's list: '$got'"
+printf '{"eos_token_id": [0, 1, 2, 3, 4, 5, 6, 7, 8]}\n' > "$WORK/bad/generation_config.json"
+expect_fail "nine EOS ids" 1 "generation_config.json: 'eos_token_id' lists 9 ids: tfm stops at 8 at most" "${GEN[@]}"
 finish hf_lm_cli

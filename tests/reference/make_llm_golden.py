@@ -133,8 +133,9 @@ def references(name, model, tok):
             ids = tok(p, return_tensors="pt")["input_ids"]
             pid_lines.append(" ".join(str(i) for i in ids[0].tolist()))
             logits_all.append(model(ids).logits[0].float().numpy())
+            eos = model.generation_config.eos_token_id
             gen = model.generate(ids, do_sample=False, max_new_tokens=MAX_NEW,
-                                 pad_token_id=model.generation_config.eos_token_id)
+                                 pad_token_id=eos[0] if isinstance(eos, list) else eos)
             new = gen[0, ids.shape[1]:].tolist()
             greedy_ids.append(" ".join(str(i) for i in new))
             greedy.append(tok.decode(gen[0], skip_special_tokens=True).replace("\n", " "))

@@ -32,16 +32,36 @@ typedef enum { FAM_GPT2, FAM_LLAMA, FAM_QWEN2, FAM_MISTRAL } family;
 
 /* ---- config.json ------------------------------------------------------------------------------ */
 
-/* An id key: an integer, or a list whose first element is taken (Llama-3's eos_token_id lists;
- * tfm stops at one EOS: docs/LLM.md). */
-static tfm_status j_id(const char *path, const cJSON *root, const char *key, int *out) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (cJSON_IsArray(j)) j = cJSON_GetArrayItem(j, 0);
-    if (!j || cJSON_IsNull(j)) return TFM_OK;
+/* A token id: a non-negative integer below 2^24. */
+static tfm_status id_value(const char *path, const cJSON *j, const char *key, int *out) {
     RETURN_IF(!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) || j->valuedouble < 0 ||
                   j->valuedouble > 16777216.0,
               TFM_ERR_FORMAT, "%s: '%s' must be a token id", path, key);
     *out = (int)j->valuedouble;
+    return TFM_OK;
+}
+
+/* An id key (bos_token_id), unchanged when absent or null; a list gives its first element. */
+static tfm_status j_id(const char *path, const cJSON *root, const char *key, int *out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (cJSON_IsArray(j)) j = cJSON_GetArrayItem(j, 0);
+    if (!j || cJSON_IsNull(j)) return TFM_OK;
+    return id_value(path, j, key, out);
+}
+
+/* eos_token_id: an id, or a list of them (Llama-3's [128001, 128009]): the first is eos_id, the
+ * others eos_more — generation stops at any, as transformers' generate. Unchanged when absent. */
+static tfm_status j_eos(const char *path, const cJSON *root, tfm_config *c) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
+    if (!j || cJSON_IsNull(j)) return TFM_OK;
+    c->n_eos_more = 0; /* generation_config.json's value replaces config.json's whole */
+    if (!cJSON_IsArray(j)) return id_value(path, j, "eos_token_id", &c->eos_id);
+    const int n = cJSON_GetArraySize(j);
+    RETURN_IF(n > 1 + TFM_MAX_EOS_MORE, TFM_ERR_UNSUPPORTED, "%s: 'eos_token_id' lists %d ids: tfm stops at %d at most",
+              path, n, 1 + TFM_MAX_EOS_MORE);
+    TRY(id_value(path, cJSON_GetArrayItem(j, 0), "eos_token_id", &c->eos_id));
+    c->n_eos_more = n - 1;
+    for (int i = 1; i < n; i++) TRY(id_value(path, cJSON_GetArrayItem(j, i), "eos_token_id", &c->eos_more[i - 1]));
     return TFM_OK;
 }
 
@@ -176,7 +196,7 @@ static tfm_status lm_config(const char *dir, const char *cfg_path, const cJSON *
     c->tgt_vocab = c->src_vocab;
     c->bos_id = c->eos_id = -1;
     TRY(j_id(cfg_path, root, "bos_token_id", &c->bos_id));
-    TRY(j_id(cfg_path, root, "eos_token_id", &c->eos_id));
+    TRY(j_eos(cfg_path, root, c));
     char gen[4200];
     snprintf(gen, sizeof gen, "%s/generation_config.json", dir);
     struct stat sb;
@@ -184,7 +204,7 @@ static tfm_status lm_config(const char *dir, const char *cfg_path, const cJSON *
         cJSON *g;
         TRY(hf_json_load(gen, &g));
         tfm_status st = j_id(gen, g, "bos_token_id", &c->bos_id);
-        if (st == TFM_OK) st = j_id(gen, g, "eos_token_id", &c->eos_id);
+        if (st == TFM_OK) st = j_eos(gen, g, c);
         cJSON_Delete(g);
         TRY(st);
     }
