@@ -392,34 +392,14 @@ static tfm_status read_mistral(const fmt_source *src, tfm_model *m) { return lm_
 
 /* The tokenizer (tokenizer.json, or vocab.json + merges.txt) stays in the folder: tfm generate /
  * tfm perplexity read it there (tfm_bpe_load_dir), so no attach_tokenizer. */
-const model_format model_format_hf_gpt2 = {
-    .name = "Hugging Face GPT-2",
-    .hf_model_type = "gpt2",
-    .hf_auto_class = "AutoModelForCausalLM",
-    .read_config = read_config,
-    .read_tensors = read_gpt2,
-};
+#define HF_LM_FORMAT(var, label, type, reader)                                                                        \
+    const model_format var = {.name = label,                                                                          \
+                              .hf_model_type = type,                                                                  \
+                              .hf_auto_class = "AutoModelForCausalLM",                                                \
+                              .read_config = read_config,                                                             \
+                              .read_tensors = reader}
 
-const model_format model_format_hf_llama = {
-    .name = "Hugging Face Llama",
-    .hf_model_type = "llama",
-    .hf_auto_class = "AutoModelForCausalLM",
-    .read_config = read_config,
-    .read_tensors = read_llama,
-};
-
-const model_format model_format_hf_qwen2 = {
-    .name = "Hugging Face Qwen2",
-    .hf_model_type = "qwen2",
-    .hf_auto_class = "AutoModelForCausalLM",
-    .read_config = read_config,
-    .read_tensors = read_qwen2,
-};
-
-const model_format model_format_hf_mistral = {
-    .name = "Hugging Face Mistral",
-    .hf_model_type = "mistral",
-    .hf_auto_class = "AutoModelForCausalLM",
-    .read_config = read_config,
-    .read_tensors = read_mistral,
-};
+HF_LM_FORMAT(model_format_hf_gpt2, "Hugging Face GPT-2", "gpt2", read_gpt2);
+HF_LM_FORMAT(model_format_hf_llama, "Hugging Face Llama", "llama", read_llama);
+HF_LM_FORMAT(model_format_hf_qwen2, "Hugging Face Qwen2", "qwen2", read_qwen2);
+HF_LM_FORMAT(model_format_hf_mistral, "Hugging Face Mistral", "mistral", read_mistral);
