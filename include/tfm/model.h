@@ -132,6 +132,10 @@ typedef struct {
                              Marian: pad_id; NLLB: eos_id. May equal pad_id: position 0 of a
                              target row is then never treated as padding */
     tfm_suppress suppress; /* ids a search never outputs (default pad and BOS) */
+    int lenpen_count_forced; /* 1: the length of beam search's length penalty counts a forced first
+                             token (tfm_decode_config.force_first) as transformers' generated_len
+                             does (Marian, NLLB); 0: it does not (default, fairseq's rule). EOS
+                             counts in both; without a forced token the two are the same number */
     /* The language-model families' block (docs/LLM.md); 0 everywhere reproduces every other
      * model. Inference only: tfm_trainer_create refuses a model with any of them, and
      * tfm_model_save does not write one (load it from its Hugging Face folder). */

@@ -1,6 +1,7 @@
 /* Beam search (as in Sutskever et al. 2014; Vaswani et al. 2017, §6.1 used beam 4, α 0.6) with
  * fairseq's length penalty: a finished hypothesis scores (Σ log p) / length^α, length counting
- * its tokens and EOS. K live beams per sentence on the KV cache; finished hypotheses are kept
+ * its tokens and EOS (a forced first token counted only with cfg->lenpen_count_forced, as
+ * transformers' generated_len). K live beams per sentence on the KV cache; finished hypotheses are kept
  * apart; a sentence stops (tfm_beam_stop) when K hypotheses have finished (fairseq, CTranslate2)
  * or, with TFM_BEAM_STOP_BOUND, when no live beam can beat its best finished hypothesis
  * (tensor2tensor). */
@@ -54,10 +55,8 @@ void beam_top_n(const float *x, float lse, size_t V, int n, int *idx) {
 
 static double normalized(double score, int len, float alpha) { return alpha == 0.0f ? score : score / pow(len, alpha); }
 
-/* The length of the length penalty of a hypothesis ending (EOS) at step t: its t tokens and EOS,
- * less a forced first token (decode.h), at least 1. */
-static int penalty_len(const tfm_decode_config *dc, int t) {
-    const int n = t + 1 - (dc->force_first ? 1 : 0);
+int beam_penalty_len(const tfm_config *cfg, const tfm_decode_config *dc, int t) {
+    const int n = t + 1 - (dc->force_first && !cfg->lenpen_count_forced ? 1 : 0);
     return n > 1 ? n : 1;
 }
 
@@ -199,7 +198,7 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
                 if (t == limit[i]) { /* length limit: this hypothesis must end here */
                     double s = (double)score[r] + (lg[cfg->eos_id] - lse[r]);
                     keep_finished(best, best_len, best_tok, n_kept, i, N, cap,
-                                  normalized(s, penalty_len(dc, t), dc->lenpen), hist + (size_t)r * (size_t)cap, t);
+                                  normalized(s, beam_penalty_len(cfg, dc, t), dc->lenpen), hist + (size_t)r * (size_t)cap, t);
                     continue;
                 }
                 if (t == 0 && dc->force_first) { /* decode.h: the forced first token, log p = 0 */
@@ -219,7 +218,7 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
                     if (j < K) {
                         n_finished[i]++;
                         keep_finished(best, best_len, best_tok, n_kept, i, N, cap,
-                                      normalized(cands[j].score, penalty_len(dc, t), dc->lenpen),
+                                      normalized(cands[j].score, beam_penalty_len(cfg, dc, t), dc->lenpen),
                                       hist + (size_t)r * (size_t)cap, t);
                     }
                     continue;
@@ -240,7 +239,7 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
                  * s / (limit + 1)^α bounds what it can still reach (α >= 0, s <= 0) */
                 double bound = -INFINITY;
                 for (int k = 0; k < n_new; k++) {
-                    double b = normalized(sc2[k], penalty_len(dc, limit[i]), dc->lenpen);
+                    double b = normalized(sc2[k], beam_penalty_len(cfg, dc, limit[i]), dc->lenpen);
                     if (b > bound) bound = b;
                 }
                 stop |= best[(size_t)i * (size_t)N] > -INFINITY && best[(size_t)i * (size_t)N] >= bound;

@@ -24,6 +24,13 @@ void forbid_specials(const tfm_config *cfg, float *row);
  * parts of a beam step"). */
 void beam_top_n(const float *x, float lse, size_t V, int n, int *idx);
 
+/** The length n of the length penalty (Σ log p) / n^lenpen of a hypothesis that ends (EOS) at step
+ * t, after t tokens: t + 1 (its tokens and EOS: fairseq's rule, and transformers 4.40's
+ * generated_len = cur_len − decoder_prompt_len), less a forced first token (dc->force_first)
+ * unless cfg->lenpen_count_forced (transformers counts it: ForcedBOSTokenLogitsProcessor's token
+ * is generated), at least 1. */
+int beam_penalty_len(const tfm_config *cfg, const tfm_decode_config *dc, int t);
+
 /** Starts decoding B rows of src (B, S) for up to cap positions: on the KV cache (dc->use_cache)
  * lays the context's cache out and encodes the sources once; the reference path has nothing to
  * prepare. Errors: TFM_ERR_NOMEM, TFM_ERR_INVALID_ARG. */

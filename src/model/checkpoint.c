@@ -56,6 +56,7 @@ size_t model_metadata(const tfm_config *c, model_meta *out) {
     if (c->no_final_norm) META_INT("no_final_norm", c->no_final_norm);
     if (c->decoder_start_id >= 0) META_INT("decoder_start_id", c->decoder_start_id);
     if (c->suppress != TFM_SUPPRESS_PAD_BOS) META_STR("suppress", tfm_suppress_name(c->suppress));
+    if (c->lenpen_count_forced) META_INT("lenpen_count_forced", c->lenpen_count_forced);
 #undef META_INT
 #undef META_STR
     TFM_ASSERT(nm <= MODEL_META_MAX);

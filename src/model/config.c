@@ -43,6 +43,7 @@ tfm_config tfm_config_default(void) {
     c.embed_scale = 0.0f;
     c.pe_offset = 0;
     c.no_final_norm = 0;
+    c.lenpen_count_forced = 0;
     c.decoder_start_id = -1;
     c.suppress = TFM_SUPPRESS_PAD_BOS;
     c.n_kv_heads = 0;
@@ -78,6 +79,8 @@ static tfm_status traits_validate(const tfm_config *c) {
     RETURN_IF(c->pe_offset != 0 && c->pe != TFM_PE_SINUSOIDAL, TFM_ERR_INVALID_ARG,
               "pe_offset applies to the sinusoidal encoding only (pe is %d)", (int)c->pe);
     RETURN_IF(c->no_final_norm != 0 && c->no_final_norm != 1, TFM_ERR_INVALID_ARG, "no_final_norm must be 0 or 1");
+    RETURN_IF(c->lenpen_count_forced != 0 && c->lenpen_count_forced != 1, TFM_ERR_INVALID_ARG,
+              "lenpen_count_forced must be 0 or 1");
     RETURN_IF(c->decoder_start_id < -1 || c->decoder_start_id >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
               "decoder_start_id %d must be -1 (bos_id) or inside the target vocabulary [0, %d)", c->decoder_start_id,
               c->tgt_vocab);

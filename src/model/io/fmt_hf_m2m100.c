@@ -75,6 +75,7 @@ static tfm_status config_from_m2m(const char *path, const cJSON *root, tfm_confi
     c->layer_norm_eps = 1e-5f; /* nn.LayerNorm's default: M2M100 sets none */
     c->decoder_start_id = start;
     c->suppress = TFM_SUPPRESS_NONE;
+    c->lenpen_count_forced = 1; /* generate's generated_len counts the forced language code */
     tfm_status st = tfm_config_validate(c);
     return st == TFM_OK ? TFM_OK : tfm_error_prefix(st, "%s: ", path);
 }

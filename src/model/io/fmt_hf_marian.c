@@ -57,6 +57,7 @@ static tfm_status marian_read_config(const fmt_source *src, tfm_config *c) {
     c->pe_layout = TFM_PE_LAYOUT_CONCAT;
     c->layer_norm_eps = 1e-5f; /* nn.LayerNorm's default: MarianConfig has no epsilon */
     c->suppress = TFM_SUPPRESS_PAD;
+    c->lenpen_count_forced = 1; /* transformers' generated_len (no forced token: fairseq's number) */
     TRY(hf_cfg_int(path, root, "d_model", 1, &c->d_model));
     TRY(same_int(path, root, "encoder_attention_heads", "decoder_attention_heads", &c->n_heads));
     TRY(same_int(path, root, "encoder_ffn_dim", "decoder_ffn_dim", &c->d_ff));

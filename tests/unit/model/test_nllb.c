@@ -131,6 +131,50 @@ static void check_search(tfm_context *ctx, const nllb_tok *tok, const tfm_config
     test_lines_free(&want_txt);
 }
 
+/* golden/nllb/lenpen.tsv (make_lenpen_golden.py): beam 4 at length_penalty 0.6, 1.0, 2.0 on
+ * sentences where transformers' length (generated_len: the forced code, the tokens and EOS) and
+ * fairseq's (the code not counted) rank differently: tfm gives transformers' ids, on the KV cache
+ * and recomputing (cfg->lenpen_count_forced, set by the M2M100 format). */
+static void check_lenpen(tfm_context *ctx, const nllb_tok *tok, const tfm_config *c) {
+    enum { LS = 256 };
+    test_lines cases;
+    CHECK(test_lines_read(test_path(GOLD "lenpen.tsv"), &cases) && cases.n >= 3, "lenpen.tsv");
+    CHECK(c->lenpen_count_forced == 1, "the M2M100 format sets lenpen_count_forced");
+    for (size_t i = 0; i < cases.n; i++) {
+        char *f[4] = {cases.text[i], NULL, NULL, NULL};
+        for (int k = 1; k < 4 && f[k - 1]; k++)
+            if ((f[k] = strchr(f[k - 1], '\t')) != NULL) *f[k]++ = '\0';
+        CHECK(f[3] != NULL, "lenpen.tsv line %zu: 4 tab-separated fields", i + 1);
+        if (!f[3]) continue;
+        char *other = strchr(f[3], '\t'); /* the other rule's ids: for the reader */
+        if (other) *other = '\0';
+        int32_t *ids = NULL, src[LS], out[MAXO], want[MAXO];
+        size_t n_ids = 0;
+        int len = 0;
+        CHECK(nllb_tok_encode(tok, f[2], strlen(f[2]), &ids, &n_ids) == TFM_OK && n_ids <= LS, "encode line %zu", i + 1);
+        const size_t nw = test_parse_ids(f[3], want, MAXO);
+        tfm_decode_config dc = tfm_decode_config_default();
+        dc.beam = 4;
+        dc.lenpen = strtof(f[0], NULL);
+        dc.max_len_a = 0.0f;
+        dc.max_len_b = 60;
+        dc.force_first = 1;
+        dc.first_id = nllb_tok_lang_id(tok, f[1]);
+        for (int cache = 1; ids && n_ids <= LS && cache >= 0; cache--) {
+            dc.use_cache = cache;
+            memcpy(src, ids, n_ids * sizeof *src);
+            CHECK(tfm_model_translate(ctx, &dc, 1, (int)n_ids, src, out, MAXO, &len) == TFM_OK, "translate: %s",
+                  tfm_last_error());
+            int same = len == (int)nw + 1 && out[0] == dc.first_id;
+            for (size_t k = 0; same && k < nw; k++) same = out[1 + k] == want[k];
+            CHECK(same, "lenpen.tsv line %zu (lenpen %s, %s, cache %d): %d ids, not transformers' %zu", i + 1, f[0],
+                  f[1], cache, len - 1, nw);
+        }
+        free(ids);
+    }
+    test_lines_free(&cases);
+}
+
 static int copy_file(const char *from, const char *to, const char *replace, const char *with) {
     FILE *f = fopen(from, "rb");
     if (!f) return 0;
@@ -280,6 +324,7 @@ int main(void) {
         /* a code never first in training: the forcing itself decides these */
         check_search(ctx, tok, c, 1, "fra_Latn", "greedy_fra");
         check_search(ctx, tok, c, 4, "fra_Latn", "beam4_fra");
+        check_lenpen(ctx, tok, c);
         check_save_load(ctx, tok, c);
         check_public_tokenizer(ctx);
     }
