@@ -394,7 +394,30 @@ static void top_n_is_selection(void) {
     CHECK(bad == 0, "beam_top_n differs from a plain selection on %d of %d rows", bad, rows);
 }
 
+/* beam_penalty_len: a hypothesis ending at step t (t tokens, then EOS) has length t + 1 (fairseq's
+ * rule and transformers' generated_len agree without a forced first token); with a forced first
+ * token fairseq's rule (the default) drops it, transformers' (lenpen_count_forced: Marian, NLLB)
+ * keeps it; never below 1. */
+static void penalty_len_rule(void) {
+    tfm_config c = tfm_config_default();
+    tfm_decode_config dc = tfm_decode_config_default();
+    for (int t = 0; t < 5; t++) {
+        c.lenpen_count_forced = 0;
+        dc.force_first = 0;
+        CHECK(beam_penalty_len(&c, &dc, t) == t + 1, "t %d, no forced token: %d", t, beam_penalty_len(&c, &dc, t));
+        dc.force_first = 1;
+        CHECK(beam_penalty_len(&c, &dc, t) == (t > 1 ? t : 1), "t %d, forced, fairseq: %d", t,
+              beam_penalty_len(&c, &dc, t));
+        c.lenpen_count_forced = 1;
+        CHECK(beam_penalty_len(&c, &dc, t) == t + 1, "t %d, forced, transformers: %d", t, beam_penalty_len(&c, &dc, t));
+        dc.force_first = 0;
+        CHECK(beam_penalty_len(&c, &dc, t) == t + 1, "t %d, no forced token, transformers: %d", t,
+              beam_penalty_len(&c, &dc, t));
+    }
+}
+
 int main(void) {
+    penalty_len_rule();
     top_n_is_selection();
     tfm_model *m = copy_task_model(PIN_STEPS);
     tfm_context *ctx = NULL;

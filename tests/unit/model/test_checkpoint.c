@@ -309,7 +309,8 @@ static double score_cfg(const tfm_config *c) {
  * the defaults, a model with every trait set round-trips through its checkpoint, and each trait
  * changes what the model computes (or, set to its default's value, does not). */
 static void family_traits(void) {
-    static const char *const keys[] = {"embed_scale", "pe_offset", "no_final_norm", "decoder_start_id", "suppress"};
+    static const char *const keys[] = {"embed_scale", "pe_offset", "no_final_norm", "decoder_start_id", "suppress",
+                                       "lenpen_count_forced"};
     tfm_config c = tfm_config_default();
     c.d_model = 32;
     c.n_heads = 4;
@@ -332,7 +333,8 @@ static void family_traits(void) {
     if (g) {
         const tfm_config *gc = tfm_model_config(g);
         CHECK(gc->embed_scale == 0.0f && gc->pe_offset == 0 && gc->no_final_norm == 0 && gc->decoder_start_id == -1 &&
-                  gc->suppress == TFM_SUPPRESS_PAD_BOS && tfm_config_decoder_start(gc) == gc->bos_id,
+                  gc->suppress == TFM_SUPPRESS_PAD_BOS && gc->lenpen_count_forced == 0 &&
+                  tfm_config_decoder_start(gc) == gc->bos_id,
               "a file written before the traits loads with their defaults");
     }
     tfm_model_free(g);
@@ -364,6 +366,7 @@ static void family_traits(void) {
     t.activation = TFM_ACT_SILU;
     t.decoder_start_id = t.pad_id;
     t.suppress = TFM_SUPPRESS_PAD;
+    t.lenpen_count_forced = 1;
     CHECK(tfm_model_create(&t, 5, &a) == TFM_OK && tfm_model_save(a, p1) == TFM_OK, "save traits: %s",
           tfm_last_error());
     CHECK(tfm_model_load(p1, &b) == TFM_OK, "load traits: %s", tfm_last_error());
@@ -371,7 +374,7 @@ static void family_traits(void) {
         const tfm_config *bc = tfm_model_config(b);
         CHECK(bc->embed_scale == 1.5f && bc->pe_offset == 3 && bc->no_final_norm == 1 &&
                   bc->activation == TFM_ACT_SILU && bc->decoder_start_id == t.pad_id &&
-                  bc->suppress == TFM_SUPPRESS_PAD && tfm_config_decoder_start(bc) == t.pad_id,
+                  bc->suppress == TFM_SUPPRESS_PAD && bc->lenpen_count_forced == 1 && tfm_config_decoder_start(bc) == t.pad_id,
               "the traits did not round-trip");
         CHECK(score_of(a) == score_of(b) && isfinite(score_of(a)), "reloaded traits score differently");
         CHECK(tfm_model_save(b, p2) == TFM_OK, "save again");
@@ -384,6 +387,10 @@ static void family_traits(void) {
     }
     tfm_model_free(a);
     tfm_model_free(b);
+    t = c;
+    t.lenpen_count_forced = 2;
+    CHECK(tfm_config_validate(&t) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "lenpen_count_forced"),
+          "lenpen_count_forced 2: %s", tfm_last_error());
     t = c;
     t.decoder_start_id = 50;
     CHECK(tfm_config_validate(&t) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "decoder_start_id"),
