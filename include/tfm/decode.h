@@ -41,9 +41,10 @@ typedef struct {
     tfm_beam_stop beam_stop; /* beam > 1: when a sentence stops (above) */
     int force_first;  /* 1: every output starts with first_id whatever the logits say: a multilingual
                          model's target language code (NLLB's forced BOS, transformers'
-                         forced_bos_token_id). It scores log-probability 0 and is not counted in the
-                         length of the length penalty (transformers 4.40's generated_len: the code
-                         and the tokens, without EOS). It is out[0] of each row. 0: none (default) */
+                         forced_bos_token_id). It scores log-probability 0; the length of the length
+                         penalty counts it only when the model's lenpen_count_forced is set (Marian,
+                         NLLB: transformers' generated_len counts it; fairseq's rule, the default,
+                         does not). It is out[0] of each row. 0: none (default) */
     int first_id;     /* the forced first token when force_first; inside the target vocabulary */
 } tfm_decode_config;
 
