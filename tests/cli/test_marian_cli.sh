@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tfm translate / tfm eval --model DIR on the Hugging Face Marian folder of tests/fixtures/marian
 # (tests/reference/make_marian_golden.py, transformers 4.40.2): greedy and beam-4 texts identical
-# to MarianMTModel.generate(num_beams=1|4, length_penalty=1.0, early_stopping=True) on every
+# to MarianMTModel.generate(num_beams=1|4, length_penalty=1.0 (beam 4 also 0.6, 2.0), early_stopping=True) on every
 # fixture sentence (each ends before the length limit), in batches and one at a time, with and
 # without the KV cache; --tgt-lang puts the >>xx<< prefix; eval scores the greedy output BLEU 100; an unknown --tgt-lang and a
 # pickle-only folder are refused.
@@ -18,6 +18,12 @@ check "greedy = generate(num_beams=1)" diff "$R/greedy.txt" "$WORK/greedy.txt"
 check "beam 4 = generate(num_beams=4, length_penalty=1.0, early_stopping=True)" diff "$R/beam4.txt" "$WORK/beam.txt"
 "$TFM" translate --model "$M" "${LIM[@]}" --beam 4 --batch-size 4 --input "$R/dec_src.txt" > "$WORK/beam1.txt" 2>/dev/null
 check "beam 4, one sentence per batch" diff "$R/beam4.txt" "$WORK/beam1.txt"
+# other length penalties (tests/reference/make_lenpen_golden.py): 1 and 4 of the 16 outputs change
+for A in 0.6 2.0; do
+    "$TFM" translate --model "$M" "${LIM[@]}" --beam 4 --lenpen "$A" --input "$R/dec_src.txt" > "$WORK/beam_lp.txt" 2>/dev/null
+    check "beam 4 --lenpen $A = generate(num_beams=4, length_penalty=$A, early_stopping=True)" \
+        diff "$R/beam4_lp$A.txt" "$WORK/beam_lp.txt"
+done
 "$TFM" translate --model "$M" "${LIM[@]}" --batch-size 1 --no-kv-cache --input "$R/dec_src.txt" \
   > "$WORK/nocache.txt" 2>/dev/null
 check "greedy without the KV cache, one at a time" diff "$R/greedy.txt" "$WORK/nocache.txt"

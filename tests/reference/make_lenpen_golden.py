@@ -17,6 +17,12 @@ from the repository root:
 
     /work/venv-hf/bin/python tests/reference/make_lenpen_golden.py
 
+Marian (tests/fixtures/marian, make_marian_golden.py) forces no first token, so both rules are one
+number there; its beam search at other length penalties still checks candidates, finished
+hypotheses and early stopping: generate(num_beams=4, length_penalty=0.6 | 2.0, early_stopping=True,
+max_length=48) on tests/fixtures/marian/ref/dec_src.txt, written as ref/beam4_lp0.6.txt and
+ref/beam4_lp2.0.txt (batch_decode, skip_special_tokens=True), each sentence ending before the limit.
+
 Writes tests/golden/nllb/lenpen.tsv, one case a line:
     alpha <TAB> target code <TAB> English sentence <TAB> transformers' ids after </s> and the code,
     without EOS
@@ -26,7 +32,7 @@ import os
 import sys
 
 import torch
-from transformers import AutoModelForSeq2SeqLM, NllbTokenizer
+from transformers import AutoModelForSeq2SeqLM, MarianTokenizer, NllbTokenizer
 from transformers.generation import beam_search
 
 FIX = "tests/fixtures/nllb"
@@ -44,8 +50,38 @@ def add_fairseq(self, hyp, sum_logprobs, beam_indices=None, generated_len=None):
     return _add(self, hyp, sum_logprobs, beam_indices, generated_len - 1)
 
 
+def write_lines(path, rows):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(rows) + "\n")
+    os.replace(tmp, path)
+
+
+def marian():
+    d = "tests/fixtures/marian"
+    tok = MarianTokenizer.from_pretrained(d)
+    model = AutoModelForSeq2SeqLM.from_pretrained(d).eval()
+    with open(os.path.join(d, "ref", "dec_src.txt"), encoding="utf-8") as f:
+        src = [l.rstrip("\n") for l in f]
+    with open(os.path.join(d, "ref", "beam4.txt"), encoding="utf-8") as f:
+        at1 = [l.rstrip("\n") for l in f]
+    for a in (0.6, 2.0):
+        texts = []
+        for s in src:
+            enc = tok([s], return_tensors="pt")
+            with torch.no_grad():
+                b = model.generate(**enc, num_beams=4, length_penalty=a, early_stopping=True, do_sample=False,
+                                   max_length=48)
+            assert b.shape[1] < 48, f"{s!r} reaches the limit at length_penalty {a}"
+            texts.append(tok.batch_decode(b, skip_special_tokens=True)[0])
+        print(f"marian a={a}: {sum(x != y for x, y in zip(texts, at1))} of {len(src)} differ from a=1.0",
+              file=sys.stderr)
+        write_lines(os.path.join(d, "ref", f"beam4_lp{a}.txt"), texts)
+
+
 def main():
     torch.set_num_threads(1)
+    marian()
     tok = NllbTokenizer.from_pretrained(FIX, src_lang="eng_Latn", tgt_lang="spa_Latn")
     model = AutoModelForSeq2SeqLM.from_pretrained(FIX).eval()
     with open(TRAIN, encoding="utf-8") as f:
@@ -81,10 +117,7 @@ def main():
             rows.append(f"{a}\t{lang}\t{s}\t{' '.join(map(str, hf))}\t{' '.join(map(str, other))}")
             print(f"a={a} {lang}: {s!r}: {len(hf)} vs {len(other)} ids", file=sys.stderr)
         assert kept == PER_ALPHA, f"only {kept} disagreeing sentences at length_penalty {a}"
-    tmp = OUT + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("\n".join(rows) + "\n")
-    os.replace(tmp, OUT)
+    write_lines(OUT, rows)
     print("wrote", OUT, file=sys.stderr)
 
 
