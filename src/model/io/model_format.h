@@ -24,6 +24,8 @@
 #include "safetensors.h"
 #include "tfm/model.h"
 
+#include <stdint.h>
+
 struct cJSON;
 
 /** What the driver hands each operation. */
@@ -63,9 +65,18 @@ typedef struct model_format {
     tfm_status (*attach_tokenizer)(const fmt_source *src, tfm_model *m);
 } model_format;
 
-/** Reads the F32 tensor `name` of shape (rows) (cols 0) or (rows, cols) from the safetensors file
- * f into dst (hf_tensor.c). Errors: TFM_ERR_FORMAT "PATH: tensor 'NAME' is missing (WHAT needs
- * it)", or naming its dtype or its shape and the expected one. */
+/** The one tensor reader of the Hugging Face formats (hf_tensor.c): the tensor `name` of the
+ * safetensors file f, of dtype F32, BF16 or F16 (the 16-bit ones widened to float exactly, as
+ * transformers' from_pretrained(torch_dtype=torch.float32) does) and shape (rows) (cols 0) or
+ * (rows, cols) — (cols, rows) as stored when `transposed` (GPT-2's Conv1D) — into dst as
+ * (rows, cols) floats. tmp: scratch of rows·cols floats, needed only when transposed. used: when
+ * not NULL, used[i] is set for the file's tensor i once read. Errors: TFM_ERR_FORMAT "PATH: tensor
+ * 'NAME' is missing (WHAT needs it)" or naming its shape and the expected one; TFM_ERR_UNSUPPORTED
+ * naming another dtype; TFM_ERR_NOMEM. */
+tfm_status hf_read_tensor(const st_file *f, const char *name, size_t rows, size_t cols, int transposed, float *dst,
+                          float *tmp, uint8_t *used, const char *what);
+
+/** hf_read_tensor of an untransposed tensor, without `used`. */
 tfm_status hf_read_f32(const st_file *f, const char *name, size_t rows, size_t cols, float *dst, const char *what);
 
 extern const model_format model_format_tfm;     /* fmt_tfm.c */

@@ -19,6 +19,7 @@
 
 #define DIR "tests/fixtures/marian"
 static char g_tmp[512];
+static const char *make_folder(const char *tag, const char *skip, char *dir, size_t n);
 
 /* The fixture's model and tokenizer, or NULL. */
 static tfm_model *load_fixture(tfm_tokenizer **tok) {
@@ -89,7 +90,7 @@ static void test_tokenizer(const tfm_tokenizer *tok) {
 /* The logits of ref/logits.txt's padded batch through tfm_model_score, at every position whose
  * decoder input is not padding (transformers' decoder attends to padding keys tfm masks, so
  * only those positions are defined the same). */
-static void test_logits(const tfm_model *m) {
+static void test_logits(const tfm_model *m, double tol, const char *label) {
     const char *ref = test_path(DIR "/ref/logits.txt");
     float shape[4];
     if (!golden_txt_read(ref, "shape", shape, 4)) {
@@ -124,9 +125,9 @@ static void test_logits(const tfm_model *m) {
                 compared++;
             }
         }
-    CHECK(worst <= 1e-4 && compared > (size_t)V * B * 2, "logits vs MarianMTModel: max |diff| %.3g over %zu", worst,
-          compared);
-    printf("logits: max |diff| %.3g over %zu values\n", worst, compared);
+    CHECK(worst <= tol && compared > (size_t)V * B * 2, "%s logits vs MarianMTModel: max |diff| %.3g over %zu (tol %g)",
+          label, worst, compared, tol);
+    printf("%s logits: max |diff| %.3g over %zu values\n", label, worst, compared);
     tfm_context_free(ctx);
     free(srcf), free(tgtf), free(want), free(got), free(src), free(tgt);
 }
@@ -180,6 +181,110 @@ static void test_pad_suppressed(tfm_model *m) {
     CHECK(pads == 0, "pad generated %d times", pads);
     tfm_context_free(ctx);
     bias[pad] = keep;
+}
+
+/* ---- float16 weights -------------------------------------------------------------------------- */
+
+/* float → IEEE binary16, round to nearest even (|x| < 65504; the test's own conversion, written
+ * apart from the loader's widening so that each checks the other). */
+static uint16_t f32_to_f16(float x) {
+    const uint16_t sign = signbit(x) ? 0x8000u : 0u;
+    const float a = fabsf(x);
+    if (a < ldexpf(1.0f, -14)) return (uint16_t)(sign | (uint16_t)lrintf(ldexpf(a, 24))); /* subnormal: m · 2^−24 */
+    int e;
+    long m = lrintf(ldexpf(frexpf(a, &e), 11)); /* a = m · 2^(e−11), m in [1024, 2048] */
+    if (m == 2048) m = 1024, e++;
+    return (uint16_t)(sign | (uint16_t)((e + 14) << 10) | (uint16_t)(m - 1024));
+}
+
+/* A copy of the fixture folder at g_tmp/f16 whose model.safetensors holds every tensor as F16 (as
+ * save_pretrained writes a model.half()). */
+static const char *make_f16_folder(char *dir, size_t n) {
+    make_folder("f16", NULL, dir, n);
+    char path[700];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    st_file f;
+    if (st_open(test_path(DIR "/model.safetensors"), &f) != TFM_OK) {
+        CHECK(0, "open the fixture: %s", tfm_last_error());
+        return dir;
+    }
+    st_out_tensor *out = calloc(f.n_tensors, sizeof *out);
+    uint16_t **data = calloc(f.n_tensors, sizeof *data);
+    for (size_t i = 0; i < f.n_tensors; i++) {
+        const st_tensor *t = &f.tensors[i];
+        const size_t numel = (t->end - t->begin) / 4;
+        float *x = malloc(numel * sizeof *x);
+        data[i] = malloc(numel * sizeof *data[i]);
+        CHECK(strcmp(t->dtype, "F32") == 0 && st_read(&f, t, x) == TFM_OK, "read %s", t->name);
+        for (size_t k = 0; k < numel; k++) data[i][k] = f32_to_f16(x[k]);
+        free(x);
+        out[i] = (st_out_tensor){t->name, "F16", t->ndim, {t->shape[0], t->ndim > 1 ? t->shape[1] : 0}, data[i],
+                                 numel * sizeof(uint16_t)};
+    }
+    CHECK(st_write(path, NULL, 0, out, f.n_tensors) == TFM_OK, "write %s: %s", path, tfm_last_error());
+    for (size_t i = 0; i < f.n_tensors; i++) free(data[i]);
+    free(data);
+    free(out);
+    st_close(&f);
+    return dir;
+}
+
+/* 1 if x is a binary16 value (|x| < 65504): a multiple of 2^−24 below 2^−14 (subnormal), else at
+ * most 11 significant bits. */
+static int is_half(float x) {
+    const float a = fabsf(x);
+    int e;
+    const float m = a < ldexpf(1.0f, -14) ? ldexpf(a, 24) : ldexpf(frexpf(a, &e), 11);
+    return m == floorf(m);
+}
+
+/* n loaded floats are exactly the halves of tensor `name` of the F16 file f, widened: each is a
+ * binary16 value that converts back to its half bit for bit (so it is that half, exactly) and lies
+ * within half a unit in the last place of the F32 original. */
+static void check_widened(const st_file *f16, const st_file *f32, const char *name, const float *got, size_t n) {
+    const st_tensor *th = st_find(f16, name), *tf = st_find(f32, name);
+    if (!th || !tf || th->end - th->begin != n * 2) {
+        CHECK(0, "%s: %zu values in both files", name, n);
+        return;
+    }
+    uint16_t *h = malloc(n * sizeof *h);
+    float *x = malloc(n * sizeof *x);
+    size_t bad = 0;
+    if (st_read(f16, th, h) == TFM_OK && st_read(f32, tf, x) == TFM_OK)
+        for (size_t i = 0; i < n; i++)
+            bad += !is_half(got[i]) || f32_to_f16(got[i]) != h[i] ||
+                   fabsf(got[i] - x[i]) > ldexpf(fmaxf(fabsf(x[i]), ldexpf(1, -14)), -11);
+    CHECK(bad == 0, "%s: %zu of %zu values are not the F16 values widened", name, bad, n);
+    free(h), free(x);
+}
+
+/* A Marian folder saved in float16 loads (hf_read_tensor widens F16 exactly): the weights are the
+ * halves widened, and the logits stay within what F16 weights allow of the F32 references. */
+static void test_f16(void) {
+    char d[600], path[700];
+    make_f16_folder(d, sizeof d);
+    tfm_model *m = NULL;
+    CHECK(tfm_model_load(d, &m) == TFM_OK, "load the F16 folder: %s", tfm_last_error());
+    if (!m) return;
+    snprintf(path, sizeof path, "%s/model.safetensors", d);
+    st_file fh, ff;
+    if (st_open(path, &fh) == TFM_OK && st_open(test_path(DIR "/model.safetensors"), &ff) == TFM_OK) {
+        const tfm_config *c = tfm_model_config(m);
+        const size_t dm = (size_t)c->d_model, V = (size_t)c->tgt_vocab;
+        check_widened(&fh, &ff, "model.shared.weight", m->p.stack[0].embed, V * dm);
+        check_widened(&fh, &ff, "final_logits_bias", m->p.generator_bias, V);
+        check_widened(&fh, &ff, "model.encoder.layers.0.fc1.weight", m->p.stack[0].layers[0].linear1_weight,
+                      (size_t)c->d_ff * dm);
+        check_widened(&fh, &ff, "model.decoder.layers.1.encoder_attn.k_proj.weight",
+                      m->p.stack[1].layers[1].cross_attn.in_proj_weight + dm * dm, dm * dm);
+        st_close(&fh), st_close(&ff);
+    } else {
+        CHECK(0, "open the F16 and F32 files: %s", tfm_last_error());
+    }
+    /* Weights rounded to 11 significant bits (relative error ≤ 2^−11 ≈ 4.9e-4 each) move this
+     * small model's logits (|logit| ≲ 10) by a few 1e-3: 2e-2 allows that, not a wrong tensor. */
+    test_logits(m, 2e-2, "F16");
+    tfm_model_free(m);
 }
 
 /* ---- bad folders ------------------------------------------------------------------------------ */
@@ -300,13 +405,14 @@ int main(void) {
     if (m && tok) {
         test_config(m);
         test_tokenizer(tok);
-        test_logits(m);
+        test_logits(m, 1e-4, "F32");
         test_round_trip(m);
         test_pad_suppressed(m);
     }
     tfm_tokenizer_free(tok);
     tfm_model_free(m);
     test_bad_folders();
+    test_f16();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmp);
