@@ -13,6 +13,7 @@
 #include "model_format.h"
 
 #include "io/hf.h"
+#include "io/hf_bart.h"
 #include "model_internal.h"
 #include "parts.h"
 
@@ -82,54 +83,10 @@ static tfm_status config_from_m2m(const char *path, const cJSON *root, tfm_confi
 
 /* ---- tensors ---------------------------------------------------------------------------------- */
 
-/* Reads one tensor (hf_read_f32) and counts its floats in *n. */
-static tfm_status read_t(const st_file *f, const char *name, size_t rows, size_t cols, float *dst, size_t *n) {
-    TRY(hf_read_f32(f, name, rows, cols, dst, "an M2M100 / NLLB model"));
-    *n += cols ? rows * cols : rows;
-    return TFM_OK;
-}
-
 /* The shared embedding: model.shared.weight as save_pretrained(safe_serialization=True) keeps it, or
  * any of its tied aliases a converted checkpoint may hold instead. */
 static const char *const k_embed_names[] = {"model.shared.weight", "model.encoder.embed_tokens.weight",
                                             "model.decoder.embed_tokens.weight", "lm_head.weight"};
-
-static tfm_status read_attn(const st_file *f, const char *pre, const char *attn, const mha_params *a, size_t d,
-                            size_t *n) {
-    static const char *const qkv[3] = {"q_proj", "k_proj", "v_proj"};
-    char name[200];
-    for (int k = 0; k < 3; k++) { /* in_proj rows [k·d, (k+1)·d) = W_Q, W_K, W_V */
-        snprintf(name, sizeof name, "%s.%s.%s.weight", pre, attn, qkv[k]);
-        TRY(read_t(f, name, d, d, a->in_proj_weight + (size_t)k * d * d, n));
-        snprintf(name, sizeof name, "%s.%s.%s.bias", pre, attn, qkv[k]);
-        TRY(read_t(f, name, d, 0, a->in_proj_bias + (size_t)k * d, n));
-    }
-    snprintf(name, sizeof name, "%s.%s.out_proj.weight", pre, attn);
-    TRY(read_t(f, name, d, d, a->out_proj_weight, n));
-    snprintf(name, sizeof name, "%s.%s.out_proj.bias", pre, attn);
-    return read_t(f, name, d, 0, a->out_proj_bias, n);
-}
-
-static tfm_status read_norm(const st_file *f, const char *pre, const char *norm, float *w, float *b, size_t d,
-                            size_t *n) {
-    char name[200];
-    snprintf(name, sizeof name, "%s.%s.weight", pre, norm);
-    TRY(read_t(f, name, d, 0, w, n));
-    snprintf(name, sizeof name, "%s.%s.bias", pre, norm);
-    return read_t(f, name, d, 0, b, n);
-}
-
-static tfm_status read_ffn(const st_file *f, const char *pre, const layer_params *L, size_t d, size_t d_ff, size_t *n) {
-    char name[200];
-    snprintf(name, sizeof name, "%s.fc1.weight", pre);
-    TRY(read_t(f, name, d_ff, d, L->linear1_weight, n));
-    snprintf(name, sizeof name, "%s.fc1.bias", pre);
-    TRY(read_t(f, name, d_ff, 0, L->linear1_bias, n));
-    snprintf(name, sizeof name, "%s.fc2.weight", pre);
-    TRY(read_t(f, name, d, d_ff, L->linear2_weight, n));
-    snprintf(name, sizeof name, "%s.fc2.bias", pre);
-    return read_t(f, name, d, 0, L->linear2_bias, n);
-}
 
 /* Which tensors of the file the model uses: the embedding's names, model.{en,de}coder.layer_norm,
  * model.{en,de}coder.layers.<l>. with l below the config's count; the sinusoid tables
@@ -158,25 +115,19 @@ static tfm_status load_m2m_tensors(tfm_model *m, const st_file *f) {
         if (st_find(f, k_embed_names[i])) embed = k_embed_names[i];
     RETURN_IF(!embed, TFM_ERR_FORMAT, "%s: tensor 'model.shared.weight' is missing (an M2M100 / NLLB model needs it)",
               f->path);
-    TRY(read_t(f, embed, V, d, m->p.stack[0].embed, &n));
+    const hf_bart_file b = {f, "an M2M100 / NLLB model"};
+    TRY(hf_read_f32(f, embed, V, d, m->p.stack[0].embed, b.what));
+    n += V * d;
     char pre[96];
     for (int s = 0; s < 2; s++) {
         stack_params *sp = &m->p.stack[s];
         const char *stack = s == 0 ? "model.encoder" : "model.decoder";
         const int layers = s == 0 ? c->n_enc_layers : c->n_dec_layers;
         for (int l = 0; l < layers; l++) {
-            layer_params *L = &sp->layers[l];
             snprintf(pre, sizeof pre, "%s.layers.%d", stack, l);
-            TRY(read_attn(f, pre, "self_attn", &L->self_attn, d, &n));
-            TRY(read_norm(f, pre, "self_attn_layer_norm", L->norm_weight[0], L->norm_bias[0], d, &n));
-            if (s == 1) {
-                TRY(read_attn(f, pre, "encoder_attn", &L->cross_attn, d, &n));
-                TRY(read_norm(f, pre, "encoder_attn_layer_norm", L->norm_weight[1], L->norm_bias[1], d, &n));
-            }
-            TRY(read_ffn(f, pre, L, d, d_ff, &n));
-            TRY(read_norm(f, pre, "final_layer_norm", L->norm_weight[s + 1], L->norm_bias[s + 1], d, &n));
+            TRY(hf_bart_read_layer(&b, pre, s, &sp->layers[l], d, d_ff, &n));
         }
-        TRY(read_norm(f, stack, "layer_norm", sp->norm_weight, sp->norm_bias, d, &n));
+        TRY(hf_bart_read_norm(&b, stack, "layer_norm", sp->norm_weight, sp->norm_bias, d, &n));
     }
     memset(m->p.generator_bias, 0, V * sizeof(float)); /* lm_head has no bias */
     n += V;

@@ -11,6 +11,7 @@
 #include "model_format.h"
 
 #include "io/hf.h"
+#include "io/hf_bart.h"
 #include "model_internal.h"
 #include "parts.h"
 
@@ -96,42 +97,6 @@ static tfm_status marian_read_config(const fmt_source *src, tfm_config *c) {
 
 /* ---- tensors ---------------------------------------------------------------------------------- */
 
-/* q_proj, k_proj, v_proj → in_proj (rows [0,d) W_Q, [d,2d) W_K, [2d,3d) W_V); out_proj. */
-static tfm_status read_attn(const st_file *f, const char *prefix, mha_params *m, size_t d) {
-    static const char *const qkv[3] = {"q_proj", "k_proj", "v_proj"};
-    char name[192];
-    for (int k = 0; k < 3; k++) {
-        snprintf(name, sizeof name, "%s.%s.weight", prefix, qkv[k]);
-        TRY(hf_read_f32(f, name, d, d, m->in_proj_weight + (size_t)k * d * d, WHAT));
-        snprintf(name, sizeof name, "%s.%s.bias", prefix, qkv[k]);
-        TRY(hf_read_f32(f, name, d, 0, m->in_proj_bias + (size_t)k * d, WHAT));
-    }
-    snprintf(name, sizeof name, "%s.out_proj.weight", prefix);
-    TRY(hf_read_f32(f, name, d, d, m->out_proj_weight, WHAT));
-    snprintf(name, sizeof name, "%s.out_proj.bias", prefix);
-    return hf_read_f32(f, name, d, 0, m->out_proj_bias, WHAT);
-}
-
-static tfm_status read_norm(const st_file *f, const char *prefix, const char *norm, float *w, float *b, size_t d) {
-    char name[192];
-    snprintf(name, sizeof name, "%s.%s.weight", prefix, norm);
-    TRY(hf_read_f32(f, name, d, 0, w, WHAT));
-    snprintf(name, sizeof name, "%s.%s.bias", prefix, norm);
-    return hf_read_f32(f, name, d, 0, b, WHAT);
-}
-
-static tfm_status read_ffn(const st_file *f, const char *prefix, layer_params *L, size_t d, size_t d_ff) {
-    char name[192];
-    snprintf(name, sizeof name, "%s.fc1.weight", prefix);
-    TRY(hf_read_f32(f, name, d_ff, d, L->linear1_weight, WHAT));
-    snprintf(name, sizeof name, "%s.fc1.bias", prefix);
-    TRY(hf_read_f32(f, name, d_ff, 0, L->linear1_bias, WHAT));
-    snprintf(name, sizeof name, "%s.fc2.weight", prefix);
-    TRY(hf_read_f32(f, name, d, d_ff, L->linear2_weight, WHAT));
-    snprintf(name, sizeof name, "%s.fc2.bias", prefix);
-    return hf_read_f32(f, name, d, 0, L->linear2_bias, WHAT);
-}
-
 /* The names of the one shared embedding matrix: save_pretrained keeps one of them (the others are
  * tied), a converted pytorch_model.bin may keep them all; each present must hold the same values. */
 static const char *const k_embed_names[] = {"model.shared.weight", "model.encoder.embed_tokens.weight",
@@ -185,30 +150,15 @@ static tfm_status marian_read_tensors(const fmt_source *src, tfm_model *m) {
                   f->tensors[i].name, c->n_enc_layers, c->n_dec_layers);
     TRY(read_embedding(f, m->p.stack[0].embed, V, d)); /* tied: src_embed = tgt_embed = generator.weight */
     TRY(hf_read_f32(f, "final_logits_bias", 1, V, m->p.generator_bias, WHAT));
+    const hf_bart_file b = {f, WHAT};
+    size_t n = 0;
     char prefix[96];
-    for (int l = 0; l < c->n_enc_layers; l++) {
-        layer_params *L = &m->p.stack[0].layers[l];
-        snprintf(prefix, sizeof prefix, "model.encoder.layers.%d", l);
-        char attn[128];
-        snprintf(attn, sizeof attn, "%s.self_attn", prefix);
-        TRY(read_attn(f, attn, &L->self_attn, d));
-        TRY(read_norm(f, prefix, "self_attn_layer_norm", L->norm_weight[0], L->norm_bias[0], d));
-        TRY(read_ffn(f, prefix, L, d, d_ff));
-        TRY(read_norm(f, prefix, "final_layer_norm", L->norm_weight[1], L->norm_bias[1], d));
-    }
-    for (int l = 0; l < c->n_dec_layers; l++) {
-        layer_params *L = &m->p.stack[1].layers[l];
-        snprintf(prefix, sizeof prefix, "model.decoder.layers.%d", l);
-        char attn[128];
-        snprintf(attn, sizeof attn, "%s.self_attn", prefix);
-        TRY(read_attn(f, attn, &L->self_attn, d));
-        TRY(read_norm(f, prefix, "self_attn_layer_norm", L->norm_weight[0], L->norm_bias[0], d));
-        snprintf(attn, sizeof attn, "%s.encoder_attn", prefix);
-        TRY(read_attn(f, attn, &L->cross_attn, d));
-        TRY(read_norm(f, prefix, "encoder_attn_layer_norm", L->norm_weight[1], L->norm_bias[1], d));
-        TRY(read_ffn(f, prefix, L, d, d_ff));
-        TRY(read_norm(f, prefix, "final_layer_norm", L->norm_weight[2], L->norm_bias[2], d));
-    }
+    for (int s = 0; s < 2; s++)
+        for (int l = 0; l < (s ? c->n_dec_layers : c->n_enc_layers); l++) {
+            snprintf(prefix, sizeof prefix, "model.%s.layers.%d", s ? "decoder" : "encoder", l);
+            TRY(hf_bart_read_layer(&b, prefix, s, &m->p.stack[s].layers[l], d, d_ff, &n));
+        }
+    TFM_ASSERT(n + V * d + V == m->n_params); /* every tensor of the table came from the file */
     return TFM_OK;
 }
 

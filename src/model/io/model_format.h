@@ -6,6 +6,7 @@
  *   fmt_hf_lm.c     Hugging Face GPT-2 and Llama-family folders ("gpt2", "llama", "qwen2", "mistral", docs/LLM.md)
  *   fmt_hf_marian.c a Hugging Face Marian / opus-mt folder (model_type "marian", docs/MARIAN.md)
  *   fmt_hf_m2m100.c a Hugging Face M2M100 / NLLB-200 folder (model_type "m2m_100", docs/NLLB.md)
+ *   hf_bart.c       the encoder/decoder layers those two BART-family formats share
  *
  * model_load.c is the one driver: it finds the format of a path (model_format_find), opens its
  * safetensors file, and runs the operations in order —
