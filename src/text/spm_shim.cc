@@ -408,8 +408,13 @@ const char *tfm_tokenizer_lang(const tfm_tokenizer *tok, size_t k, int32_t *id) 
     return tok->kind && tok->kind->lang ? tok->kind->lang(tok->state, k, id) : nullptr;
 }
 
-int tok_model_rows_ok(const tfm_tokenizer *tok, int rows) {
-    const int V = tfm_tokenizer_vocab_size(tok);
+int tok_side_vocab_size(const tfm_tokenizer *tok, int target) {
+    if (target && tok->kind && tok->kind->tgt_vocab_size) return tok->kind->tgt_vocab_size(tok->state);
+    return tfm_tokenizer_vocab_size(tok);
+}
+
+int tok_model_rows_ok(const tfm_tokenizer *tok, int rows, int target) {
+    const int V = tok_side_vocab_size(tok, target);
     return V == rows || (tok->kind && tok->kind->model_may_be_larger && V < rows);
 }
 

@@ -32,6 +32,9 @@ typedef struct tok_kind {
     tfm_status (*load)(const void *blob, size_t len, void **state);
     void (*free)(void *state);
     int (*vocab_size)(const void *state);
+    /** Optional (NULL: vocab_size): the target side's ids, where the kind has a vocabulary of its own
+     * for them (Marian's target_vocab.json). */
+    int (*tgt_vocab_size)(const void *state);
     tok_specials (*specials)(const void *state);
     int32_t (*piece_to_id)(const void *state, const char *piece);   /* unk when unknown */
     const char *(*id_to_piece)(const void *state, int32_t id);      /* NULL outside [0, V) */
@@ -61,9 +64,13 @@ extern const tok_kind tok_kind_nllb;   /* tok_nllb.c */
  * length and NUL-terminates. */
 size_t hf_spm_text(char *s, size_t n);
 
-/** Whether a model of `rows` ids fits the tokenizer's vocabulary: the same size, or for a kind with
- * model_may_be_larger at least as many (tok_model.c). */
-int tok_model_rows_ok(const tfm_tokenizer *tok, int rows);
+/** The tokenizer's number of ids on the source (target 0) or the target side (1; tgt_vocab_size). */
+int tok_side_vocab_size(const tfm_tokenizer *tok, int target);
+
+/** Whether a model of `rows` ids on one side (target 0: source, 1: target) fits the tokenizer's
+ * vocabulary of that side: the same size, or for a kind with model_may_be_larger at least as many
+ * (tok_model.c). */
+int tok_model_rows_ok(const tfm_tokenizer *tok, int rows, int target);
 
 /** A SentencePiece model's pieces of a text, as SentencePiece's EncodeAsPieces gives them (an
  * unknown character's piece is its surface, not "<unk>"): *pieces is one malloc'd block of n

@@ -97,6 +97,7 @@ static tfm_status marian_load(const void *blob, size_t len, void **state) {
 }
 
 static int marian_vocab_size(const void *state) { return (int)((const marian_tok *)state)->vocab[0]->V; }
+static int marian_tgt_vocab_size(const void *state) { return (int)((const marian_tok *)state)->vocab[1]->V; }
 
 static tok_specials marian_specials(const void *state) { return ((const marian_tok *)state)->sp; }
 
@@ -227,6 +228,7 @@ const tok_kind tok_kind_marian = {
     .load = marian_load,
     .free = marian_free,
     .vocab_size = marian_vocab_size,
+    .tgt_vocab_size = marian_tgt_vocab_size,
     .specials = marian_specials,
     .piece_to_id = marian_piece_to_id,
     .id_to_piece = marian_id_to_piece,

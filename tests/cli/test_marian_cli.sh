@@ -28,6 +28,13 @@ done
   > "$WORK/nocache.txt" 2>/dev/null
 check "greedy without the KV cache, one at a time" diff "$R/greedy.txt" "$WORK/nocache.txt"
 
+# separate vocabularies (make_marian_golden.py --separate: vocab.json + target_vocab.json, untied)
+MS=$ROOT/tests/fixtures/marian_sep
+"$TFM" translate --model "$MS" "${LIM[@]}" --input "$MS/ref/dec_src.txt" > "$WORK/sep_greedy.txt" 2>/dev/null
+check "separate vocabularies: greedy = generate(num_beams=1)" diff "$MS/ref/greedy.txt" "$WORK/sep_greedy.txt"
+"$TFM" translate --model "$MS" "${LIM[@]}" --beam 4 --lenpen 1 --input "$MS/ref/dec_src.txt" > "$WORK/sep_beam.txt" 2>/dev/null
+check "separate vocabularies: beam 4 = generate(num_beams=4)" diff "$MS/ref/beam4.txt" "$WORK/sep_beam.txt"
+
 # --tgt-lang es: the lines that began with ">>es<< ", given without it
 grep -n '^>>es<< ' "$R/dec_src.txt" | cut -d: -f1 > "$WORK/es.n"
 awk 'NR == FNR { want[$1]; next } FNR in want' "$WORK/es.n" "$R/dec_src.txt" | sed 's/^>>es<< //' > "$WORK/es.src"

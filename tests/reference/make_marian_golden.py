@@ -24,6 +24,16 @@ source.spm and target.spm (different vocabulary sizes, so their pieces differ); 
 heads, 2+2 layers, FFN 64, swish, sinusoidal positions, shared embeddings, final_logits_bias. The
 task: >>es<< copies the sentence, >>fr<< reverses its words; trained for a few hundred steps so
 that the logits are far from ties.
+
+With --separate it writes tests/fixtures/marian_sep/ instead (the same files and references, plus
+target_vocab.json): share_encoder_decoder_embeddings false and separate_vocabs, as the opus-mt-tc
+models with two vocabularies are: vocab.json holds the specials, the codes and source.spm's
+pieces, target_vocab.json the specials and target.spm's pieces (different sizes: vocab_size and
+decoder_vocab_size), the specials at the same ids in both (</s> 0, <unk> 1, <pad> 2 = pad =
+decoder_start_token_id); model.encoder.embed_tokens and model.decoder.embed_tokens apart (both of
+vocab_size rows in transformers 4.40.2: MarianModel deep-copies one nn.Embedding(vocab_size) for
+each) and lm_head untied (tie_word_embeddings false: tied, transformers would give lm_head the
+decoder's vocab_size rows against final_logits_bias's decoder_vocab_size and fail).
 """
 import json
 import os
@@ -39,7 +49,8 @@ from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
 assert transformers.__version__ == "4.40.2", transformers.__version__
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OUT = os.path.join(ROOT, "tests", "fixtures", "marian")
+SEPARATE = "--separate" in sys.argv[1:]
+OUT = os.path.join(ROOT, "tests", "fixtures", "marian_sep" if SEPARATE else "marian")
 MAX_LENGTH = 48  # generate's max_length (start token included)
 random.seed(1)
 torch.manual_seed(1)
@@ -79,6 +90,8 @@ def train_spm(lines, path, vocab):
 def build_tokenizer(work, sents):
     train_spm(sents, os.path.join(work, "source"), 180)
     train_spm(sents, os.path.join(work, "target"), 140)
+    if SEPARATE:
+        return build_separate(work)
     vocab = {"</s>": 0, "<unk>": 1, ">>es<<": 2, ">>fr<<": 3}
     for side in ("source", "target"):
         sp = spm.SentencePieceProcessor(model_file=os.path.join(work, side + ".spm"))
@@ -93,6 +106,28 @@ def build_tokenizer(work, sents):
     tok = MarianTokenizer(source_spm=os.path.join(work, "source.spm"), target_spm=os.path.join(work, "target.spm"),
                           vocab=os.path.join(work, "vocab.json"))
     return tok, len(vocab)
+
+
+def build_separate(work):
+    """vocab.json: specials, codes, source pieces; target_vocab.json: specials, target pieces."""
+    sizes = []
+    for side, name, extra in (("source", "vocab.json", [">>es<<", ">>fr<<"]), ("target", "target_vocab.json", [])):
+        vocab = {"</s>": 0, "<unk>": 1, "<pad>": 2}
+        for p in extra:
+            vocab[p] = len(vocab)
+        sp = spm.SentencePieceProcessor(model_file=os.path.join(work, side + ".spm"))
+        for i in range(sp.get_piece_size()):
+            p = sp.id_to_piece(i)
+            if sp.is_control(i) or sp.is_unknown(i) or p in vocab:
+                continue
+            vocab[p] = len(vocab)
+        with open(os.path.join(work, name), "w", encoding="utf-8") as f:
+            json.dump(vocab, f, ensure_ascii=False, indent=2)
+        sizes.append(len(vocab))
+    tok = MarianTokenizer(source_spm=os.path.join(work, "source.spm"), target_spm=os.path.join(work, "target.spm"),
+                          vocab=os.path.join(work, "vocab.json"),
+                          target_vocab_file=os.path.join(work, "target_vocab.json"), separate_vocabs=True)
+    return tok, sizes
 
 
 def train(model, tok, pairs, steps=1500, batch=32):
@@ -126,14 +161,18 @@ def main():
     pairs = [pair(s) for s in sents]
     work = tempfile.mkdtemp()
     tok, V = build_tokenizer(work, sents)
-    pad = V - 1
-    cfg = MarianConfig(vocab_size=V, decoder_vocab_size=V, d_model=32, encoder_layers=2, decoder_layers=2,
+    Vs = V
+    if SEPARATE:
+        (Vs, V), pad = V, 2
+    else:
+        pad = V - 1
+    cfg = MarianConfig(vocab_size=Vs, decoder_vocab_size=V, d_model=32, encoder_layers=2, decoder_layers=2,
                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
                        max_position_embeddings=64, activation_function="swish", scale_embedding=True,
-                       static_position_embeddings=True, share_encoder_decoder_embeddings=True, pad_token_id=pad,
+                       static_position_embeddings=True, share_encoder_decoder_embeddings=not SEPARATE, pad_token_id=pad,
                        decoder_start_token_id=pad, eos_token_id=0, forced_eos_token_id=0, bad_words_ids=[[pad]],
                        dropout=0.1, attention_dropout=0.0, activation_dropout=0.0, max_length=MAX_LENGTH,
-                       num_beams=4)
+                       num_beams=4, tie_word_embeddings=not SEPARATE)
     model = MarianMTModel(cfg)
     train(model, tok, pairs)
 

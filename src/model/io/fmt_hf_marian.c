@@ -76,16 +76,29 @@ static tfm_status marian_read_config(const fmt_source *src, tfm_config *c) {
     TRY(hf_cfg_bool(path, root, "static_position_embeddings", 1, &stat_pe));
     TRY(hf_cfg_bool(path, root, "normalize_before", 0, &before));
     TRY(hf_cfg_bool(path, root, "add_final_layer_norm", 0, &final_ln));
-    RETURN_IF(!share, TFM_ERR_UNSUPPORTED,
-              "%s: share_encoder_decoder_embeddings false (separate vocabularies) is not supported yet: tfm runs "
-              "opus-mt models with one shared vocabulary", path);
     RETURN_IF(!stat_pe, TFM_ERR_UNSUPPORTED, "%s: static_position_embeddings false is not Marian's", path);
     RETURN_IF(before || final_ln, TFM_ERR_UNSUPPORTED,
               "%s: normalize_before / add_final_layer_norm: a pre-LN Marian is not supported", path);
     TRY(marian_activation(path, hf_cfg_str(root, "activation_function"), &c->activation));
     c->embed_scale = scale ? 0.0f : 1.0f; /* 0: √d_model */
+    /* share_encoder_decoder_embeddings false (modeling_marian.py 4.40.2): model.encoder.embed_tokens
+     * and model.decoder.embed_tokens apart, both of vocab_size rows (MarianModel deep-copies one
+     * nn.Embedding(vocab_size)); lm_head and final_logits_bias of decoder_vocab_size rows, lm_head
+     * tied to the decoder's embedding unless tie_word_embeddings is false (tied, the sizes must
+     * agree: transformers itself fails otherwise). tfm keeps three matrices (tie_embeddings 0). */
     c->tgt_vocab = c->src_vocab;
-    c->tie_embeddings = 1;
+    int tie_out = 1;
+    TRY(hf_cfg_bool(path, root, "tie_word_embeddings", 1, &tie_out));
+    if (!share) TRY(hf_cfg_int(path, root, "decoder_vocab_size", 0, &c->tgt_vocab));
+    RETURN_IF(!share && tie_out && c->tgt_vocab != c->src_vocab, TFM_ERR_UNSUPPORTED,
+              "%s: tie_word_embeddings true with decoder_vocab_size %d != vocab_size %d: lm_head cannot be tied to "
+              "the decoder's embedding (transformers fails on it too)", path, c->tgt_vocab, c->src_vocab);
+    RETURN_IF(c->tgt_vocab > c->src_vocab, TFM_ERR_UNSUPPORTED,
+              "%s: decoder_vocab_size %d > vocab_size %d: model.decoder.embed_tokens has vocab_size rows", path,
+              c->tgt_vocab, c->src_vocab);
+    RETURN_IF(share && !tie_out, TFM_ERR_UNSUPPORTED,
+              "%s: tie_word_embeddings false with shared embeddings is not supported", path);
+    c->tie_embeddings = share;
     /* Marian has no BOS: bos_id is never used (the decoder starts from decoder_start_id, and
      * suppress = pad does not name it); the first id that is neither pad nor EOS keeps the
      * configuration valid */
@@ -103,24 +116,25 @@ static const char *const k_embed_names[] = {"model.shared.weight", "model.encode
                                             "model.decoder.embed_tokens.weight", "lm_head.weight"};
 #define N_EMBED_NAMES (sizeof k_embed_names / sizeof k_embed_names[0])
 
-static tfm_status read_embedding(const st_file *f, float *dst, size_t V, size_t d) {
-    size_t first = N_EMBED_NAMES;
-    for (size_t i = 0; i < N_EMBED_NAMES && first == N_EMBED_NAMES; i++)
-        if (st_find(f, k_embed_names[i])) first = i;
-    RETURN_IF(first == N_EMBED_NAMES, TFM_ERR_FORMAT,
-              "%s: tensor 'model.shared.weight' is missing (nor model.encoder.embed_tokens.weight, "
-              "model.decoder.embed_tokens.weight or lm_head.weight: " WHAT " needs one)", f->path);
-    TRY(hf_read_f32(f, k_embed_names[first], V, d, dst, WHAT));
+/* Reads the first present of names[0..n) into dst (V, d); every other present must hold the same
+ * values (a tied alias). */
+static tfm_status read_embedding(const st_file *f, const char *const *names, size_t n, float *dst, size_t V, size_t d) {
+    size_t first = n;
+    for (size_t i = 0; i < n && first == n; i++)
+        if (st_find(f, names[i])) first = i;
+    RETURN_IF(first == n, TFM_ERR_FORMAT, "%s: tensor '%s' is missing (nor its tied aliases: " WHAT " needs one)",
+              f->path, names[0]);
+    TRY(hf_read_f32(f, names[first], V, d, dst, WHAT));
     float *other = NULL;
     tfm_status st = TFM_OK;
-    for (size_t i = first + 1; i < N_EMBED_NAMES && st == TFM_OK; i++) {
-        if (!st_find(f, k_embed_names[i])) continue;
+    for (size_t i = first + 1; i < n && st == TFM_OK; i++) {
+        if (!st_find(f, names[i])) continue;
         if (!other) other = malloc(V * d * sizeof *other);
         if (!other) return tfm_set_error(TFM_ERR_NOMEM, "out of memory loading %s", f->path);
-        st = hf_read_f32(f, k_embed_names[i], V, d, other, WHAT);
+        st = hf_read_f32(f, names[i], V, d, other, WHAT);
         if (st == TFM_OK && memcmp(other, dst, V * d * sizeof *other) != 0)
-            st = tfm_set_error(TFM_ERR_FORMAT, "%s: tensor '%s' differs from '%s' (Marian shares one embedding matrix)",
-                               f->path, k_embed_names[i], k_embed_names[first]);
+            st = tfm_set_error(TFM_ERR_FORMAT, "%s: tensor '%s' differs from '%s' (Marian ties them)", f->path,
+                               names[i], names[first]);
     }
     free(other);
     return st;
@@ -129,7 +143,7 @@ static tfm_status read_embedding(const st_file *f, float *dst, size_t V, size_t 
 /* Whether a tensor of the file is one this loader reads or may ignore (the sinusoid tables, which
  * tfm computes). */
 static int known_tensor(const char *t, const tfm_config *c) {
-    for (size_t i = 0; i < N_EMBED_NAMES; i++)
+    for (size_t i = c->tie_embeddings ? 0 : 1; i < N_EMBED_NAMES; i++) /* untied: no model.shared */
         if (strcmp(t, k_embed_names[i]) == 0) return 1;
     if (strcmp(t, "final_logits_bias") == 0 || strcmp(t, "model.encoder.embed_positions.weight") == 0 ||
         strcmp(t, "model.decoder.embed_positions.weight") == 0)
@@ -148,7 +162,24 @@ static tfm_status marian_read_tensors(const fmt_source *src, tfm_model *m) {
         RETURN_IF(!known_tensor(f->tensors[i].name, c), TFM_ERR_FORMAT,
                   "%s: unexpected tensor '%s' (not part of a Marian model with %d+%d layers per config.json)", f->path,
                   f->tensors[i].name, c->n_enc_layers, c->n_dec_layers);
-    TRY(read_embedding(f, m->p.stack[0].embed, V, d)); /* tied: src_embed = tgt_embed = generator.weight */
+    if (c->tie_embeddings) { /* src_embed = tgt_embed = generator.weight */
+        TRY(read_embedding(f, k_embed_names, N_EMBED_NAMES, m->p.stack[0].embed, V, d));
+    } else { /* the encoder's, the decoder's (its first tgt_vocab rows: no target id reaches the others), lm_head */
+        const size_t Vs = (size_t)c->src_vocab;
+        TRY(read_embedding(f, k_embed_names + 1, 1, m->p.stack[0].embed, Vs, d));
+        float *dec = malloc(Vs * d * sizeof *dec);
+        RETURN_IF(!dec, TFM_ERR_NOMEM, "out of memory loading %s", f->path);
+        tfm_status st = read_embedding(f, k_embed_names + 2, 1, dec, Vs, d);
+        if (st == TFM_OK) memcpy(m->p.stack[1].embed, dec, V * d * sizeof *dec);
+        if (st == TFM_OK && st_find(f, "lm_head.weight"))
+            st = hf_read_f32(f, "lm_head.weight", V, d, m->p.generator_weight, WHAT);
+        else if (st == TFM_OK && Vs == V) /* tied (sizes agree, read_config): save_pretrained dropped lm_head */
+            memcpy(m->p.generator_weight, dec, V * d * sizeof *dec);
+        else if (st == TFM_OK)
+            st = tfm_set_error(TFM_ERR_FORMAT, "%s: tensor 'lm_head.weight' is missing (" WHAT " needs it)", f->path);
+        free(dec);
+        TRY(st);
+    }
     TRY(hf_read_f32(f, "final_logits_bias", 1, V, m->p.generator_bias, WHAT));
     const hf_bart_file b = {f, WHAT};
     size_t n = 0;
@@ -158,7 +189,7 @@ static tfm_status marian_read_tensors(const fmt_source *src, tfm_model *m) {
             snprintf(prefix, sizeof prefix, "model.%s.layers.%d", s ? "decoder" : "encoder", l);
             TRY(hf_bart_read_layer(&b, prefix, s, &m->p.stack[s].layers[l], d, d_ff, &n));
         }
-    TFM_ASSERT(n + V * d + V == m->n_params); /* every tensor of the table came from the file */
+    TFM_ASSERT(n + (c->tie_embeddings ? V * d : ((size_t)c->src_vocab + 2 * V) * d) + V == m->n_params); /* every tensor of the table came from the file */
     return TFM_OK;
 }
 
@@ -190,8 +221,8 @@ static tfm_status check_vocab(const fmt_source *src, const tfm_config *c) {
 
 static tfm_status marian_attach_tokenizer(const fmt_source *src, tfm_model *m) {
     TRY(check_vocab(src, &m->cfg));
-    static const char *const names[] = {"source.spm", "target.spm", "vocab.json"};
-    return hf_attach_files(m, src->dir, PARTS_MAGIC_MARIAN, names, 3, 3,
+    static const char *const names[] = {"source.spm", "target.spm", "vocab.json", "target_vocab.json"};
+    return hf_attach_files(m, src->dir, PARTS_MAGIC_MARIAN, names, 4, 3,
                            "a Marian folder holds config.json, model.safetensors, source.spm, target.spm and vocab.json");
 }
 

@@ -20,6 +20,7 @@
 #define DIR "tests/fixtures/marian"
 static char g_tmp[512];
 static const char *make_folder(const char *tag, const char *skip, char *dir, size_t n);
+static void edit_file(const char *dir, const char *name, const char *from, const char *to);
 
 /* The fixture's model and tokenizer, or NULL. */
 static tfm_model *load_fixture(tfm_tokenizer **tok) {
@@ -45,9 +46,12 @@ static void test_config(const tfm_model *m) {
           "pad 181, EOS 0, the decoder starts from pad, pad suppressed");
 }
 
-/* Each line of ref/tok_src.txt encodes to the ids of ref/tok_ids.txt (MarianTokenizer's). */
-static void test_tokenizer(const tfm_tokenizer *tok) {
-    FILE *fs = fopen(test_path(DIR "/ref/tok_src.txt"), "r"), *fi = fopen(test_path(DIR "/ref/tok_ids.txt"), "r");
+/* Each line of dir/ref/tok_src.txt encodes to the ids of dir/ref/tok_ids.txt (MarianTokenizer's). */
+static void test_tokenizer_lines(const tfm_tokenizer *tok, const char *dir) {
+    char ps[700], pi[700];
+    snprintf(ps, sizeof ps, "%s/ref/tok_src.txt", test_path(dir));
+    snprintf(pi, sizeof pi, "%s/ref/tok_ids.txt", test_path(dir));
+    FILE *fs = fopen(ps, "r"), *fi = fopen(pi, "r");
     CHECK(fs && fi, "open the tokenizer references");
     char line[1024], want[4096];
     int n = 0, same = 0;
@@ -70,7 +74,11 @@ static void test_tokenizer(const tfm_tokenizer *tok) {
     if (fs) fclose(fs);
     if (fi) fclose(fi);
     CHECK(n >= 20, "only %d tokenizer lines", n);
-    printf("tokenizer: %d/%d lines equal to MarianTokenizer\n", same, n);
+    printf("tokenizer (%s): %d/%d lines equal to MarianTokenizer\n", dir, same, n);
+}
+
+static void test_tokenizer(const tfm_tokenizer *tok) {
+    test_tokenizer_lines(tok, DIR);
     CHECK(tfm_tokenizer_bos_id(tok) == -1 && tfm_tokenizer_eos_id(tok) == 0 && tfm_tokenizer_pad_id(tok) == 181 &&
               tfm_tokenizer_unk_id(tok) == 1 && tfm_tokenizer_piece_to_id(tok, ">>fr<<") == 3 &&
               strcmp(tfm_tokenizer_id_to_piece(tok, 2), ">>es<<") == 0 && tfm_tokenizer_vocab_size(tok) == 182,
@@ -90,8 +98,9 @@ static void test_tokenizer(const tfm_tokenizer *tok) {
 /* The logits of ref/logits.txt's padded batch through tfm_model_score, at every position whose
  * decoder input is not padding (transformers' decoder attends to padding keys tfm masks, so
  * only those positions are defined the same). */
-static void test_logits(const tfm_model *m, double tol, const char *label) {
-    const char *ref = test_path(DIR "/ref/logits.txt");
+static void test_logits(const tfm_model *m, const char *dir, double tol, const char *label) {
+    char ref[700];
+    snprintf(ref, sizeof ref, "%s/ref/logits.txt", test_path(dir));
     float shape[4];
     if (!golden_txt_read(ref, "shape", shape, 4)) {
         CHECK(0, "read %s", ref);
@@ -283,7 +292,96 @@ static void test_f16(void) {
     }
     /* Weights rounded to 11 significant bits (relative error ≤ 2^−11 ≈ 4.9e-4 each) move this
      * small model's logits (|logit| ≲ 10) by a few 1e-3: 2e-2 allows that, not a wrong tensor. */
-    test_logits(m, 2e-2, "F16");
+    test_logits(m, DIR, 2e-2, "F16");
+    tfm_model_free(m);
+}
+
+/* ---- separate embeddings ----------------------------------------------------------------------- */
+
+/* The fixture saved as share_encoder_decoder_embeddings false would be: model.shared.weight gone,
+ * model.encoder.embed_tokens.weight and model.decoder.embed_tokens.weight (lm_head tied to the
+ * latter) in its place. The matrices hold the fixture's values, so the logits must be the tied
+ * model's bit for bit; the model keeps three matrices (tie_embeddings 0), the generator the
+ * decoder's. */
+static void test_untied(const tfm_model *tied) {
+    char d[600], path[700];
+    make_folder("untied", NULL, d, sizeof d);
+    edit_file(d, "config.json", "\"share_encoder_decoder_embeddings\": true",
+              "\"share_encoder_decoder_embeddings\": false");
+    snprintf(path, sizeof path, "%s/model.safetensors", d);
+    st_file f;
+    if (st_open(test_path(DIR "/model.safetensors"), &f) != TFM_OK) {
+        CHECK(0, "open the fixture: %s", tfm_last_error());
+        return;
+    }
+    st_out_tensor *out = calloc(f.n_tensors + 1, sizeof *out);
+    void **data = calloc(f.n_tensors, sizeof *data);
+    size_t n = 0;
+    for (size_t i = 0; i < f.n_tensors; i++) {
+        const st_tensor *t = &f.tensors[i];
+        data[i] = malloc(t->end - t->begin);
+        st_read(&f, t, data[i]);
+        out[n++] = (st_out_tensor){t->name, t->dtype, t->ndim, {t->shape[0], t->ndim > 1 ? t->shape[1] : 0}, data[i],
+                                   t->end - t->begin};
+        if (strcmp(t->name, "model.shared.weight") == 0) {
+            out[n - 1].name = "model.encoder.embed_tokens.weight";
+            out[n] = out[n - 1];
+            out[n++].name = "model.decoder.embed_tokens.weight";
+        }
+    }
+    CHECK(n == f.n_tensors + 1 && st_write(path, NULL, 0, out, n) == TFM_OK, "write %s: %s", path, tfm_last_error());
+    for (size_t i = 0; i < f.n_tensors; i++) free(data[i]);
+    free(data), free(out);
+    st_close(&f);
+    tfm_model *m = NULL;
+    CHECK(tfm_model_load(d, &m) == TFM_OK, "load the untied folder: %s", tfm_last_error());
+    if (!m) return;
+    const tfm_config *c = tfm_model_config(m);
+    const size_t V = (size_t)c->tgt_vocab, dm = (size_t)c->d_model;
+    CHECK(!c->tie_embeddings && m->p.stack[0].embed != m->p.stack[1].embed &&
+              m->p.generator_weight != m->p.stack[1].embed &&
+              memcmp(m->p.generator_weight, m->p.stack[1].embed, V * dm * sizeof(float)) == 0,
+          "three matrices, the generator the decoder's embedding");
+    int32_t src[4] = {2, 40, 41, 0}, tgt[4] = {181, 40, 41, 0};
+    float la[3 * 182], lb[3 * 182];
+    tfm_context *ca = NULL, *cb = NULL;
+    CHECK(V == 182 && tfm_context_create(tied, &ca) == TFM_OK && tfm_context_create(m, &cb) == TFM_OK &&
+              tfm_model_score(ca, 1, 4, 4, src, tgt, NULL, NULL, la) == TFM_OK &&
+              tfm_model_score(cb, 1, 4, 4, src, tgt, NULL, NULL, lb) == TFM_OK && memcmp(la, lb, sizeof la) == 0,
+          "the untied folder computes the tied fixture's logits");
+    tfm_context_free(ca), tfm_context_free(cb);
+    tfm_model_free(m);
+}
+
+/* ---- separate vocabularies (tests/fixtures/marian_sep) ------------------------------------------ */
+
+/* make_marian_golden.py --separate: share_encoder_decoder_embeddings false, vocab.json 182 source
+ * ids, target_vocab.json 140 target ids, lm_head untied. The configuration, MarianTokenizer's source
+ * ids, the logits (V = 140) within 1e-4, and the tokenizer fitting the model side by side. */
+static void test_separate(void) {
+    const char *dir = "tests/fixtures/marian_sep";
+    tfm_model *m = NULL;
+    CHECK(tfm_model_load(test_path(dir), &m) == TFM_OK, "load %s: %s", dir, tfm_last_error());
+    if (!m) return;
+    const tfm_config *c = tfm_model_config(m);
+    CHECK(c->src_vocab == 182 && c->tgt_vocab == 140 && c->tie_embeddings == 0 && c->pad_id == 2 && c->eos_id == 0 &&
+              tfm_config_decoder_start(c) == 2,
+          "separate vocabularies: src_vocab %d, tgt_vocab %d, tie %d, pad %d", c->src_vocab, c->tgt_vocab,
+          c->tie_embeddings, c->pad_id);
+    size_t len = 0;
+    const unsigned char *bytes = tfm_model_tokenizer(m, &len);
+    tfm_tokenizer *tok = NULL;
+    CHECK(bytes && tfm_tokenizer_load_bytes(bytes, len, &tok) == TFM_OK, "the model's tokenizer: %s", tfm_last_error());
+    if (tok) {
+        test_tokenizer_lines(tok, dir);
+        CHECK(tfm_tokenizer_check_model(tok, c) == TFM_OK, "182 source and 140 target ids fit: %s", tfm_last_error());
+        tfm_config other = *c;
+        other.tgt_vocab = 182;
+        CHECK(tfm_tokenizer_check_model(tok, &other) != TFM_OK && strstr(tfm_last_error(), "140 target pieces"),
+              "a model of 182 target ids does not fit: %s", tfm_last_error());
+    }
+    test_logits(m, dir, 1e-4, "separate");
+    tfm_tokenizer_free(tok);
     tfm_model_free(m);
 }
 
@@ -405,14 +503,16 @@ int main(void) {
     if (m && tok) {
         test_config(m);
         test_tokenizer(tok);
-        test_logits(m, 1e-4, "F32");
+        test_logits(m, DIR, 1e-4, "F32");
         test_round_trip(m);
         test_pad_suppressed(m);
+        test_untied(m);
     }
     tfm_tokenizer_free(tok);
     tfm_model_free(m);
     test_bad_folders();
     test_f16();
+    test_separate();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmp);
