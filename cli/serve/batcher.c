@@ -69,6 +69,9 @@ static void *worker_main(void *arg) {
     serve_state *s = b->s;
     tfm_context *ctx = b->m->ctx[w->k];
     const size_t cap = (size_t)s->batch;
+    tfm_decode_config dc = s->dc; /* with the model's forced first token (NLLB's target code) */
+    dc.force_first = b->m->first_id >= 0;
+    dc.first_id = b->m->first_id >= 0 ? b->m->first_id : 0;
     const char **src = malloc(cap * sizeof *src);
     serve_job **job = malloc(cap * sizeof *job);
     size_t *idx = malloc(cap * sizeof *idx);
@@ -85,7 +88,7 @@ static void *worker_main(void *arg) {
         if (rows > 0) {
             b->c.busy++;
             pthread_mutex_unlock(&b->c.mu);
-            st = tfm_translate_text_nbest(ctx, b->m->tok, &s->dc, src, rows, s->batch, nb, out, &stats);
+            st = tfm_translate_text_nbest(ctx, b->m->tok, &dc, src, rows, s->batch, nb, out, &stats);
             if (st != TFM_OK) snprintf(err, sizeof err, "%s", tfm_last_error());
             atomic_fetch_add(&s->metrics.tokens_in, (long)stats.src_tokens);
             atomic_fetch_add(&s->metrics.tokens_out, (long)stats.out_tokens);
@@ -182,8 +185,14 @@ int serve_translate_batched(serve_state *s, serve_model *m, const serve_request 
             return 0;
         }
         free(ids);
-        const size_t max_len = (size_t)tfm_model_config(m->model)->max_len;
-        if (ntok[i] > max_len) ntok[i] = max_len; /* tfm_translate_text cuts it so */
+        /* tfm_translate_text cuts it to max_len, as tfm translate (which warns): the reply says so
+         * in X-Tfm-Truncated (docs/SERVE.md) — a LibreTranslate client still gets a translation */
+        const int max_len = tfm_model_config(m->model)->max_len;
+        if (ntok[i] > (size_t)max_len) {
+            ntok[i] = (size_t)max_len;
+            r->truncated++;
+            r->max_len = max_len;
+        }
     }
     serve_job j = {.q = q, .n = n, .n_best = n_best, .out = out, .ntok = ntok, .st = TFM_OK, .queued = 1};
     pthread_mutex_lock(&b->c.mu);

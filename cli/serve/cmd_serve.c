@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L /* strdup, clock_gettime, sigwait, nanosleep, strncasecmp */
 /* tfm serve (docs/SERVE.md): translation, completions and embeddings over HTTP, with
- * LibreTranslate's and OpenAI's request shapes. Listens first (GET /health is 503 while the models
- * load), then loads each --model once with --threads contexts; SIGTERM or SIGINT stop accepting,
+ * LibreTranslate's and OpenAI's request shapes. Opens each --model once (every startup error
+ * before binding), listens (GET /health is 503 until ready), then creates --threads contexts; SIGTERM or SIGINT stop accepting,
  * let the open connections finish (up to 10 s) and exit 0. Built only with libmicrohttpd. */
 #include "args.h"
 #include "commands.h"
@@ -93,6 +93,10 @@ static int run(int argc, char **argv) {
     serve_state s = {.workers = workers, .max_queue = max_queue, .max_body = (size_t)max_body, .api_key = api_key,
                      .batch = f.batch, .max_batch_tokens = (size_t)max_batch_tokens, .batch_wait_ms = batch_wait_ms};
     if (!make_config("serve", &f, &s.dc)) return EXIT_USAGE;
+    if (f.tgt_lang) {
+        cli_error("serve", "--tgt-lang: give each model's pair as --model M@SRC:TGT (NLLB: DIR@eng_Latn:spa_Latn)");
+        return EXIT_USAGE;
+    }
     if (api_key && !api_key[0]) {
         cli_error("serve", "--api-key must not be empty");
         return EXIT_USAGE;
@@ -113,10 +117,17 @@ static int run(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
     int bound = 0, rc = EXIT_RUNTIME;
-    void *d = serve_http_start(&s, host, port, max_conn, timeout_s, &bound);
-    if (!d) return EXIT_RUNTIME;
+    /* every startup error (a spec, a model, a pair) before binding: no "listening" line then */
+    void *d = serve_models_open("serve", &s, specs, n_models)
+                  ? serve_http_start(&s, host, port, max_conn, timeout_s, &bound) : NULL;
+    if (!d) {
+        serve_models_free(&s);
+        pthread_cond_destroy(&s.cv);
+        pthread_mutex_destroy(&s.mu);
+        return EXIT_RUNTIME;
+    }
     fprintf(stderr, "tfm serve: listening on %s:%d\n", host, bound);
-    if (serve_models_load("serve", &s, specs, n_models)) {
+    if (serve_models_start("serve", &s)) {
         atomic_store(&s.ready, 1);
         fprintf(stderr, "tfm serve: ready: %d model(s), %d worker(s)\n", n_models, workers);
         int sig = 0;

@@ -57,6 +57,11 @@ static enum MHD_Result send_reply(serve_state *s, struct MHD_Connection *conn, c
         MHD_add_response_header(resp, "Retry-After", ra);
     }
     if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
+    if (r->truncated && r->status == 200) {
+        char tr[96];
+        snprintf(tr, sizeof tr, "%d; max_len=%d", r->truncated, r->max_len);
+        MHD_add_response_header(resp, "X-Tfm-Truncated", tr);
+    }
     /* stopping: a keep-alive client gets its answer, then the connection closes (not cut later) */
     if (atomic_load(&s->stopping)) MHD_add_response_header(resp, "Connection", "close");
     if (r->csp) {

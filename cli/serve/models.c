@@ -11,12 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* A language code as LibreTranslate's: letters, digits and '-' (en, pt-BR, zh-Hans), 1-31 bytes. */
+/* A language code as LibreTranslate's — letters, digits and '-' (en, pt-BR, zh-Hans) — or NLLB's
+ * (eng_Latn: '_' too), 1-31 bytes. */
 static int lang_ok(const char *s, size_t n) {
     if (n == 0 || n > 31) return 0;
     for (size_t i = 0; i < n; i++)
         if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-              (s[i] == '-' && i > 0)))
+              ((s[i] == '-' || s[i] == '_') && i > 0)))
             return 0;
     return 1;
 }
@@ -49,8 +50,8 @@ static int parse_spec(const char *cmd, char *spec, serve_model *m) {
     return 1;
 }
 
-static int load_one(const char *cmd, serve_state *s, serve_model *m) {
-    const tfm_model *weights = NULL;
+/* Opens m (weights, tokenizer) and checks its kind against its pair; 0 after an error. */
+static int open_one(const char *cmd, serve_model *m) {
     /* any format (a tfm checkpoint, a Hugging Face BERT or Marian folder): the arch decides */
     if (tfm_model_load(m->path, &m->model) != TFM_OK) {
         cli_error(cmd, "%s", tfm_last_error());
@@ -61,17 +62,12 @@ static int load_one(const char *cmd, serve_state *s, serve_model *m) {
     if (m->kind == SERVE_EMBED) { /* the embedder opens it with its tokenizer and pooling */
         tfm_model_free(m->model);
         m->model = NULL;
-    } else if (!model_tokenizer(cmd, m->path, m->model, &m->tok)) {
-        return 0;
-    }
-    if (m->kind == SERVE_EMBED) {
         if (tfm_embedder_open(m->path, &m->emb) != TFM_OK) {
             cli_error(cmd, "%s", tfm_last_error());
             return 0;
         }
-        weights = tfm_embedder_model(m->emb);
-    } else {
-        weights = m->model;
+    } else if (!model_tokenizer(cmd, m->path, m->model, &m->tok)) {
+        return 0;
     }
     if (m->kind == SERVE_TRANSLATE && !m->src[0]) {
         cli_error(cmd, "--model %s is a translation model: give its language pair as --model %s@SRC:TGT "
@@ -83,6 +79,22 @@ static int load_one(const char *cmd, serve_state *s, serve_model *m) {
                   m->src, m->tgt);
         return 0;
     }
+    m->first_id = -1;
+    if (m->kind == SERVE_TRANSLATE && tfm_tokenizer_lang(m->tok, 0, NULL)) {
+        /* a multilingual tokenizer (NLLB): the pair is its codes; each source row then carries
+         * SRC's code and every translation starts with TGT's (docs/NLLB.md) */
+        if (tfm_tokenizer_set_langs(m->tok, m->src, m->tgt, 0) != TFM_OK) {
+            cli_error(cmd, "--model %s@%s:%s: %s", m->path, m->src, m->tgt, tfm_last_error());
+            return 0;
+        }
+        m->first_id = tfm_tokenizer_forced_first(m->tok);
+    }
+    return 1;
+}
+
+/* Creates m's `workers` contexts and starts its threads; 0 after an error. */
+static int start_one(const char *cmd, serve_state *s, serve_model *m) {
+    const tfm_model *weights = m->kind == SERVE_EMBED ? tfm_embedder_model(m->emb) : m->model;
     m->ctx = calloc((size_t)s->workers, sizeof *m->ctx);
     m->busy = calloc((size_t)s->workers, 1);
     if (!m->ctx || !m->busy) {
@@ -101,13 +113,19 @@ static int load_one(const char *cmd, serve_state *s, serve_model *m) {
     return 1;
 }
 
-int serve_models_load(const char *cmd, serve_state *s, char **specs, int n) {
+int serve_models_start(const char *cmd, serve_state *s) {
+    for (int i = 0; i < s->n_models; i++)
+        if (!start_one(cmd, s, &s->models[i])) return 0;
+    return 1;
+}
+
+int serve_models_open(const char *cmd, serve_state *s, char **specs, int n) {
     s->models = calloc((size_t)n, sizeof *s->models);
     if (!s->models) return 0;
     s->n_models = n;
     for (int i = 0; i < n; i++) {
         serve_model *m = &s->models[i];
-        if (!parse_spec(cmd, specs[i], m) || !load_one(cmd, s, m)) return 0;
+        if (!parse_spec(cmd, specs[i], m) || !open_one(cmd, m)) return 0;
         for (int j = 0; j < i; j++)
             if (strcmp(s->models[j].name, m->name) == 0) {
                 cli_error(cmd, "--model %s and --model %s have the same name '%s'", s->models[j].path, m->path,

@@ -166,9 +166,11 @@ void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
         serve_error(r, 404, "no route %.200s (see docs/SERVE.md)", q->path);
         return;
     }
-    if (strcmp(q->method, routes[k].method) != 0) {
-        serve_error(r, 405, "%.200s takes %s, not %.20s", q->path, routes[k].method, q->method);
-        r->allow = routes[k].method;
+    /* HEAD on a GET route: the GET's status and headers; libmicrohttpd sends no body (RFC 9110 §9.3.2) */
+    const int get = strcmp(routes[k].method, "GET") == 0;
+    if (strcmp(q->method, routes[k].method) != 0 && !(get && strcmp(q->method, "HEAD") == 0)) {
+        serve_error(r, 405, "%.200s takes %s, not %.20s", q->path, get ? "GET (or HEAD)" : routes[k].method, q->method);
+        r->allow = get ? "GET, HEAD" : routes[k].method;
         return;
     }
     if (routes[k].id == R_PAGE) { /* static: served while loading too, and without a key (it asks for one) */
@@ -192,7 +194,7 @@ void serve_route(serve_state *s, const serve_request *q, serve_reply *r) {
         r->retry_after = 1;
         return;
     }
-    if (strcmp(routes[k].method, "GET") == 0) {
+    if (get) {
         /* /languages needs no key, as LibreTranslate's */
         if (routes[k].id != R_LANGUAGES && !serve_authorized(s, q, NULL, r)) return;
         if (routes[k].id == R_LANGUAGES) languages(s, r);

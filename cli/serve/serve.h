@@ -22,6 +22,7 @@ typedef struct {
     const char *path;      /* as given, without its @SRC:TGT */
     char name[128];        /* its id in /v1/models and "model": the file name without .safetensors, or the folder's */
     char src[32], tgt[32]; /* translation: the language pair of --model M@SRC:TGT */
+    int32_t first_id;      /* translation: the target code's token every output starts with (NLLB), or -1 */
     serve_kind kind;
     tfm_model *model;      /* translate, generate (NULL for embed: the embedder owns its model) */
     tfm_tokenizer *tok;
@@ -86,6 +87,8 @@ typedef struct {
     const char *content_type; /* static */
     int retry_after;          /* seconds, 0: no Retry-After header */
     const char *allow;        /* 405: the Allow header */
+    int truncated;            /* /translate: texts of q cut to the model's max_len (X-Tfm-Truncated), 0: none */
+    int max_len;              /* with truncated: that max_len, in tokens */
     serve_stream *stream;     /* non-NULL: the body comes from serve_stream_read */
     const char *csp;          /* the Content-Security-Policy header (static), NULL: none */
     int openai_errors;        /* set before routing: serve_error writes OpenAI's shape (the /v1/ routes) */
@@ -240,8 +243,11 @@ int serve_route_index(const char *path);
 /* The path of route k of the table, "other" past it. */
 const char *serve_route_path(int k);
 
-/* The loaded models (models.c). */
-int serve_models_load(const char *cmd, serve_state *s, char **specs, int n);
+/* The loaded models (models.c): serve_models_open reads every spec (PATH or PATH@SRC:TGT), loads
+ * its weights and tokenizer and checks its kind against its pair and the names — every startup
+ * error, before the server binds; serve_models_start then creates the contexts and threads. */
+int serve_models_open(const char *cmd, serve_state *s, char **specs, int n);
+int serve_models_start(const char *cmd, serve_state *s);
 void serve_models_free(serve_state *s);
 
 #endif

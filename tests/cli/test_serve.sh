@@ -44,6 +44,23 @@ want "translate: a form == tfm translate" 200 ".translatedText == $(jq -n --arg 
 post /translate "$(jq -R . "$WORK/src.txt" | jq -s '{q: ., source: "en", target: "es"}')"
 want "translate: q an array == tfm translate, line by line" 200 ".translatedText == $(jq -R . "$WORK/cli.txt" | jq -s .)"
 
+# texts of q longer than the model's max_len (64 tokens here) are cut to it, as tfm translate cuts
+# them (with a warning): the reply is the CLI's translation and says how many were cut in
+# X-Tfm-Truncated: COUNT; max_len=64 (docs/SERVE.md); a reply with none cut has no such header
+long=$(head -c 2000 "$WORK/c/train.en" | tr '\n' ' ')
+printf '%s\n%s\n%s\n' "$long" "$line1" "$long" > "$WORK/long_src.txt"
+"$TFM" translate --model "$MT" --input "$WORK/long_src.txt" --output "$WORK/long_cli.txt" 2> "$WORK/long_cli.err" || bad "tfm translate (long)"
+hdr=$(curl -s -D - -o "$WORK/body" --max-time 20 -H 'Content-Type: application/json' \
+  --data-binary "$(jq -R . "$WORK/long_src.txt" | jq -s '{q: ., source: "en", target: "es"}')" \
+  "http://127.0.0.1:$PORT/translate" | tr -d '\r')
+cut=$(sed -n 's/^X-Tfm-Truncated: //ip' <<< "$hdr")
+n_cut=$(sed -n 's/.*warning: \([0-9]*\) .*/\1/p' "$WORK/long_cli.err") # the CLI's count
+[ "$cut" = "$n_cut; max_len=64" ] && [ "$n_cut" -ge 2 ] && jq -e ".translatedText == $(jq -R . "$WORK/long_cli.txt" | jq -s .)" "$WORK/body" > /dev/null &&
+  ok || bad "q over max_len: X-Tfm-Truncated '$cut' (want '$n_cut; max_len=64'), body $(head -c 200 "$WORK/body")"
+hdr=$(curl -s -D - -o /dev/null --max-time 20 -H 'Content-Type: application/json' \
+  --data-binary '{"q": "a", "source": "en", "target": "es"}' "http://127.0.0.1:$PORT/translate" | tr -d '\r')
+grep -qi '^X-Tfm-Truncated' <<< "$hdr" && bad "X-Tfm-Truncated on a short q: $hdr" || ok
+
 # concurrent clients get their own results: 8 at once, one line each
 CC=()
 for i in $(seq 8); do
@@ -253,6 +270,18 @@ req GET /v1/completions
 want_oai_error "wrong method on /v1/" 405 "POST" invalid_request_error null
 allow=$(curl -s -o /dev/null -D - --max-time 10 "http://127.0.0.1:$PORT/v1/completions" | tr -d '\r' | sed -n 's/^Allow: //ip')
 [ "$allow" = POST ] && ok || bad "405 without 'Allow: POST' ($allow)"
+# HEAD on a GET route: the GET's status and headers, no body (RFC 9110 §9.3.2); other methods on
+# a GET route: 405 with Allow: GET, HEAD
+for p in / /health /languages /v1/models; do
+  hdr=$(curl -s -I --max-time 10 "http://127.0.0.1:$PORT$p" | tr -d '\r')
+  get=$(curl -s -D - -o "$WORK/get.body" --max-time 10 "http://127.0.0.1:$PORT$p" | tr -d '\r')
+  len=$(sed -n 's/^Content-Length: //ip' <<< "$hdr")
+  grep -q '^HTTP/1.1 200' <<< "$hdr" && [ "$len" = "$(wc -c < "$WORK/get.body")" ] &&
+    [ "$(sed -n 's/^Content-Type: //ip' <<< "$hdr")" = "$(sed -n 's/^Content-Type: //ip' <<< "$get")" ] && ok ||
+    bad "HEAD $p: $hdr (GET: $get)"
+done
+allow=$(curl -s -o "$WORK/body" -D - --max-time 10 -X DELETE "http://127.0.0.1:$PORT/languages" | tr -d '\r' | sed -n 's/^Allow: //ip')
+[ "$allow" = "GET, HEAD" ] && grep -q 'takes GET (or HEAD)' "$WORK/body" && ok || bad "DELETE /languages: Allow '$allow', $(cat "$WORK/body")"
 head -c 250000 /dev/zero | tr '\0' 'a' > "$WORK/big.txt"
 req POST /translate -H 'Content-Type: application/json' --data-binary "@$WORK/big.txt"
 want_error "a body over --max-body" 413 "max-body"
@@ -365,27 +394,29 @@ for _ in $(seq 50); do
 done
 [ "$code" = 200 ] && ok || bad "no connection served after the two idle ones closed ($code)"
 
-# while the models load, /health and every route answer 503 with Retry-After (the model is a FIFO:
-# loading waits for a writer); a model that fails to load (a FIFO cannot seek) stops it with exit 1
+# startup errors: each before the server binds — an exit status, the error, and no "listening" line
+# (the models are loaded before binding: a model that fails to load, here a FIFO that cannot seek
+# once its writer is done, stops it the same way)
+startup_error() {
+  local label=$1 want=$2 needle=$3 err rc
+  shift 3
+  err=$(timeout 30 "$TFM" serve --port 0 "$@" 2>&1 > /dev/null)
+  rc=$?
+  [ "$rc" = "$want" ] && has_text_ "$needle" "$err" && ! grep -q 'listening on' <<< "$err" && ok ||
+    bad "$label: exit $rc (want $want), stderr ${err:0:400} (want '$needle', no 'listening on')"
+}
+startup_error "a translation model without its pair" 1 "@SRC:TGT" --model "$MT"
+startup_error "a second model without its pair" 1 "@SRC:TGT" --model "$LM" --model "$MT"
+startup_error "a bad pair" 1 "SRC:TGT" --model "$MT@en"
+startup_error "a pair on an LM" 1 "only a translation" --model "$LM@en:es"
+startup_error "a missing model" 1 "$WORK/none.st" --model "$WORK/none.st"
+startup_error "two models of one name" 1 "the same name" --model "$LM" --model "$LM"
+startup_error "a bad host" 1 "--host" --host localhost --model "$LM"
+startup_error "--threads 0" 2 "--threads" --model "$LM" --threads 0
 mkfifo "$WORK/fifo.st"
-launch fifo --model "$WORK/fifo.st" || { finish serve; exit 1; }
-hdr=$(curl -s -D - --max-time 5 "http://127.0.0.1:$PORT/health" | tr -d '\r')
-grep -q '^HTTP/1.1 503' <<< "$hdr" && grep -qi '^Retry-After: 1$' <<< "$hdr" && grep -q 'loading' <<< "$hdr" && ok ||
-  bad "health while loading: $hdr"
-req GET /v1/models
-want_oai_error "a route while loading" 503 "loading" unavailable_error null
-timeout 10 cp "$LM" "$WORK/fifo.st"
-for _ in $(seq 100); do kill -0 "$SPID" 2> /dev/null || break; sleep 0.1; done
-wait "$SPID"
-rc=$?
-[ "$rc" = 1 ] && grep -q "error:.*fifo.st" "$WORK/fifo.log" && ok || bad "a model failing to load: exit $rc, $(cat "$WORK/fifo.log")"
-
-# startup errors
-expect_fail "a translation model without its pair" 1 "@SRC:TGT" "$TFM" serve --port 0 --model "$MT"
-expect_fail "a bad pair" 1 "SRC:TGT" "$TFM" serve --port 0 --model "$MT@en"
-expect_fail "a pair on an LM" 1 "only a translation" "$TFM" serve --port 0 --model "$LM@en:es"
-expect_fail "a missing model" 1 "$WORK/none.st" "$TFM" serve --port 0 --model "$WORK/none.st"
-expect_fail "a bad host" 1 "--host" "$TFM" serve --port 0 --host localhost --model "$LM"
-expect_fail "--threads 0" 2 "--threads" "$TFM" serve --model "$LM" --threads 0
+(timeout 10 cp "$LM" "$WORK/fifo.st" 2> /dev/null) &
+writer=$!
+startup_error "a model failing to load (a FIFO)" 1 "fifo.st" --model "$WORK/fifo.st"
+wait "$writer"
 
 finish serve
