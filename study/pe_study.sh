@@ -149,8 +149,10 @@ done
 [ -x "$TFM" ] || { echo "pe_study: $TFM is missing: build first (make)" >&2; exit 1; }
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-# the study's settings are fixed at its first start: a resumed study must not mix budgets
-settings=$(printf '%s\n' "MT_STEPS=$MT_STEPS" "LM_STEPS=$LM_STEPS" "D_MODEL=$D_MODEL" "N_HEADS=$N_HEADS" \
+# the study's settings are fixed at its first start: a resumed study must not mix budgets, nor
+# corpora (its splits in $OUT/data are made once, from the first start's DATA)
+data_abs=$(cd "$DATA" 2> /dev/null && pwd) || data_abs=$DATA
+settings=$(printf '%s\n' "DATA=$data_abs" "MT_STEPS=$MT_STEPS" "LM_STEPS=$LM_STEPS" "D_MODEL=$D_MODEL" "N_HEADS=$N_HEADS" \
   "N_LAYERS=$N_LAYERS" "D_FF=$D_FF" "BATCH_TOKENS=$BATCH_TOKENS" "VOCAB=$VOCAB" "CONTEXT=$CONTEXT" "MIN_LONG=$MIN_LONG" \
   "HELDOUT_PCT=$HELDOUT_PCT" "HELDOUT=$HELDOUT")
 if [ "$report_only" = 0 ] && [ -f "$OUT/settings" ] && [ "$(cat "$OUT/settings")" != "$settings" ]; then

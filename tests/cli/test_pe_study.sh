@@ -86,4 +86,7 @@ cmp -s "$O/runs/lm/learned/seed2/model.st" "$WORK/again/runs/lm/learned/seed2/mo
   bad "the resumed language-model run differs from one made in one go"
 # another budget in the same folder is refused
 expect_fail "other settings" 2 "was started with other settings" "$ROOT/study/pe_study.sh" -d "$C" -o "$O" -s 30 -l 20
+# and so is another corpus (-d): the splits in $O/data were made from the first one
+cp -r "$C" "$WORK/c2"
+expect_fail "another -d" 2 "was started with other settings" "$ROOT/study/pe_study.sh" -d "$WORK/c2" -o "$O" -s 20 -l 20
 finish pe_study
