@@ -16,6 +16,13 @@
 typedef enum { BPE_STEP_DIGITS, BPE_STEP_GPT2, BPE_STEP_LLAMA3, BPE_STEP_QWEN2 } bpe_step;
 #define BPE_MAX_STEPS 4
 
+/* Token ids are below 2^24, tfm_config's largest vocabulary: a file naming a larger id is refused
+ * before a table of that many rows is allocated (an id of 2e9 would otherwise cost 32 GB). */
+#define BPE_MAX_ID 16777215
+
+/* Whether j is a token id (an integer in [0, BPE_MAX_ID]); *out then holds it. */
+int bpe_json_id(const cJSON *j, int32_t *out);
+
 /* One added token (matched literally in the text). */
 typedef struct {
     int32_t id;

@@ -196,16 +196,14 @@ static tfm_status load_added_tokens(const char *path, const cJSON *added, struct
     int k = 0;
     for (const cJSON *t = added->child; t; t = t->next, k++) {
         const cJSON *content = get(t, "content"), *idj = get(t, "id");
-        RETURN_IF(!cJSON_IsString(content) || !content->valuestring[0] || !cJSON_IsNumber(idj) ||
-                      !(idj->valuedouble >= 0 && idj->valuedouble < 2147483647.0) ||
-                      idj->valuedouble != (double)(int32_t)idj->valuedouble,
-                  TFM_ERR_FORMAT, "%s: added_tokens[%d] needs a non-empty content and an id (an integer >= 0)", path,
-                  k);
+        int32_t id;
+        RETURN_IF(!cJSON_IsString(content) || !content->valuestring[0] || !bpe_json_id(idj, &id), TFM_ERR_FORMAT,
+                  "%s: added_tokens[%d] needs a non-empty content and an id (an integer in [0, %d])", path, k,
+                  BPE_MAX_ID);
         static const char *const refused[3] = {"lstrip", "rstrip", "single_word"};
         for (int f = 0; f < 3; f++)
             RETURN_IF(is_true(t, refused[f]), TFM_ERR_UNSUPPORTED, "%s: added_tokens[%d] ('%s'): %s = true is not "
                       "supported", path, k, content->valuestring, refused[f]);
-        const int32_t id = (int32_t)idj->valuedouble;
         const char *s = content->valuestring;
         const size_t len = strlen(s);
         RETURN_IF(!bpe_grow(b, (size_t)id + 1), TFM_ERR_NOMEM, "%s: out of memory", path);

@@ -53,8 +53,8 @@ tfm_status bpe_parse_json(const char *path, const char *buf, size_t len, cJSON *
 }
 
 /* A JSON number that is an id: an integer in [0, INT32_MAX). */
-static int json_id(const cJSON *j, int32_t *out) {
-    if (!cJSON_IsNumber(j) || !(j->valuedouble >= 0 && j->valuedouble < 2147483647.0) ||
+int bpe_json_id(const cJSON *j, int32_t *out) {
+    if (!cJSON_IsNumber(j) || !(j->valuedouble >= 0 && j->valuedouble <= BPE_MAX_ID) ||
         j->valuedouble != (double)(int32_t)j->valuedouble)
         return 0;
     *out = (int32_t)j->valuedouble;
@@ -67,8 +67,8 @@ tfm_status bpe_load_vocab(const char *path, const char *where, const cJSON *voca
     int32_t max_id = -1;
     for (const cJSON *it = vocab->child; it; it = it->next) {
         int32_t id;
-        RETURN_IF(!json_id(it, &id), TFM_ERR_FORMAT, "%s: %s: token '%s' has no valid id (an integer >= 0)", path,
-                  where, it->string);
+        RETURN_IF(!bpe_json_id(it, &id), TFM_ERR_FORMAT, "%s: %s: token '%s' has no valid id (an integer in [0, %d])",
+                  path, where, it->string, BPE_MAX_ID);
         RETURN_IF(!it->string[0], TFM_ERR_FORMAT, "%s: %s: empty token (id %d)", path, where, (int)id);
         if (id > max_id) max_id = id;
     }

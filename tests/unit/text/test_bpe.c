@@ -228,6 +228,12 @@ static void test_errors(void) {
          "\"<s>\", \"lstrip\": true}]}",
          "lstrip = true is not supported", "lstrip"},
         {"{\"model\": {\"type\": \"BPE\",\n\"vocab\": {\"a\": 0}, \"merges\": [}", ":2:", "bad JSON"},
+        {"{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, \"pre_tokenizer\": {\"type\": "
+         "\"ByteLevel\"}, \"decoder\": {\"type\": \"ByteLevel\"}, \"added_tokens\": [{\"id\": 16777216, "
+         "\"content\": \"<s>\"}]}",
+         "added_tokens[0] needs a non-empty content and an id (an integer in [0, 16777215])", "added id past 2^24"},
+        {"{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 16777216}, \"merges\": []}}",
+         "token 'b' has no valid id (an integer in [0, 16777215])", "vocab id past 2^24"},
         {"[1, 2]", "not a JSON object", "not an object"},
         {"{\"truncation\": {\"max_length\": 8}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}", "truncation is set; only null is supported",
          "truncation"},
