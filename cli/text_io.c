@@ -78,7 +78,8 @@ int model_tokenizer(const char *cmd, const char *path, const tfm_model *m, tfm_t
         return 0;
     }
     if (tfm_tokenizer_load_bytes(bytes, len, tok) != TFM_OK) {
-        cli_error(cmd, "%s: its tokenizer.model tensor is not a valid tokenizer: %s", path, tfm_last_error());
+        cli_error(cmd, "%s: its tokenizer (a checkpoint's tokenizer.model tensor, a Hugging Face folder's tokenizer "
+                       "files) is not valid: %s", path, tfm_last_error());
         return 0;
     }
     if (tfm_tokenizer_check_model(*tok, tfm_model_config(m)) != TFM_OK) {

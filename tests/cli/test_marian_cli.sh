@@ -58,4 +58,10 @@ cp "$M/config.json" "$M/source.spm" "$M/target.spm" "$M/vocab.json" "$WORK/bin/"
 printf 'not a pickle tfm reads' > "$WORK/bin/pytorch_model.bin"
 expect_fail "pytorch_model.bin only" 1 "save_pretrained('$WORK/bin', safe_serialization=True)" \
   "$TFM" translate --model "$WORK/bin" --input "$WORK/es.src"
+# a broken source.spm: the error names the folder's file, not a checkpoint's tokenizer.model tensor
+mkdir -p "$WORK/spm"
+cp "$M"/*.json "$M"/*.spm "$M/model.safetensors" "$WORK/spm/"
+head -c 100 "$M/source.spm" > "$WORK/spm/source.spm"
+expect_fail "truncated source.spm" 1 "tokenizer files) is not valid: source.spm: " \
+  "$TFM" translate --model "$WORK/spm" --input "$WORK/es.src"
 finish marian_cli
