@@ -2,7 +2,7 @@
 /* tfm serve (docs/SERVE.md): translation, completions and embeddings over HTTP, with
  * LibreTranslate's and OpenAI's request shapes. Opens each --model once (every startup error
  * before binding), listens (GET /health is 503 until ready), then creates --threads contexts; SIGTERM or SIGINT stop accepting,
- * let the open connections finish (up to 10 s) and exit 0. Built only with libmicrohttpd. */
+ * let the open connections finish (up to --drain seconds, 60 by default) and exit 0. Built only with libmicrohttpd. */
 #include "args.h"
 #include "commands.h"
 #include "decoding.h"
@@ -54,7 +54,7 @@ static int model_specs(int argc, char **argv, const cli_opt *opts, size_t n_opts
 
 static int run(int argc, char **argv) {
     const char *model = NULL, *host = "127.0.0.1", *api_key = NULL;
-    int port = 8080, workers = 2, max_queue = 64, max_body = 1 << 20, max_conn = 256, timeout_s = 30;
+    int port = 8080, workers = 2, max_queue = 64, max_body = 1 << 20, max_conn = 256, timeout_s = 30, drain_s = 60;
     int max_batch_tokens = 0, batch_wait_ms = 0;
     decode_flags f = DECODE_FLAGS_DEFAULT;
     cli_opt opts[] = {
@@ -73,6 +73,8 @@ static int run(int argc, char **argv) {
         {"--max-body", OPT_INT, &max_body, 0, "largest request body in bytes; more gets 413"},
         {"--max-connections", OPT_INT, &max_conn, 0, "connections open at once; more are refused"},
         {"--timeout", OPT_INT, &timeout_s, 0, "seconds a connection may stay idle (a slow client) before it is closed"},
+        {"--drain", OPT_INT, &drain_s, 0,
+         "after SIGTERM/SIGINT, seconds the requests in flight may take to finish before they are cut"},
         DECODE_OPTS(f),
     };
     const size_t n_opts = sizeof opts / sizeof opts[0];
@@ -85,9 +87,10 @@ static int run(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (port < 0 || port > 65535 || workers < 1 || workers > 256 || max_queue < 0 || max_body < 1 || max_conn < 1 ||
-        timeout_s < 1 || max_batch_tokens < 0 || batch_wait_ms < 0 || batch_wait_ms > 10000) {
+        timeout_s < 1 || drain_s < 1 || drain_s > 86400 || max_batch_tokens < 0 || batch_wait_ms < 0 || batch_wait_ms > 10000) {
         cli_error("serve", "--port must be in [0, 65535], --threads in [1, 256], --max-queue and --max-batch-tokens "
-                           ">= 0, --batch-wait-ms in [0, 10000], --max-body, --max-connections and --timeout >= 1");
+                           ">= 0, --batch-wait-ms in [0, 10000], --max-body, --max-connections and --timeout >= 1, "
+                           "--drain in [1, 86400]");
         return EXIT_USAGE;
     }
     serve_state s = {.workers = workers, .max_queue = max_queue, .max_body = (size_t)max_body, .api_key = api_key,
@@ -135,8 +138,9 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "tfm serve: %s: finishing the requests in flight\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         atomic_store(&s.stopping, 1);
         serve_http_quiesce(d);
-        /* the open connections finish their requests (at most 10 s) */
-        for (int i = 0; i < 1000 && serve_http_connections(d) > 0; i++) nanosleep(&(struct timespec){0, 10000000}, NULL);
+        /* the open connections finish their requests (at most --drain seconds) */
+        for (long i = 0; i < 100L * drain_s && serve_http_connections(d) > 0; i++)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
         rc = 0;
     }
     serve_http_stop(d);

@@ -150,7 +150,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     (void)cls;
     (void)conn;
     conn_state *cs = *con_cls;
-    if (cs && toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN) /* still open 10 s after SIGTERM */
+    if (cs && toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN) /* still open --drain seconds after SIGTERM */
         fprintf(stderr, "tfm serve: a request was cut by the shutdown, unanswered\n");
     if (cs) free(cs->body);
     free(cs);

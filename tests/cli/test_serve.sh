@@ -319,7 +319,7 @@ if kill -0 "$MAIN_PID" 2> /dev/null; then bad "SIGTERM: still running after 10 s
 fi
 
 # --- the API key (compared in constant time), the queue, slow clients: a second server
-start keyed --model "$MT@en:es" --api-key s3cret --threads 1 --max-queue 0 --beam 4 --timeout 1 || { finish serve; exit 1; }
+start keyed --model "$MT@en:es" --api-key s3cret --threads 1 --max-queue 0 --beam 4 --timeout 1 --drain 300 || { finish serve; exit 1; }
 post /translate '{"q": "x", "source": "en", "target": "es"}'
 want_error "no key" 403 "api_key"
 post /translate '{"q": "x", "source": "en", "target": "es", "api_key": "s3creT"}'
@@ -352,7 +352,7 @@ want "health after the slow client" 200 '.status == "ok"'
 # queue full: one worker, no queue; a long request (a thousand lines at beam 4) holds the worker,
 # so a second one gets 503 with Retry-After while it runs
 for _ in 1 2 3 4 5; do cat "$WORK/c/train.en"; done | jq -R . | jq -s '{q: ., source: "en", target: "es", api_key: "s3cret"}' > "$WORK/long.json"
-curl -s --max-time 60 -o "$WORK/long.out" -w '%{http_code}' -H 'Content-Type: application/json' \
+curl -s --max-time 300 -o "$WORK/long.out" -w '%{http_code}' -H 'Content-Type: application/json' \
   --data-binary "@$WORK/long.json" "http://127.0.0.1:$PORT/translate" > "$WORK/long.code" &
 LONG=$!
 busy=0
