@@ -49,7 +49,7 @@ test-fast: deps
 test-asan: deps corpus
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFM_SANITIZE=ON
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ctest --output-on-failure
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure
 
 portable: deps
 	cmake -S . -B build-portable -DCMAKE_BUILD_TYPE=Release -DTFM_NATIVE=OFF

@@ -8,6 +8,8 @@
 # weights: tests/unit/infer/test_attention_maps.c.
 source "$(dirname "$0")/lib.sh"
 export OMP_NUM_THREADS=2
+# under test-asan: fontconfig (through cairo) keeps caches until exit (tests/fixtures/cairo/lsan.supp)
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/tests/fixtures/cairo/lsan.supp}
 command -v jq > /dev/null || skip "jq is missing (scripts/install-deps installs it)"
 tiny_corpus "$WORK/c" || { finish attention_cli; exit 1; }
 T=$TFM
