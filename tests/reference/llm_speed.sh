@@ -37,7 +37,7 @@ if [ "$SIZE" = tiny ]; then
 else
   mkdir -p "$DIR"
   "$PY" - "$DIR" <<'PY'
-import os, shutil, sys
+import json, os, shutil, sys
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 out = sys.argv[1]
@@ -45,11 +45,22 @@ fix = os.path.join("tests", "fixtures")
 torch.manual_seed(0)
 def save(name, model, tok_dir, tok_files):
     d = os.path.join(out, name)
-    if os.path.exists(os.path.join(d, "model.safetensors")):
-        return
-    model.save_pretrained(d, safe_serialization=True)
+    if not os.path.exists(os.path.join(d, "model.safetensors")):
+        model.save_pretrained(d, safe_serialization=True)
     for f in tok_files:  # the fixtures' small BPE: its ids fit the larger vocabularies
         shutil.copy(os.path.join(tok_dir, f), d)
+    # random weights generate any id of the model's vocabulary: filler tokens ("fill123", never
+    # made by a merge) give every id a text, so the generated ids decode
+    tj = os.path.join(d, "tokenizer.json")
+    t = json.load(open(tj, encoding="utf-8"))
+    vocab = t["model"]["vocab"]
+    used = set(vocab.values()) | {a["id"] for a in t.get("added_tokens", [])}
+    for i in range(model.config.vocab_size):
+        if i not in used:
+            vocab[f"fill{i}"] = i
+    json.dump(t, open(tj, "w", encoding="utf-8"), ensure_ascii=False)
+    if os.path.exists(os.path.join(d, "vocab.json")):
+        json.dump(vocab, open(os.path.join(d, "vocab.json"), "w", encoding="utf-8"), ensure_ascii=False)
 save("gpt2-124m", GPT2LMHeadModel(GPT2Config()), os.path.join(fix, "gpt2"),
      ["vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json"])
 save("smollm-135m-shape", LlamaForCausalLM(LlamaConfig(vocab_size=49152, hidden_size=576, intermediate_size=1536,
