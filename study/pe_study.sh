@@ -10,7 +10,7 @@
 #
 #   -d DATA      corpus folder with {train,valid,test}.{en,es,ref} (default data/bible-en-es: make corpus)
 #   -o OUT       where everything goes (default out/pe-study); an existing OUT resumes
-#   -s STEPS     translation steps per run (default 2000)     -l STEPS  language-model steps (default 1500)
+#   -s STEPS     translation steps per run (default 800)      -l STEPS  language-model steps (default 700)
 #   -S SEEDS     seeds per cell (default "1 2")                -j JOBS   runs at a time (default 2)
 #   -t THREADS   threads per run (default 1: with -j 2, one core each on a 2-core machine)
 #   -p VARIANTS  PE[:FLAG[=VALUE][,FLAG...]] with tfm init's flags without their dashes (default: none,
@@ -18,8 +18,8 @@
 #                both pairings, alibi)
 #   -r           only the report (OUT/report.md, OUT/report.csv, OUT/fig/*.png) from the finished runs
 #
-# Model and data (environment; defaults in brackets): D_MODEL [128] N_HEADS [4] N_LAYERS [3]
-# (encoder and decoder; the language model has 2*N_LAYERS decoder layers) D_FF [512]
+# Model and data (environment; defaults in brackets): D_MODEL [64] N_HEADS [4] N_LAYERS [2]
+# (encoder and decoder; the language model has 2*N_LAYERS decoder layers) D_FF [256]
 # BATCH_TOKENS [2000] VOCAB [8000] CONTEXT [64] MIN_LONG [1000] HELDOUT_PCT [10] HELDOUT
 # [""; chapter names instead of the hash rule] SAVE_EVERY [500] TFM [build/tfm]; PE_STUDY_TRAIN_FLAGS: more
 # tfm train flags (the test stops runs early with --time-limit; a run short of its steps is not done).
@@ -134,7 +134,7 @@ fi
 
 # ---- the study --------------------------------------------------------------------------------------
 PE_STUDY_TRAIN_FLAGS=${PE_STUDY_TRAIN_FLAGS:-}
-DATA=$repo/data/bible-en-es OUT=$repo/out/pe-study MT_STEPS=2000 LM_STEPS=1500 SEEDS="1 2" JOBS=2 THREADS=1
+DATA=$repo/data/bible-en-es OUT=$repo/out/pe-study MT_STEPS=800 LM_STEPS=700 SEEDS="1 2" JOBS=2 THREADS=1
 VARIANTS="none sinusoidal sinusoidal:pe-zero-pad sinusoidal:pe-scale learned floater shaw t5 rope rope:rope-pairing=half alibi"
 report_only=0
 while getopts d:o:s:l:S:p:j:t:r opt; do
@@ -144,7 +144,7 @@ while getopts d:o:s:l:S:p:j:t:r opt; do
   *) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0" >&2; exit 2 ;;
   esac
 done
-: "${D_MODEL:=128}" "${N_HEADS:=4}" "${N_LAYERS:=3}" "${D_FF:=512}" "${BATCH_TOKENS:=2000}" "${VOCAB:=8000}"
+: "${D_MODEL:=64}" "${N_HEADS:=4}" "${N_LAYERS:=2}" "${D_FF:=256}" "${BATCH_TOKENS:=2000}" "${VOCAB:=8000}"
 : "${CONTEXT:=64}" "${MIN_LONG:=1000}" "${HELDOUT_PCT:=10}" "${HELDOUT:=}" "${SAVE_EVERY:=500}" "${TFM:=$repo/build/tfm}"
 [ -x "$TFM" ] || { echo "pe_study: $TFM is missing: build first (make)" >&2; exit 1; }
 mkdir -p "$OUT"
