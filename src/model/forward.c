@@ -20,10 +20,8 @@ void dropper_apply(dropper *dr, float *x, uint8_t *mask, size_t n) {
     if (dr->cfg) dropout_forward(x, mask, x, dr->cfg->p, site_seed(dr), n);
 }
 
-/* x0 (B, T, d) = E[ids]·√d_model (§3.4; tfm_config_embed_scale) + the position encoding at the embeddings (§3.5) of
- * positions pos0..; ids row b at ids + b·ids_stride. */
-static void embed(const tfm_config *cfg, const pe_kind *pe, const stack_params *sp, pe_state *st, float *x0,
-                  const int32_t *ids, size_t ids_stride, size_t B, size_t T, size_t d, size_t pos0) {
+void stack_embed(const tfm_config *cfg, const pe_kind *pe, const stack_params *sp, pe_state *st, float *x0,
+                 const int32_t *ids, size_t ids_stride, size_t B, size_t T, size_t d, size_t pos0) {
     const float scale = tfm_config_embed_scale(cfg); /* √d_model, or the family's (BERT, GPT-2: 1) */
     for (size_t b = 0; b < B; b++) embedding_forward(x0 + b * T * d, ids + b * ids_stride, sp->embed, scale, T, d);
     pe_params pp = sp->pe;
@@ -31,9 +29,8 @@ static void embed(const tfm_config *cfg, const pe_kind *pe, const stack_params *
     if (pe->embed_forward) pe->embed_forward(cfg, &pp, x0, B, T, d, pos0);
 }
 
-/* A stack's final norm: LayerNorm, or RMSNorm (cfg->norm; Llama's model.norm). */
-static void final_norm(const tfm_config *cfg, float *out, float *mean, float *rstd, const float *x,
-                       const stack_params *sp, size_t N, size_t d) {
+void stack_final_norm(const tfm_config *cfg, float *out, float *mean, float *rstd, const float *x,
+                      const stack_params *sp, size_t N, size_t d) {
     if (cfg->norm == TFM_NORM_RMS)
         rmsnorm_forward(out, rstd, x, sp->norm_weight, N, d, cfg->layer_norm_eps);
     else
@@ -57,7 +54,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     if (sd->input == STACK_INPUT_TARGET)
         for (size_t b = 0; b < B; b++) A->pad[b * T] = 0;
     const pe_kind *pe = pe_of(cfg);
-    embed(cfg, pe, sp, &ctx->pe.stack[s], A->x0, ids, ids_stride, B, T, d, 0);
+    stack_embed(cfg, pe, sp, &ctx->pe.stack[s], A->x0, ids, ids_stride, B, T, d, 0);
     /* BERT: + token type 0, LayerNorm (its mean/rstd in the final norm's buffers, not used yet) */
     bert_embed_finish(cfg, sp, A->x0, A->out_mean, A->out_rstd, N, d);
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
@@ -73,7 +70,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     if (sd->no_final_norm)
         memcpy(A->out, x, N * d * sizeof(float)); /* BERT, Marian: the last block's LayerNorm is the output */
     else
-        final_norm(cfg, A->out, A->out_mean, A->out_rstd, x, sp, N, d);
+        stack_final_norm(cfg, A->out, A->out_mean, A->out_rstd, x, sp, N, d);
 }
 
 /* The ids a stack reads. */
@@ -165,7 +162,7 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     const stack_params *sp = &m->p.stack[s];
     const pe_kind *pe = pe_of(cfg);
     dropper dr = {NULL, 0};
-    embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0, tokens, tokens_stride, B, 1, d, t);
+    stack_embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0, tokens, tokens_stride, B, 1, d, t);
     /* the batched pass's layer code with T = 1 at pos0 = t: keys and values from the cache */
     /* row b reads memory row mem_row[b]: its sentence's (beams), after kv_cache_compact */
     /* the linear layers' kernels are those of the rows the call started with (B_start), so rows
@@ -184,7 +181,7 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     if (sd->no_final_norm)
         memcpy(c->out, x, B * d * sizeof(float)); /* post-LN Marian: the last block's LayerNorm is the output */
     else
-        final_norm(cfg, c->out, c->out_mean, c->out_rstd, x, sp, B, d);
+        stack_final_norm(cfg, c->out, c->out_mean, c->out_rstd, x, sp, B, d);
     if (c->generator_t)
         linear_panels_forward_t(kern, c->logits, c->out, m->p.generator_weight, c->generator_t, m->p.generator_bias, B, d,
                                 (size_t)cfg->tgt_vocab);

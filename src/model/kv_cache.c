@@ -137,6 +137,7 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
 void kv_cache_free(kv_cache *c) {
     arena_free(&c->arena);
     arena_free(&c->wt_arena);
+    arena_free(&c->prefill.arena);
     memset(c, 0, sizeof *c);
 }
 

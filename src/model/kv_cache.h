@@ -5,6 +5,7 @@
 #define TFM_KV_CACHE_H
 
 #include "activations.h"
+#include "prefill.h"
 
 /** A decoder block's linear weights transposed, (IC, OC) each, for linear_panels_forward_t: the
  * self-attention's packed Q|K|V (d, 3d) and output (d, d), the cross-attention's query (d, d: rows
@@ -44,6 +45,7 @@ typedef struct {
     float *generator_t; /* (d, V_tgt), or NULL: no transposed copies this call */
     tfm_arena arena;
     tfm_arena wt_arena; /* wt and generator_t: their size does not depend on the batch's lengths */
+    prefill_ws prefill; /* the batched prefill's workspace (prefill.h: model_prefill_reserve) */
 } kv_cache;
 
 /** Lays the context's KV cache out for B rows, sources of S tokens and up to cap_T decoded

@@ -60,6 +60,18 @@ const float *layer_forward(dropper *dr, const layer_call *c, layer_acts *L, cons
  * [d, 3d) of in_proj), computed once per memory (by the batched pass, or into the KV cache). */
 void cross_kv_forward(const ops_kernels *kern, float *kv, const mha_params *p, const float *mem, size_t N, size_t d);
 
+/** x0 (B, T, d) = E[ids]·√d_model (§3.4; tfm_config_embed_scale) + the position encoding at the
+ * embeddings (§3.5) of positions pos0..pos0+T−1; ids row b at ids + b·ids_stride; st the calling
+ * context's state of this stack (pe.h). The batched pass, the decode step and the prefill embed
+ * by it. */
+void stack_embed(const tfm_config *cfg, const pe_kind *pe, const stack_params *sp, pe_state *st, float *x0,
+                 const int32_t *ids, size_t ids_stride, size_t B, size_t T, size_t d, size_t pos0);
+
+/** A stack's final norm of N rows x (N, d) into out: LayerNorm (mean, rstd (N)), or RMSNorm
+ * (cfg->norm; Llama's model.norm; rstd only). */
+void stack_final_norm(const tfm_config *cfg, float *out, float *mean, float *rstd, const float *x,
+                      const stack_params *sp, size_t N, size_t d);
+
 /** The output of sub-layer k's wrapper: what the next sub-layer reads. */
 const float *block_out(const tfm_config *cfg, const block_acts *b);
 

@@ -1,0 +1,200 @@
+/* The batched prefill (src/model/prefill.h) for every position encoding of this build (found by
+ * listing the tfm_pe values whose decoder-only configuration validates, as test_pe_kinds does), each
+ * with two blocks: post-LN LayerNorm with ReLU and biases, and the LM families' pre-LN RMSNorm,
+ * SwiGLU, no linear biases and grouped-query attention (n_kv_heads = n_heads / 2); plus GPT-2's
+ * pre-LN LayerNorm with gelu_tanh. On a small decoder-only model whose parameters are all moved off
+ * their initial values, for prompts of P = 1, 6 and max_len positions:
+ *   1. the prefill's logits of position P − 1 == the batched forward's (model_forward of (1, P))
+ *      to within TOL_FULL, and == the step-by-step path's (P model_decode_step calls) to within
+ *      TOL_STEP, and the cached keys/values of positions [0, P) == the steps' to within TOL_STEP;
+ *   2. a decoding step after the prefill (position P) gives the batched forward's logits of
+ *      (1, P + 1) to within TOL_STEP: the cache the prefill leaves is the one decoding reads;
+ *   3. row r of a 3-row cache: prefilling it alone touches no other row, and its logits are those
+ *      of the prefill of a 1-row cache bit for bit (a row's bits depend neither on the cache's rows
+ *      nor on which row it is: continuous batching prefills a joining row this way); a workspace
+ *      reserved for max_len positions gives a shorter prompt the bits of one reserved for it. */
+#include "model_internal.h"
+#include "ops.h"
+#include "test_util.h"
+#include "tfm/tfm.h"
+
+#include <stdint.h>
+
+#define TOL_FULL 1e-5f /* prefill vs batched forward: the generator's kernel on 1 row vs P rows */
+#define TOL_STEP 1e-4f /* prefill vs P single steps: the linear layers' summation order */
+
+enum { MAX_LEN = 12, V = 19, D = 16, MAXB = 3 };
+
+typedef struct {
+    char label[64];
+    tfm_config c;
+} variant;
+
+/* max(w, e) that keeps a NaN (fmax drops it): an error maximum must not hide one. */
+static double worse(double w, double e) { return isnan(e) || e > w ? e : w; }
+
+static double max_diff(const float *a, const float *b, size_t n) {
+    double w = 0.0;
+    for (size_t i = 0; i < n; i++) w = worse(w, fabsf(a[i] - b[i]));
+    return w;
+}
+
+/* block 0: post-LN LayerNorm, ReLU, biases; 1: pre-LN RMSNorm, SwiGLU, no biases, GQA; 2: GPT-2's
+ * pre-LN LayerNorm with gelu_tanh */
+static tfm_config small_config(tfm_pe pe, int block) {
+    tfm_config c = tfm_config_default();
+    c.arch = TFM_ARCH_DECODER_ONLY;
+    c.d_model = D;
+    c.n_heads = 4;
+    c.d_ff = 24;
+    c.n_enc_layers = 0;
+    c.n_dec_layers = 2;
+    c.src_vocab = V;
+    c.tgt_vocab = V;
+    c.max_len = MAX_LEN;
+    c.pe = pe;
+    if (block >= 1) c.norm_first = 1;
+    if (block == 1) {
+        c.norm = TFM_NORM_RMS;
+        c.activation = TFM_ACT_SWIGLU;
+        c.no_linear_bias = 1;
+        c.n_kv_heads = 2;
+    }
+    if (block == 2) c.activation = TFM_ACT_GELU_TANH;
+    return c;
+}
+
+/* A model of c with every parameter moved by up to ±0.3 from its initial value. */
+static tfm_model *make_model(const variant *v, uint64_t seed) {
+    tfm_model *m = NULL;
+    CHECK(tfm_model_create(&v->c, seed, &m) == TFM_OK, "%s: create: %s", v->label, tfm_last_error());
+    if (!m) return NULL;
+    float *base = (float *)m->param_arena.base;
+    uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
+    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.3f * test_frand(&s);
+    return m;
+}
+
+/* The batched forward's logits (V) of the last of the first T positions of ids. */
+static void full_last(tfm_context *ctx, const int32_t *ids, int T, float *out) {
+    CHECK(context_reserve(ctx, 1, 0, T, 0) == TFM_OK, "reserve: %s", tfm_last_error());
+    model_forward(ctx, 1, 0, T, NULL, ids, (size_t)T, NULL);
+    memcpy(out, ctx->acts.logits + (size_t)(T - 1) * V, sizeof(float) * V);
+}
+
+/* An empty cache of B rows for MAX_LEN positions, its prefill workspace reserved for P. */
+static int begin(tfm_context *ctx, int B, int P, const char *label) {
+    const int ok = kv_cache_reserve(ctx, B, 0, MAX_LEN) == TFM_OK;
+    if (ok) model_decode_start(ctx, NULL);
+    const int okp = ok && model_prefill_reserve(ctx, P) == TFM_OK;
+    CHECK(okp, "%s: cache of %d rows, prefill of %d: %s", label, B, P, tfm_last_error());
+    return okp;
+}
+
+static void prefill_case(const variant *v, tfm_model *m, int P, double *worst_full, double *worst_step) {
+    const size_t kvd = v->c.n_kv_heads ? (size_t)v->c.n_kv_heads * (D / (size_t)v->c.n_heads) : D;
+    int32_t ids[MAX_LEN + 1];
+    for (int i = 0; i < MAX_LEN + 1; i++) ids[i] = 3 + (7 * i + P) % (V - 3); /* never pad_id */
+    ids[0] = v->c.bos_id;
+    tfm_context *ctx = NULL;
+    CHECK(tfm_context_create(m, &ctx) == TFM_OK, "%s: context", v->label);
+    if (!ctx) return;
+    float full[V], pre[V], step[V], next[V], full_next[V];
+    const size_t n_kv = (size_t)P * kvd;
+    float *k_pre = malloc(sizeof(float) * 2 * 2 * n_kv), *v_pre = k_pre + 2 * n_kv;
+    full_last(ctx, ids, P, full);
+    /* the prefill of a 1-row cache, then one step at position P */
+    if (begin(ctx, 1, P, v->label)) {
+        model_prefill(ctx, ids, MAX_LEN + 1, P);
+        CHECK(ctx->cache.len == P, "%s: cache length %d after a prefill of %d", v->label, ctx->cache.len, P);
+        memcpy(pre, kv_cache_logits(ctx), sizeof pre);
+        for (int l = 0; l < 2; l++) {
+            memcpy(k_pre + l * n_kv, ctx->cache.self_k[l], sizeof(float) * n_kv);
+            memcpy(v_pre + l * n_kv, ctx->cache.self_v[l], sizeof(float) * n_kv);
+        }
+        if (P < MAX_LEN) {
+            model_decode_step(ctx, ids + P, 1);
+            memcpy(next, kv_cache_logits(ctx), sizeof next);
+            full_last(ctx, ids, P + 1, full_next);
+            const double e = max_diff(next, full_next, V);
+            *worst_step = worse(*worst_step, e);
+            CHECK(e <= TOL_STEP, "%s, P %d: the step after the prefill differs from the batched forward by %.3g",
+                  v->label, P, e);
+        }
+    }
+    const double ef = max_diff(pre, full, V);
+    *worst_full = worse(*worst_full, ef);
+    CHECK(ef <= TOL_FULL, "%s, P %d: prefill logits differ from the batched forward's by %.3g", v->label, P, ef);
+    /* P single steps */
+    if (begin(ctx, 1, P, v->label)) {
+        for (int t = 0; t < P; t++) model_decode_step(ctx, ids + t, 1);
+        memcpy(step, kv_cache_logits(ctx), sizeof step);
+        double e = max_diff(pre, step, V);
+        for (int l = 0; l < 2; l++) {
+            e = worse(e, max_diff(k_pre + l * n_kv, ctx->cache.self_k[l], n_kv));
+            e = worse(e, max_diff(v_pre + l * n_kv, ctx->cache.self_v[l], n_kv));
+        }
+        *worst_step = worse(*worst_step, e);
+        CHECK(e <= TOL_STEP, "%s, P %d: prefill logits or cached K/V differ from %d single steps by %.3g", v->label, P,
+              P, e);
+    }
+    /* row 1 of 3, alone, in a workspace reserved for max_len */
+    if (begin(ctx, MAXB, MAX_LEN, v->label)) {
+        const size_t row = (size_t)MAX_LEN * kvd;
+        for (int l = 0; l < 2; l++)
+            for (size_t i = 0; i < MAXB * row; i++) ctx->cache.self_k[l][i] = ctx->cache.self_v[l][i] = 7.0f;
+        model_prefill_row(ctx, 1, ids, P);
+        int others = 1, same_kv = 1;
+        for (int l = 0; l < 2; l++) {
+            for (size_t i = 0; i < row; i++) {
+                others &= ctx->cache.self_k[l][i] == 7.0f && ctx->cache.self_v[l][i] == 7.0f;
+                others &= ctx->cache.self_k[l][2 * row + i] == 7.0f && ctx->cache.self_v[l][2 * row + i] == 7.0f;
+            }
+            same_kv &= memcmp(ctx->cache.self_k[l] + row, k_pre + l * n_kv, sizeof(float) * n_kv) == 0 &&
+                       memcmp(ctx->cache.self_v[l] + row, v_pre + l * n_kv, sizeof(float) * n_kv) == 0;
+        }
+        CHECK(others, "%s, P %d: prefilling row 1 wrote into another row", v->label, P);
+        CHECK(same_kv && memcmp(kv_cache_logits(ctx) + V, pre, sizeof pre) == 0,
+              "%s, P %d: row 1 of 3 (workspace for %d) is not the 1-row prefill bit for bit", v->label, P, MAX_LEN);
+    }
+    free(k_pre);
+    tfm_context_free(ctx);
+}
+
+int main(void) {
+    ops_set_threads(1); /* a tiny model: OpenMP barriers would cost more than the work */
+    variant vs[64];
+    int n = 0, n_pe = 0;
+    for (int pe = 0; tfm_pe_name((tfm_pe)pe) != NULL && n < 60; pe++) {
+        int any = 0;
+        for (int block = 0; block < 3; block++) {
+            if (block == 2 && pe != TFM_PE_LEARNED) continue; /* GPT-2's block with GPT-2's encoding */
+            variant v;
+            snprintf(v.label, sizeof v.label, "%s, block %d", tfm_pe_name((tfm_pe)pe), block);
+            v.c = small_config((tfm_pe)pe, block);
+            const tfm_status st = tfm_config_validate(&v.c);
+            if (st == TFM_ERR_UNSUPPORTED) {
+                printf("%-22s not in this build\n", v.label);
+                continue;
+            }
+            CHECK(st == TFM_OK, "%s: a small decoder-only model does not validate: %s", v.label, tfm_last_error());
+            if (st != TFM_OK) continue;
+            vs[n++] = v;
+            any = 1;
+        }
+        n_pe += any;
+    }
+    CHECK(n_pe >= 8, "only %d position encodings validate decoder-only (want sinusoidal, learned, none, RoPE, ALiBi, "
+                     "T5, Shaw, FLOATER)",
+          n_pe);
+    for (int i = 0; i < n; i++) {
+        tfm_model *m = make_model(&vs[i], 200 + (uint64_t)i);
+        if (!m) continue;
+        double worst_full = 0.0, worst_step = 0.0;
+        const int Ps[] = {1, 6, MAX_LEN};
+        for (int j = 0; j < 3; j++) prefill_case(&vs[i], m, Ps[j], &worst_full, &worst_step);
+        printf("%-22s prefill vs batched forward %.3g, vs single steps %.3g\n", vs[i].label, worst_full, worst_step);
+        tfm_model_free(m);
+    }
+    return test_finish("prefill");
+}
