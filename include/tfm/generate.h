@@ -92,8 +92,10 @@ TFM_API tfm_status tfm_sample_config_validate(const tfm_sample_config *cfg);
 typedef int (*tfm_token_fn)(int32_t id, void *user);
 
 /** Generates up to max_tokens tokens after BOS + prompt[0..n_prompt) with the context's decoder-only
- * model, on its KV cache (use_cache = 1; the prompt is fed one position at a time, then each chosen
- * token) or, for tests, recomputing the whole prefix every step (use_cache = 0: the same tokens,
+ * model, on its KV cache (use_cache = 1; BOS + the prompt go through the decoder as one causal
+ * forward, the linear layers on all their positions at once, which fills the cache and gives the
+ * first token — the batched prefill, docs/LLM.md — then each chosen token is one decoding step) or,
+ * for tests, recomputing the whole prefix every step (use_cache = 0: the same tokens,
  * except where rounding decides: the two paths' logits differ in their last bits, so the draw can
  * differ when u falls within that rounding of a boundary of the cumulative sum, about 1e-7 per
  * token, or when a --top-k/--top-p cut falls between two probabilities equal within rounding;
@@ -117,7 +119,8 @@ typedef int (*tfm_row_token_fn)(int row, int32_t id, void *user);
  * numbered from 0), on one KV cache whose every step decodes all live rows at the same position.
  * A row stops at EOS, after its budget, at the model's max_len, or when on_token (nullable)
  * returns nonzero for it; it then leaves the following steps. A row's logits are computed from
- * that row alone (docs/KERNELS.md "Same bits for a row alone or in a batch"): with B <= 8 the
+ * that row alone (docs/KERNELS.md "Same bits for a row alone or in a batch"): each row's BOS +
+ * prompt is prefilled alone (tfm_generate's prefill, bit for bit), and with B <= 8 the
  * decoding steps run the kernels of a single row, so every row's tokens are bit for bit those of
  * tfm_generate with the same prompt, configuration and use_cache; with 9-128 rows the step's
  * linear layers round differently (docs/KERNELS.md "Batched steps") and a draw that falls within

@@ -53,6 +53,21 @@ tfm_status decode_begin_beams(tfm_context *ctx, const tfm_decode_config *dc, int
 tfm_status decode_step(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,
                        const int32_t *prefix, int t, int cap, float **logits);
 
+/** decode_begin for B rows of a decoder-only model (no source) whose decoding starts with a
+ * prefill of P positions (decode_prefill): on the KV cache also lays out the prefill's workspace
+ * for P (model_prefill_reserve), so neither the prefill nor a step allocates. The reference path
+ * has nothing to prepare. Errors as decode_begin. */
+tfm_status decode_begin_prefill(tfm_context *ctx, const tfm_decode_config *dc, int B, int cap, int P);
+
+/** The logits (B, V_tgt) of position t of every row, given prefix (B, cap) holding positions
+ * 0..t of each row, as the first call after decode_begin_prefill(P = t + 1): on the KV cache the
+ * batched prefill (model_prefill: positions [0, t] of each row alone as one causal forward, their
+ * keys/values into the cache), after which decode_step continues at t + 1; the reference path is
+ * decode_step(t). Every generation on the cache starts this way, so their bits agree
+ * (tfm_generate, tfm_generate_prefix, tfm_generate_batch). Errors as decode_step. */
+tfm_status decode_prefill(tfm_context *ctx, const tfm_decode_config *dc, int B, const int32_t *prefix, int t, int cap,
+                          float **logits);
+
 /** Beam bookkeeping after a step: row b continues row rows[b] (the KV cache follows; the
  * reference path keeps no state). */
 void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *rows);

@@ -1,6 +1,7 @@
-/* Generation with a decoder-only model (include/tfm/generate.h): BOS + prompt fed on the KV cache
- * (or recomputed every step, the reference path), then one sampled token per step until EOS, the
- * token budget, the model's max_len, or the caller says stop. */
+/* Generation with a decoder-only model (include/tfm/generate.h): BOS + prompt through the decoder
+ * as one causal forward that fills the KV cache (the prefill; or recomputed every step, the
+ * reference path), then one sampled token per step until EOS, the token budget, the model's
+ * max_len, or the caller says stop. */
 #include "decode_internal.h"
 #include "tfm/generate.h"
 #include "tfm/names.h"
@@ -46,12 +47,14 @@ static tfm_status generate(tfm_context *ctx, const tfm_sample_config *sc, int bo
     if (st == TFM_OK) {
         if (bos) prefix[0] = cfg->bos_id;
         for (int i = 0; i < n_prompt; i++) prefix[i + bos] = prompt[i];
-        st = decode_begin(ctx, &dc, 1, 0, NULL, cap);
+        st = decode_begin_prefill(ctx, &dc, 1, cap, P + 1);
     }
-    for (int t = use_cache ? 0 : P; st == TFM_OK && t < cap; t++) {
+    for (int t = P; st == TFM_OK && t < cap; t++) {
         float *logits;
-        st = decode_step(ctx, &dc, 1, 0, NULL, prefix, t, cap, &logits);
-        if (st != TFM_OK || t < P) continue; /* the prompt's own positions only fill the cache */
+        /* the prefix's P + 1 positions in one forward (on the cache: the prefill), then a step each */
+        st = t == P ? decode_prefill(ctx, &dc, 1, prefix, t, cap, &logits)
+                    : decode_step(ctx, &dc, 1, 0, NULL, prefix, t, cap, &logits);
+        if (st != TFM_OK) continue;
         const int k = t - P;
         const int32_t y = tfm_sample_token(sc, cfg, logits, (int)V, (uint64_t)k, scratch);
         if (tfm_config_is_eos(cfg, y)) break;

@@ -57,12 +57,15 @@ tfm_status tfm_generate_batch(tfm_context *ctx, int B, const tfm_sample_config *
             live[b] = max_tokens[b] > 0; /* a row with no budget generates nothing */
             n_live -= !live[b];
         }
-        st = decode_begin(ctx, &dc, B, 0, NULL, cap); /* cap positions, as tfm_generate */
+        st = decode_begin_prefill(ctx, &dc, B, cap, n_prompt + 1); /* cap positions, as tfm_generate */
     }
-    for (int t = use_cache ? 0 : n_prompt; st == TFM_OK && t < cap && n_live > 0; t++) {
+    for (int t = n_prompt; st == TFM_OK && t < cap && n_live > 0; t++) {
         float *logits;
-        st = decode_step(ctx, &dc, rows, 0, NULL, prefix, t, cap + 1, &logits);
-        if (st != TFM_OK || t < n_prompt) continue; /* the prompt's own positions only fill the cache */
+        /* BOS + the prompt in one forward per row (on the cache: each row's prefill alone, the bits
+         * of tfm_generate's), then a step each */
+        st = t == n_prompt ? decode_prefill(ctx, &dc, rows, prefix, t, cap + 1, &logits)
+                           : decode_step(ctx, &dc, rows, 0, NULL, prefix, t, cap + 1, &logits);
+        if (st != TFM_OK) continue;
         const int k = t - n_prompt;
         for (int j = 0; j < rows; j++) {
             const int b = act[j];
