@@ -12,7 +12,9 @@
  *   3. row r of a 3-row cache: prefilling it alone touches no other row, and its logits are those
  *      of the prefill of a 1-row cache bit for bit (a row's bits depend neither on the cache's rows
  *      nor on which row it is: continuous batching prefills a joining row this way); a workspace
- *      reserved for max_len positions gives a shorter prompt the bits of one reserved for it. */
+ *      reserved for max_len positions gives a shorter prompt the bits of one reserved for it;
+ *   4. tfm_generate, tfm_generate_prefix and tfm_generate_batch leave each row's cache and last
+ *      final-norm output as model_prefill of that row alone, bit for bit: every path starts with the same prefill. */
 #include "model_internal.h"
 #include "ops.h"
 #include "test_util.h"
@@ -161,6 +163,58 @@ static void prefill_case(const variant *v, tfm_model *m, int P, double *worst_fu
     tfm_context_free(ctx);
 }
 
+/* 4. The generation paths start with this prefill: after tfm_generate, tfm_generate_prefix and
+ * tfm_generate_batch (3 rows) of one token each, every row's cached keys/values and the final
+ * norm of its last position (what the logits are computed from: the sampler overwrites those) are
+ * model_prefill's of that row's prefix alone, bit for bit (so a row's tokens are the same on every
+ * path, whatever rounding decides). */
+static void generate_case(const variant *v, tfm_model *m) {
+    enum { NP = 5, B = 3 };
+    const size_t kvd = v->c.n_kv_heads ? (size_t)v->c.n_kv_heads * (D / (size_t)v->c.n_heads) : D;
+    int32_t prompts[B * NP], ids[B][NP + 1];
+    for (int b = 0; b < B; b++) {
+        ids[b][0] = v->c.bos_id;
+        for (int i = 0; i < NP; i++) ids[b][i + 1] = prompts[b * NP + i] = 3 + (5 * i + 3 * b) % (V - 3);
+    }
+    tfm_context *ref = NULL, *ctx = NULL;
+    CHECK(tfm_context_create(m, &ref) == TFM_OK && tfm_context_create(m, &ctx) == TFM_OK, "%s: contexts", v->label);
+    if (!ref || !ctx) {
+        tfm_context_free(ref);
+        tfm_context_free(ctx);
+        return;
+    }
+    tfm_sample_config sc[B];
+    int budget[B], len[B];
+    int32_t out[B];
+    for (int b = 0; b < B; b++) sc[b] = tfm_sample_config_default(), sc[b].temperature = 0.0f, budget[b] = 1;
+    /* which path: 0 tfm_generate (BOS + prompt), 1 tfm_generate_prefix (the same ids as a prefix),
+     * 2 tfm_generate_batch; P positions prefilled */
+    for (int path = 0; path < 3; path++) {
+        const int rows = path == 2 ? B : 1, P = NP + 1;
+        tfm_status st = path == 0   ? tfm_generate(ctx, sc, prompts, NP, 1, 1, out, 1, len, NULL, NULL)
+                        : path == 1 ? tfm_generate_prefix(ctx, sc, ids[0], P, 1, 1, out, 1, len, NULL, NULL)
+                                    : tfm_generate_batch(ctx, B, sc, prompts, NP, budget, 1, out, 1, len, NULL, NULL);
+        CHECK(st == TFM_OK, "%s: generation path %d: %s", v->label, path, tfm_last_error());
+        if (st != TFM_OK) continue;
+        CHECK(ctx->cache.B == rows && ctx->cache.len == P, "%s: path %d left %d rows of %d positions", v->label, path,
+              ctx->cache.B, ctx->cache.len);
+        for (int b = 0; b < rows; b++) {
+            if (!begin(ref, 1, P, v->label)) continue;
+            model_prefill(ref, ids[b], P, P);
+            /* the sampler overwrites the logits in place: the final norm's output that gives them */
+            int same = memcmp(ctx->cache.out + b * D, ref->cache.out, sizeof(float) * D) == 0;
+            const size_t row = (size_t)ctx->cache.cap_T * kvd, n_kv = (size_t)P * kvd;
+            for (int l = 0; l < 2; l++)
+                same &= memcmp(ctx->cache.self_k[l] + b * row, ref->cache.self_k[l], sizeof(float) * n_kv) == 0 &&
+                        memcmp(ctx->cache.self_v[l] + b * row, ref->cache.self_v[l], sizeof(float) * n_kv) == 0;
+            CHECK(same, "%s: generation path %d, row %d: the cache or the last position's final norm is not model_prefill's bit for bit",
+                  v->label, path, b);
+        }
+    }
+    tfm_context_free(ref);
+    tfm_context_free(ctx);
+}
+
 int main(void) {
     ops_set_threads(1); /* a tiny model: OpenMP barriers would cost more than the work */
     variant vs[64];
@@ -193,6 +247,7 @@ int main(void) {
         double worst_full = 0.0, worst_step = 0.0;
         const int Ps[] = {1, 6, MAX_LEN};
         for (int j = 0; j < 3; j++) prefill_case(&vs[i], m, Ps[j], &worst_full, &worst_step);
+        generate_case(&vs[i], m);
         printf("%-22s prefill vs batched forward %.3g, vs single steps %.3g\n", vs[i].label, worst_full, worst_step);
         tfm_model_free(m);
     }
