@@ -16,6 +16,7 @@
 #include "model_internal.h"
 #include "ops.h"
 #include "test_util.h"
+#include "test_models.h"
 #include "tfm/tfm.h"
 
 #include <stdint.h>
@@ -32,9 +33,6 @@ typedef struct {
     tfm_config c;
 } variant;
 
-/* max(w, e) that keeps a NaN (fmax drops it): an error maximum must not hide one. */
-static double worse(double w, double e) { return isnan(e) || e > w ? e : w; }
-
 static tfm_config small_config(tfm_pe pe) {
     tfm_config c = tfm_config_default();
     c.d_model = D;
@@ -47,17 +45,6 @@ static tfm_config small_config(tfm_pe pe) {
     c.max_len = MAX_LEN;
     c.pe = pe;
     return c;
-}
-
-/* A model of c with every parameter moved by up to ±0.3 from its initial value. */
-static tfm_model *make_model(const variant *v, uint64_t seed) {
-    tfm_model *m = NULL;
-    CHECK(tfm_model_create(&v->c, seed, &m) == TFM_OK, "%s: create: %s", v->label, tfm_last_error());
-    if (!m) return NULL;
-    float *base = (float *)m->param_arena.base;
-    uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
-    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.3f * test_frand(&s);
-    return m;
 }
 
 /* 1. The encoder outputs of a source and of its permutation. */
@@ -76,7 +63,7 @@ static void order_case(const variant *v, tfm_model *m) {
     memcpy(pout, ctx->acts.stack[0].out, sizeof pout);
     double worst = 0.0;
     for (int t = 0; t < S; t++)
-        for (int c = 0; c < D; c++) worst = worse(worst, fabsf(pout[t * D + c] - out[perm[t] * D + c]));
+        for (int c = 0; c < D; c++) worst = test_worse(worst, fabsf(pout[t * D + c] - out[perm[t] * D + c]));
     if (v->c.pe == TFM_PE_NONE)
         CHECK(worst <= TOL_PERM, "%s: permuting the source changed the encoder outputs by %.3g (not order-blind)",
               v->label, (double)worst);
@@ -108,7 +95,7 @@ static void step_logits_case(const variant *v, tfm_model *m) {
         model_decode_step(ctx, tgt + t, MAX_LEN);
         for (int b = 0; b < B; b++)
             for (int j = 0; j < V; j++)
-                worst = worse(worst, fabsf(ctx->cache.logits[b * V + j] - full[(b * MAX_LEN + t) * V + j]));
+                worst = test_worse(worst, fabsf(ctx->cache.logits[b * V + j] - full[(b * MAX_LEN + t) * V + j]));
     }
     CHECK(worst <= TOL_STEP, "%s: cached decode steps differ from the batched forward by %.3g", v->label,
           (double)worst);
@@ -189,7 +176,7 @@ static void reload_case(const variant *v, tfm_model *m) {
               tfm_model_score(c2, B, S, T, src, tgt, lp2, n2, NULL) == TFM_OK,
           "%s: score: %s", v->label, tfm_last_error());
     double worst = 0.0;
-    for (int b = 0; b < B; b++) worst = worse(worst, fabs(lp1[b] - lp2[b]));
+    for (int b = 0; b < B; b++) worst = test_worse(worst, fabs(lp1[b] - lp2[b]));
     CHECK(worst <= TOL_RELOAD, "%s: scores after save/load differ by %.3g", v->label, worst);
     tfm_context_free(c1);
     tfm_context_free(c2);
@@ -225,7 +212,7 @@ int main(void) {
     }
     CHECK(n_none == 1 && n >= 6, "the build lacks none, sinusoidal or learned (%d variants)", n);
     for (int i = 0; i < n; i++) {
-        tfm_model *m = make_model(&vs[i], 100 + (uint64_t)i);
+        tfm_model *m = test_model_moved(&vs[i].c, vs[i].label, 100 + (uint64_t)i);
         if (!m) continue;
         order_case(&vs[i], m);
         step_logits_case(&vs[i], m);

@@ -18,6 +18,7 @@
 #include "model_internal.h"
 #include "ops.h"
 #include "test_util.h"
+#include "test_models.h"
 #include "tfm/tfm.h"
 
 #include <stdint.h>
@@ -32,12 +33,9 @@ typedef struct {
     tfm_config c;
 } variant;
 
-/* max(w, e) that keeps a NaN (fmax drops it): an error maximum must not hide one. */
-static double worse(double w, double e) { return isnan(e) || e > w ? e : w; }
-
 static double max_diff(const float *a, const float *b, size_t n) {
     double w = 0.0;
-    for (size_t i = 0; i < n; i++) w = worse(w, fabsf(a[i] - b[i]));
+    for (size_t i = 0; i < n; i++) w = test_worse(w, fabsf(a[i] - b[i]));
     return w;
 }
 
@@ -64,17 +62,6 @@ static tfm_config small_config(tfm_pe pe, int block) {
     }
     if (block == 2) c.activation = TFM_ACT_GELU_TANH;
     return c;
-}
-
-/* A model of c with every parameter moved by up to ±0.3 from its initial value. */
-static tfm_model *make_model(const variant *v, uint64_t seed) {
-    tfm_model *m = NULL;
-    CHECK(tfm_model_create(&v->c, seed, &m) == TFM_OK, "%s: create: %s", v->label, tfm_last_error());
-    if (!m) return NULL;
-    float *base = (float *)m->param_arena.base;
-    uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
-    for (size_t i = 0; i < m->n_params; i++) base[i] += 0.3f * test_frand(&s);
-    return m;
 }
 
 /* The batched forward's logits (V) of the last of the first T positions of ids. */
@@ -119,13 +106,13 @@ static void prefill_case(const variant *v, tfm_model *m, int P, double *worst_fu
             memcpy(next, kv_cache_logits(ctx), sizeof next);
             full_last(ctx, ids, P + 1, full_next);
             const double e = max_diff(next, full_next, V);
-            *worst_step = worse(*worst_step, e);
+            *worst_step = test_worse(*worst_step, e);
             CHECK(e <= TOL_STEP, "%s, P %d: the step after the prefill differs from the batched forward by %.3g",
                   v->label, P, e);
         }
     }
     const double ef = max_diff(pre, full, V);
-    *worst_full = worse(*worst_full, ef);
+    *worst_full = test_worse(*worst_full, ef);
     CHECK(ef <= TOL_FULL, "%s, P %d: prefill logits differ from the batched forward's by %.3g", v->label, P, ef);
     /* P single steps */
     if (begin(ctx, 1, P, v->label)) {
@@ -133,10 +120,10 @@ static void prefill_case(const variant *v, tfm_model *m, int P, double *worst_fu
         memcpy(step, kv_cache_logits(ctx), sizeof step);
         double e = max_diff(pre, step, V);
         for (int l = 0; l < 2; l++) {
-            e = worse(e, max_diff(k_pre + l * n_kv, ctx->cache.self_k[l], n_kv));
-            e = worse(e, max_diff(v_pre + l * n_kv, ctx->cache.self_v[l], n_kv));
+            e = test_worse(e, max_diff(k_pre + l * n_kv, ctx->cache.self_k[l], n_kv));
+            e = test_worse(e, max_diff(v_pre + l * n_kv, ctx->cache.self_v[l], n_kv));
         }
-        *worst_step = worse(*worst_step, e);
+        *worst_step = test_worse(*worst_step, e);
         CHECK(e <= TOL_STEP, "%s, P %d: prefill logits or cached K/V differ from %d single steps by %.3g", v->label, P,
               P, e);
     }
@@ -242,7 +229,7 @@ int main(void) {
                      "T5, Shaw, FLOATER)",
           n_pe);
     for (int i = 0; i < n; i++) {
-        tfm_model *m = make_model(&vs[i], 200 + (uint64_t)i);
+        tfm_model *m = test_model_moved(&vs[i].c, vs[i].label, 200 + (uint64_t)i);
         if (!m) continue;
         double worst_full = 0.0, worst_step = 0.0;
         const int Ps[] = {1, 6, MAX_LEN};
