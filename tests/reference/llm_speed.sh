@@ -9,9 +9,12 @@
 #   SIZE=tiny tests/reference/llm_speed.sh       the committed fixtures instead (checks the script runs)
 #
 # Environment: TFM (build/tfm), PY (the transformers venv, /work/venv-hf/bin/python), DIR (where the
-# random models go, data/llm-speed), THREADS (2), PROMPT_TOKENS (128), NEW (128).
-# tfm feeds the prompt through the KV cache one position at a time (tfm_generate), so its "prompt
-# processing" is that; transformers runs the prompt as one batched forward. Generation tokens/s =
+# random models go, data/llm-speed), THREADS (2), PROMPT_TOKENS (128), NEW (128), CLOCK (wall; cpu:
+# tfm's figures from user + system CPU time instead, for a busy machine — with THREADS 1, as
+# OpenMP's waiting threads also burn CPU; transformers' stay wall).
+# Both tools run the prompt as one batched forward (tfm: the prefill of the KV cache, docs/LLM.md);
+# tfm's prompt processing = prompt tokens / (time(1 token) − time(0 tokens)): --max-tokens 0 loads
+# the model and tokenizes but runs nothing, --max-tokens 1 runs the prefill. Generation tokens/s =
 # (NEW − 1) / (wall(NEW tokens) − wall(1 token)) for tfm (both whole processes); transformers
 # times its own calls (min_new_tokens = NEW); tfm stops at EOS, which random weights rarely choose
 # (SIZE=tiny: the trained fixtures may, so their generation figures are not meaningful). llama.cpp is not in Debian 12 or on PyPI as a CPU build we can pin: not
@@ -94,12 +97,18 @@ print(f"RESULT transformers prompt_tokens {ids.shape[1]} prompt_tok_s {ids.shape
       f"gen_tok_s {n_new / (t2 - t1 - (t1 - t0)):.1f}")
 PY
 
-wall() { # seconds of a whole command, stdout/stderr discarded; peak RSS KiB into $work/rss
+CLOCK=${CLOCK:-wall}
+wall() { # seconds of a whole command (wall, or CPU with CLOCK=cpu), stdout/stderr discarded; peak RSS KiB into $work/rss
   local t0 t1
   t0=$(date +%s.%N)
-  /usr/bin/time -f %M -o "$work/rss" "$@" > /dev/null 2>&1
+  /usr/bin/time -f '%M %U %S' -o "$work/time" "$@" > /dev/null 2>&1
   t1=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+  cut -d' ' -f1 "$work/time" > "$work/rss"
+  if [ "$CLOCK" = cpu ]; then
+    awk '{ printf "%.3f", $2 + $3 }' "$work/time"
+  else
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+  fi
 }
 
 printf '%-20s %-13s %14s %14s %12s\n' model tool "prompt tok/s" "gen tok/s" "peak RSS MiB"
