@@ -219,10 +219,45 @@ static tfm_status check_vocab(const fmt_source *src, const tfm_config *c) {
     return st;
 }
 
+/* Whether the target side has its own vocabulary, decided as transformers 4.40.2's MarianTokenizer
+ * decides it: by tokenizer_config.json's separate_vocabs (false when the file or the key is
+ * absent; from_pretrained passes the file's keys to __init__). True: target_vocab.json gives the
+ * output pieces (a folder without it fails in transformers: load_json(None)). False: vocab.json
+ * decodes the output and target_vocab.json, if there, is never read. Where the flag and the files
+ * disagree tfm refuses the folder, naming both: transformers would fail, or silently decode with
+ * the vocabulary the folder's author did not mean. */
+static tfm_status marian_separate_vocabs(const fmt_source *src, int *separate) {
+    char tc[4200], tv[4200];
+    snprintf(tc, sizeof tc, "%s/tokenizer_config.json", src->dir);
+    snprintf(tv, sizeof tv, "%s/target_vocab.json", src->dir);
+    struct stat sb;
+    const int has_tc = stat(tc, &sb) == 0, has_tv = stat(tv, &sb) == 0;
+    *separate = 0;
+    if (has_tc) {
+        cJSON *root;
+        TRY(hf_json_load(tc, &root));
+        tfm_status st = hf_cfg_bool(tc, root, "separate_vocabs", 0, separate);
+        cJSON_Delete(root);
+        TRY(st);
+    }
+    RETURN_IF(*separate && !has_tv, TFM_ERR_IO,
+              "%s: separate_vocabs is true but %s does not exist (transformers' MarianTokenizer fails on this folder "
+              "too): add the target vocabulary, or set separate_vocabs false",
+              tc, tv);
+    RETURN_IF(!*separate && has_tv, TFM_ERR_FORMAT,
+              "%s is there but %s separate_vocabs true: transformers' MarianTokenizer would ignore it and decode the "
+              "output with vocab.json; set \"separate_vocabs\": true in tokenizer_config.json, or remove "
+              "target_vocab.json",
+              tv, has_tc ? "tokenizer_config.json does not set" : "there is no tokenizer_config.json to set");
+    return TFM_OK;
+}
+
 static tfm_status marian_attach_tokenizer(const fmt_source *src, tfm_model *m) {
     TRY(check_vocab(src, &m->cfg));
+    int separate;
+    TRY(marian_separate_vocabs(src, &separate));
     static const char *const names[] = {"source.spm", "target.spm", "vocab.json", "target_vocab.json"};
-    return hf_attach_files(m, src->dir, PARTS_MAGIC_MARIAN, names, 4, 3,
+    return hf_attach_files(m, src->dir, PARTS_MAGIC_MARIAN, names, separate ? 4 : 3, separate ? 4 : 3,
                            "a Marian folder holds config.json, model.safetensors, source.spm, target.spm and vocab.json");
 }
 

@@ -6,7 +6,9 @@
  * tests/cli/test_marian_cli.sh. */
 #include "golden_txt.h"
 #include "model_internal.h"
+#include "parts.h"
 #include "safetensors.h"
+#include "test_st.h"
 #include "test_util.h"
 #include "tfm/decode.h"
 #include "tfm/score.h"
@@ -387,20 +389,17 @@ static void test_separate(void) {
 
 /* ---- bad folders ------------------------------------------------------------------------------ */
 
-static const char *const k_files[] = {"config.json", "model.safetensors", "source.spm", "target.spm", "vocab.json"};
-
-/* A fresh copy of the fixture folder at g_tmp/<tag>, without the file `skip` (NULL: all). */
-static const char *make_folder(const char *tag, const char *skip, char *dir, size_t n) {
+/* A fresh copy of the fixture folder `fixture` (its files, not ref/) at g_tmp/<tag>, without the
+ * file `skip` (NULL: all). */
+static const char *copy_fixture(const char *fixture, const char *tag, const char *skip, char *dir, size_t n) {
     snprintf(dir, n, "%s/%s", g_tmp, tag);
-    mkdir(dir, 0700);
-    for (size_t i = 0; i < sizeof k_files / sizeof k_files[0]; i++) {
-        if (skip && strcmp(skip, k_files[i]) == 0) continue;
-        char from[600], to[700];
-        snprintf(from, sizeof from, "%s/%s", test_path(DIR), k_files[i]);
-        snprintf(to, sizeof to, "%s/%s", dir, k_files[i]);
-        CHECK(test_copy_file(from, to), "copy %s", k_files[i]);
-    }
+    CHECK(test_copy_dir(test_path(fixture), dir, skip), "copy %s to %s", fixture, dir);
     return dir;
+}
+
+/* A fresh copy of tests/fixtures/marian at g_tmp/<tag>, without the file `skip` (NULL: all). */
+static const char *make_folder(const char *tag, const char *skip, char *dir, size_t n) {
+    return copy_fixture(DIR, tag, skip, dir, n);
 }
 
 /* Replaces `from` by `to` (first occurrence) in dir/name. */
@@ -427,29 +426,8 @@ static void edit_file(const char *dir, const char *name, const char *from, const
 static void edit_tensors(const char *dir, const char *drop, const char *reshape, uint64_t rows, uint64_t cols) {
     char path[700];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    st_file f;
-    if (st_open(test_path(DIR "/model.safetensors"), &f) != TFM_OK) {
-        CHECK(0, "open the fixture: %s", tfm_last_error());
-        return;
-    }
-    st_out_tensor *out = calloc(f.n_tensors, sizeof *out);
-    void **data = calloc(f.n_tensors, sizeof *data);
-    size_t n = 0;
-    for (size_t i = 0; i < f.n_tensors; i++) {
-        const st_tensor *t = &f.tensors[i];
-        if (drop && strcmp(t->name, drop) == 0) continue;
-        data[n] = malloc(t->end - t->begin);
-        st_read(&f, t, data[n]);
-        out[n] = (st_out_tensor){t->name, t->dtype, t->ndim, {t->shape[0], t->ndim > 1 ? t->shape[1] : 0}, data[n],
-                                 t->end - t->begin};
-        if (reshape && strcmp(t->name, reshape) == 0) out[n].shape[0] = rows, out[n].shape[1] = cols;
-        n++;
-    }
-    CHECK(st_write(path, NULL, 0, out, n) == TFM_OK, "write %s: %s", path, tfm_last_error());
-    for (size_t i = 0; i < n; i++) free(data[i]);
-    free(data);
-    free(out);
-    st_close(&f);
+    CHECK(test_st_rewrite(test_path(DIR "/model.safetensors"), path, drop, reshape, rows, cols), "rewrite %s: %s", path,
+          tfm_last_error());
 }
 
 static void expect_error(const char *label, const char *dir, tfm_status want, const char *needle1,
@@ -496,6 +474,48 @@ static void test_bad_folders(void) {
     expect_error("a layer beyond config.json", d, TFM_ERR_FORMAT, "unexpected tensor 'model.encoder.layers.1.", NULL);
 }
 
+/* tokenizer_config.json's separate_vocabs decides, as in transformers' MarianTokenizer; where it and
+ * the files disagree the folder is refused, naming both. */
+static void test_separate_vocabs_flag(void) {
+    const char *sep = "tests/fixtures/marian_sep";
+    char d[600];
+    copy_fixture(sep, "sep-noflag", NULL, d, sizeof d);
+    edit_file(d, "tokenizer_config.json", "\"separate_vocabs\": true", "\"separate_vocabs\": false");
+    expect_error("target_vocab.json without the flag", d, TFM_ERR_FORMAT, "target_vocab.json is there but",
+                 "tokenizer_config.json does not set separate_vocabs true");
+    copy_fixture(sep, "sep-notc", "tokenizer_config.json", d, sizeof d);
+    expect_error("target_vocab.json, no tokenizer_config.json", d, TFM_ERR_FORMAT, "target_vocab.json is there but",
+                 "there is no tokenizer_config.json");
+    copy_fixture(sep, "sep-notv", "target_vocab.json", d, sizeof d);
+    expect_error("the flag without target_vocab.json", d, TFM_ERR_IO, "tokenizer_config.json: separate_vocabs is true",
+                 "target_vocab.json does not exist");
+    edit_file(make_folder("flag-str", NULL, d, sizeof d), "tokenizer_config.json", "\"separate_vocabs\": false",
+              "\"separate_vocabs\": \"no\"");
+    expect_error("separate_vocabs not a boolean", d, TFM_ERR_FORMAT, "tokenizer_config.json: 'separate_vocabs'", NULL);
+    /* agreeing flag and files load: the shared fixture without tokenizer_config.json (flag false),
+     * and the shared fixture with its vocab.json also as target_vocab.json and the flag true (the
+     * same ids either way: MarianTokenizer decodes with target_vocab.json then) */
+    tfm_model *m = NULL;
+    CHECK(tfm_model_load(make_folder("notc", "tokenizer_config.json", d, sizeof d), &m) == TFM_OK,
+          "no tokenizer_config.json, no target_vocab.json: %s", tfm_last_error());
+    tfm_model_free(m);
+    m = NULL;
+    make_folder("both", NULL, d, sizeof d);
+    char from[700], to[700];
+    snprintf(from, sizeof from, "%s/vocab.json", d);
+    snprintf(to, sizeof to, "%s/target_vocab.json", d);
+    CHECK(test_copy_file(from, to), "copy vocab.json");
+    edit_file(d, "tokenizer_config.json", "\"separate_vocabs\": false", "\"separate_vocabs\": true");
+    CHECK(tfm_model_load(d, &m) == TFM_OK, "separate_vocabs true with target_vocab.json: %s", tfm_last_error());
+    size_t len = 0;
+    const unsigned char *bytes = m ? tfm_model_tokenizer(m, &len) : NULL;
+    const unsigned char *d0;
+    size_t n0;
+    CHECK(bytes && parts_find(bytes, len, PARTS_MAGIC_MARIAN, "target_vocab.json", &d0, &n0) == TFM_OK,
+          "the flag true: target_vocab.json is attached");
+    tfm_model_free(m);
+}
+
 int main(void) {
     if (!test_make_tmpdir(g_tmp, sizeof g_tmp, "marian")) return 2;
     tfm_tokenizer *tok = NULL;
@@ -511,6 +531,7 @@ int main(void) {
     tfm_tokenizer_free(tok);
     tfm_model_free(m);
     test_bad_folders();
+    test_separate_vocabs_flag();
     test_f16();
     test_separate();
     char cmd[600];
