@@ -35,7 +35,8 @@ typedef struct {
                          (Σ log p) / length^α, length counting its tokens and EOS; 0 ranks by total
                          log-probability, 1 by the per-token average */
     float max_len_a;  /* at most floor(a · source length + b) output tokens (EOS excluded), */
-    int max_len_b;    /* never more than the model's max_len − 1 */
+    int max_len_b;    /* never more than the model's max_len − 1; with the model's forced_eos
+                         (Marian) the last of them is a forced EOS (docs/MARIAN.md) */
     int use_cache;    /* 1: KV cache; 0: recompute the whole prefix every step (the reference path,
                          for tests: it gives the same tokens, only slower) */
     tfm_beam_stop beam_stop; /* beam > 1: when a sentence stops (above) */

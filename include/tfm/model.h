@@ -136,6 +136,10 @@ typedef struct {
                              token (tfm_decode_config.force_first) as transformers' generated_len
                              does (Marian, NLLB); 0: it does not (default, fairseq's rule). EOS
                              counts in both; without a forced token the two are the same number */
+    int forced_eos;       /* 1: translation's last allowed output token is EOS, scored log p 0: a
+                             hypothesis still going at the length limit ends one token earlier, on
+                             a forced EOS (transformers' forced_eos_token_id, Marian); 0: the limit's
+                             tokens, then EOS with its own log-probability (default) */
     /* The language-model families' block (docs/LLM.md); 0 everywhere reproduces every other
      * model. Inference only: tfm_trainer_create refuses a model with any of them, and
      * tfm_model_save does not write one (load it from its Hugging Face folder). */

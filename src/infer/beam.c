@@ -143,7 +143,8 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
         n_finished = TAKE(B, int); /* finished hypotheses per sentence */
 #undef TAKE
     }
-    for (int i = 0; st == TFM_OK && i < B; i++) limit[i] = decode_limit(m, dc, src + (size_t)i * (size_t)S, S);
+    for (int i = 0; st == TFM_OK && i < B; i++) /* the step that must end each hypothesis (forced_eos: one earlier) */
+        limit[i] = decode_end(cfg, decode_limit(m, dc, src + (size_t)i * (size_t)S, S));
     if (st == TFM_OK) {
         for (int r = 0; srcK && r < R; r++)
             memcpy(srcK + (size_t)r * (size_t)S, src + (size_t)(r / K) * (size_t)S, (size_t)S * sizeof *srcK);
@@ -195,8 +196,8 @@ tfm_status beam_search_nbest(tfm_context *ctx, const tfm_decode_config *dc, int 
                 if (score[r] == -INFINITY) continue;
                 float *lg = logits + (size_t)r * V;
                 forbid_specials(cfg, lg); /* after the lse: pad and BOS keep their share of it */
-                if (t == limit[i]) { /* length limit: this hypothesis must end here */
-                    double s = (double)score[r] + (lg[cfg->eos_id] - lse[r]);
+                if (t == limit[i]) { /* length limit: this hypothesis must end here (on a forced EOS: log p 0) */
+                    double s = (double)score[r] + decode_eos_logp(cfg, lg, lse[r]);
                     keep_finished(best, best_len, best_tok, n_kept, i, N, cap,
                                   normalized(s, beam_penalty_len(cfg, dc, t), dc->lenpen), hist + (size_t)r * (size_t)cap, t);
                     continue;

@@ -15,6 +15,12 @@ int decode_limit(const tfm_model *m, const tfm_decode_config *dc, const int32_t 
     return lim < 0 ? 0 : (int)lim;
 }
 
+int decode_end(const tfm_config *cfg, int limit) { return cfg->forced_eos && limit > 0 ? limit - 1 : limit; }
+
+float decode_eos_logp(const tfm_config *cfg, const float *logits, float lse) {
+    return cfg->forced_eos ? 0.0f : logits[cfg->eos_id] - lse;
+}
+
 void forbid_specials(const tfm_config *cfg, float *row) {
     if (cfg->suppress == TFM_SUPPRESS_NONE) return;
     row[cfg->pad_id] = -INFINITY;

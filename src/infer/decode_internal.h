@@ -12,6 +12,16 @@
  * tokens. */
 int decode_limit(const tfm_model *m, const tfm_decode_config *dc, const int32_t *src_row, int S);
 
+/** The number of tokens a hypothesis still going at the length limit `limit` keeps before its EOS:
+ * limit, or with cfg->forced_eos limit − 1 (transformers' ForcedEOSTokenLogitsProcessor makes the
+ * last allowed token EOS, at log p 0 — decode_eos_logp); 0 when limit is 0. */
+int decode_end(const tfm_config *cfg, int limit);
+
+/** The log-probability a hypothesis ending at the length limit adds for its EOS: 0 with
+ * cfg->forced_eos (the forced token: every other logit −∞, so log_softmax gives EOS 0), else
+ * EOS' own, logit − lse. */
+float decode_eos_logp(const tfm_config *cfg, const float *logits, float lse);
+
 /** Makes the ids cfg->suppress names (pad and BOS by default; pad only for Marian) impossible
  * outputs of a logit or log-probability row (−∞). */
 void forbid_specials(const tfm_config *cfg, float *row);

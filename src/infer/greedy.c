@@ -17,6 +17,7 @@ tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, i
     for (int b = 0; limit && b < B; b++) {
         limit[b] = decode_limit(m, dc, src + (size_t)b * (size_t)S, S);
         if (limit[b] + 1 > cap) cap = limit[b] + 1;
+        limit[b] = decode_end(cfg, limit[b]); /* the tokens before a forced EOS (forced_eos) */
     }
     int32_t *prefix = malloc((size_t)B * (size_t)cap * sizeof *prefix); /* (B, cap): BOS, tokens... */
     int *sent = malloc((size_t)B * sizeof *sent); /* the sentence of each step row (rows leave) */

@@ -57,6 +57,7 @@ size_t model_metadata(const tfm_config *c, model_meta *out) {
     if (c->decoder_start_id >= 0) META_INT("decoder_start_id", c->decoder_start_id);
     if (c->suppress != TFM_SUPPRESS_PAD_BOS) META_STR("suppress", tfm_suppress_name(c->suppress));
     if (c->lenpen_count_forced) META_INT("lenpen_count_forced", c->lenpen_count_forced);
+    if (c->forced_eos) META_INT("forced_eos", c->forced_eos);
 #undef META_INT
 #undef META_STR
     TFM_ASSERT(nm <= MODEL_META_MAX);

@@ -44,6 +44,7 @@ tfm_config tfm_config_default(void) {
     c.pe_offset = 0;
     c.no_final_norm = 0;
     c.lenpen_count_forced = 0;
+    c.forced_eos = 0;
     c.decoder_start_id = -1;
     c.suppress = TFM_SUPPRESS_PAD_BOS;
     c.n_kv_heads = 0;
@@ -81,6 +82,7 @@ static tfm_status traits_validate(const tfm_config *c) {
     RETURN_IF(c->no_final_norm != 0 && c->no_final_norm != 1, TFM_ERR_INVALID_ARG, "no_final_norm must be 0 or 1");
     RETURN_IF(c->lenpen_count_forced != 0 && c->lenpen_count_forced != 1, TFM_ERR_INVALID_ARG,
               "lenpen_count_forced must be 0 or 1");
+    RETURN_IF(c->forced_eos != 0 && c->forced_eos != 1, TFM_ERR_INVALID_ARG, "forced_eos must be 0 or 1");
     RETURN_IF(c->decoder_start_id < -1 || c->decoder_start_id >= c->tgt_vocab, TFM_ERR_INVALID_ARG,
               "decoder_start_id %d must be -1 (bos_id) or inside the target vocabulary [0, %d)", c->decoder_start_id,
               c->tgt_vocab);

@@ -25,6 +25,14 @@ heads, 2+2 layers, FFN 64, swish, sinusoidal positions, shared embeddings, final
 task: >>es<< copies the sentence, >>fr<< reverses its words; trained for a few hundred steps so
 that the logits are far from ties.
 
+With --limit it trains nothing: it loads the committed tests/fixtures/marian and writes only
+tests/fixtures/marian/ref/limit.tsv, the length-limit case (docs/MARIAN.md, "The length limit"):
+config.json sets forced_eos_token_id 0, so generate's ForcedEOSTokenLogitsProcessor makes the last
+token allowed by max_length EOS (log p 0). For each sentence of ref/dec_src.txt, max_length in
+LIMIT_LENGTHS and num_beams 1 and 4 (length_penalty 1.0, early_stopping=True), one line:
+    num_beams <TAB> max_length <TAB> source <TAB> the ids after the start token (EOS included)
+Most of them reach the limit (the script checks that enough do); the rest end before it.
+
 With --separate it writes tests/fixtures/marian_sep/ instead (the same files and references, plus
 target_vocab.json): share_encoder_decoder_embeddings false and separate_vocabs, as the opus-mt-tc
 models with two vocabularies are: vocab.json holds the specials, the codes and source.spm's
@@ -50,6 +58,8 @@ from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 assert transformers.__version__ == "4.40.2", transformers.__version__
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEPARATE = "--separate" in sys.argv[1:]
+LIMIT = "--limit" in sys.argv[1:]
+LIMIT_LENGTHS = (4, 7, 12)  # max_length of the length-limit cases: 4 and 7 shorter than every output, 12 than some
 OUT = os.path.join(ROOT, "tests", "fixtures", "marian_sep" if SEPARATE else "marian")
 MAX_LENGTH = 48  # generate's max_length (start token included)
 random.seed(1)
@@ -236,5 +246,36 @@ def main():
     print(f"V {V}, batch {B}x{S} -> {T}", file=sys.stderr)
 
 
+def limit_cases():
+    """ref/limit.tsv from the committed fixture (nothing retrained)."""
+    torch.set_num_threads(1)
+    tok = MarianTokenizer.from_pretrained(OUT)
+    model = MarianMTModel.from_pretrained(OUT).eval()
+    assert model.generation_config.forced_eos_token_id == 0, model.generation_config
+    with open(os.path.join(OUT, "ref", "dec_src.txt"), encoding="utf-8") as f:
+        src = [l.rstrip("\n") for l in f]
+    rows, hit = [], 0
+    with torch.no_grad():
+        for beams in (1, 4):
+            for L in LIMIT_LENGTHS:
+                for s in src:
+                    enc = tok([s], return_tensors="pt")
+                    out = model.generate(**enc, num_beams=beams, length_penalty=1.0, early_stopping=True,
+                                         do_sample=False, max_length=L)[0].tolist()
+                    assert out[0] == model.config.decoder_start_token_id
+                    ids = out[1:]
+                    hit += len(out) == L
+                    rows.append(f"{beams}\t{L}\t{s}\t{' '.join(str(i) for i in ids)}")
+    assert hit >= len(rows) // 2, f"only {hit} of {len(rows)} cases reach the limit"
+    path = os.path.join(OUT, "ref", "limit.tsv")
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write("\n".join(rows) + "\n")
+    os.replace(path + ".tmp", path)
+    print(f"{len(rows)} cases, {hit} reach max_length", file=sys.stderr)
+
+
 if __name__ == "__main__":
-    main()
+    if LIMIT:
+        limit_cases()
+    else:
+        main()

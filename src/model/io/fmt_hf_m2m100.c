@@ -141,7 +141,9 @@ static tfm_status load_m2m_tensors(tfm_model *m, const st_file *f) {
 }
 
 static tfm_status m2m_read_config(const fmt_source *src, tfm_config *cfg) {
-    return config_from_m2m(src->config_path, src->config, cfg);
+    TRY(config_from_m2m(src->config_path, src->config, cfg));
+    /* M2M100Config sets no forced_eos_token_id; a folder that sets one has it honoured */
+    return hf_forced_eos(src->dir, src->config_path, src->config, cfg->eos_id, &cfg->forced_eos);
 }
 
 static tfm_status m2m_read_tensors(const fmt_source *src, tfm_model *m) { return load_m2m_tensors(m, &src->st); }

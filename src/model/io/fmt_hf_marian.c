@@ -69,6 +69,7 @@ static tfm_status marian_read_config(const fmt_source *src, tfm_config *c) {
     TRY(hf_cfg_int(path, root, "pad_token_id", 1, &c->pad_id));
     TRY(hf_cfg_int(path, root, "eos_token_id", 1, &c->eos_id));
     c->decoder_start_id = c->pad_id;
+    TRY(hf_forced_eos(src->dir, path, root, c->eos_id, &c->forced_eos)); /* opus-mt: forced_eos_token_id 0 */
     TRY(hf_cfg_int(path, root, "decoder_start_token_id", 0, &c->decoder_start_id));
     int share = 1, scale = 0, stat_pe = 1, before = 0, final_ln = 0;
     TRY(hf_cfg_bool(path, root, "share_encoder_decoder_embeddings", 1, &share));

@@ -99,6 +99,7 @@ static tfm_status config_from_meta(const st_file *f, tfm_config *c) {
     TRY(meta_bool(f, "no_final_norm", &c->no_final_norm));
     TRY(meta_int(f, "decoder_start_id", 0, &c->decoder_start_id));
     TRY(meta_bool(f, "lenpen_count_forced", &c->lenpen_count_forced));
+    TRY(meta_bool(f, "forced_eos", &c->forced_eos));
     const char *suppress = st_meta_get(f, "suppress");
     if (suppress && tfm_suppress_from_name(suppress, &c->suppress) != TFM_OK)
         return tfm_error_prefix(TFM_ERR_FORMAT, "%s: metadata: ", f->path);

@@ -52,6 +52,16 @@ tfm_status hf_cfg_bool(const char *path, const struct cJSON *root, const char *k
 /** config.json number `key` into *out; absent or null: dflt. Errors: TFM_ERR_FORMAT (not a number). */
 tfm_status hf_cfg_float(const char *path, const struct cJSON *root, const char *key, float dflt, float *out);
 
+/** Whether transformers 4.40.2's generate forces EOS as the last token at the length limit for the
+ * model folder `dir` (ForcedEOSTokenLogitsProcessor): 1 when its forced_eos_token_id is set.
+ * generate reads model.generation_config: generation_config.json's when the folder has one of its
+ * own, but config.json's when that file only copies the model config ("_from_model_config":
+ * true: generate rebuilds it from config.json, which then decides) or is absent. `cfg` is
+ * config.json (`cfg_path`, for messages). A forced id other than eos_id is refused (tfm forces
+ * EOS only). Errors: TFM_ERR_FORMAT naming the file and key; TFM_ERR_UNSUPPORTED (another id);
+ * hf_json_load's. */
+tfm_status hf_forced_eos(const char *dir, const char *cfg_path, const struct cJSON *cfg, int eos_id, int *forced);
+
 /** What sentence-transformers' files in a model folder say (modules.json, 1_Pooling/config.json,
  * sentence_bert_config.json); the defaults where a file is absent. */
 typedef enum { HF_POOL_MEAN = 0, HF_POOL_CLS = 1, HF_POOL_MAX = 2 } hf_pooling;

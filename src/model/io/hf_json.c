@@ -101,6 +101,30 @@ tfm_status hf_cfg_int(const char *path, const cJSON *root, const char *key, int 
     return TFM_OK;
 }
 
+tfm_status hf_forced_eos(const char *dir, const char *cfg_path, const cJSON *cfg, int eos_id, int *forced) {
+    char gen[4200];
+    snprintf(gen, sizeof gen, "%s/generation_config.json", dir);
+    cJSON *g = NULL;
+    struct stat sb;
+    if (stat(gen, &sb) == 0) {
+        TRY(hf_json_load(gen, &g));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "_from_model_config"))) {
+            cJSON_Delete(g);
+            g = NULL;
+        }
+    }
+    const char *path = g ? gen : cfg_path;
+    int id = -1;
+    tfm_status st = hf_cfg_int(path, g ? g : cfg, "forced_eos_token_id", 0, &id);
+    cJSON_Delete(g);
+    TRY(st);
+    RETURN_IF(id >= 0 && id != eos_id, TFM_ERR_UNSUPPORTED,
+              "%s: forced_eos_token_id %d is not eos_token_id %d: tfm forces only EOS at the length limit", path, id,
+              eos_id);
+    *forced = id >= 0;
+    return TFM_OK;
+}
+
 const char *hf_cfg_str(const cJSON *root, const char *key) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
     return cJSON_IsString(j) ? j->valuestring : NULL;

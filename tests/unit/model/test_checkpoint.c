@@ -310,7 +310,7 @@ static double score_cfg(const tfm_config *c) {
  * changes what the model computes (or, set to its default's value, does not). */
 static void family_traits(void) {
     static const char *const keys[] = {"embed_scale", "pe_offset", "no_final_norm", "decoder_start_id", "suppress",
-                                       "lenpen_count_forced"};
+                                       "lenpen_count_forced", "forced_eos"};
     tfm_config c = tfm_config_default();
     c.d_model = 32;
     c.n_heads = 4;
@@ -334,6 +334,7 @@ static void family_traits(void) {
         const tfm_config *gc = tfm_model_config(g);
         CHECK(gc->embed_scale == 0.0f && gc->pe_offset == 0 && gc->no_final_norm == 0 && gc->decoder_start_id == -1 &&
                   gc->suppress == TFM_SUPPRESS_PAD_BOS && gc->lenpen_count_forced == 0 &&
+                  gc->forced_eos == 0 &&
                   tfm_config_decoder_start(gc) == gc->bos_id,
               "a file written before the traits loads with their defaults");
     }
@@ -367,6 +368,7 @@ static void family_traits(void) {
     t.decoder_start_id = t.pad_id;
     t.suppress = TFM_SUPPRESS_PAD;
     t.lenpen_count_forced = 1;
+    t.forced_eos = 1;
     CHECK(tfm_model_create(&t, 5, &a) == TFM_OK && tfm_model_save(a, p1) == TFM_OK, "save traits: %s",
           tfm_last_error());
     CHECK(tfm_model_load(p1, &b) == TFM_OK, "load traits: %s", tfm_last_error());
@@ -374,7 +376,8 @@ static void family_traits(void) {
         const tfm_config *bc = tfm_model_config(b);
         CHECK(bc->embed_scale == 1.5f && bc->pe_offset == 3 && bc->no_final_norm == 1 &&
                   bc->activation == TFM_ACT_SILU && bc->decoder_start_id == t.pad_id &&
-                  bc->suppress == TFM_SUPPRESS_PAD && bc->lenpen_count_forced == 1 && tfm_config_decoder_start(bc) == t.pad_id,
+                  bc->suppress == TFM_SUPPRESS_PAD && bc->lenpen_count_forced == 1 && bc->forced_eos == 1 &&
+                  tfm_config_decoder_start(bc) == t.pad_id,
               "the traits did not round-trip");
         CHECK(score_of(a) == score_of(b) && isfinite(score_of(a)), "reloaded traits score differently");
         CHECK(tfm_model_save(b, p2) == TFM_OK, "save again");
@@ -391,6 +394,10 @@ static void family_traits(void) {
     t.lenpen_count_forced = 2;
     CHECK(tfm_config_validate(&t) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "lenpen_count_forced"),
           "lenpen_count_forced 2: %s", tfm_last_error());
+    t = c;
+    t.forced_eos = 2;
+    CHECK(tfm_config_validate(&t) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "forced_eos"), "forced_eos 2: %s",
+          tfm_last_error());
     t = c;
     t.decoder_start_id = 50;
     CHECK(tfm_config_validate(&t) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "decoder_start_id"),

@@ -8,6 +8,7 @@
 #include "model_internal.h"
 #include "parts.h"
 #include "safetensors.h"
+#include "test_lines.h"
 #include "test_st.h"
 #include "test_util.h"
 #include "tfm/decode.h"
@@ -23,6 +24,8 @@
 static char g_tmp[512];
 static const char *make_folder(const char *tag, const char *skip, char *dir, size_t n);
 static void edit_file(const char *dir, const char *name, const char *from, const char *to);
+static void expect_error(const char *label, const char *dir, tfm_status want, const char *needle1,
+                         const char *needle2);
 
 /* The fixture's model and tokenizer, or NULL. */
 static tfm_model *load_fixture(tfm_tokenizer **tok) {
@@ -192,6 +195,86 @@ static void test_pad_suppressed(tfm_model *m) {
     CHECK(pads == 0, "pad generated %d times", pads);
     tfm_context_free(ctx);
     bias[pad] = keep;
+}
+
+/* ---- the length limit (forced_eos) ---------------------------------------------------------- */
+
+/* ref/limit.tsv (make_marian_golden.py --limit): generate(num_beams=1|4, max_length=L) with
+ * config.json's forced_eos_token_id, mostly on sentences that reach the limit. tfm with
+ * --max-len-a 0 --max-len-b L-1 gives transformers' ids (EOS forced as the last allowed token, log
+ * p 0: cfg->forced_eos, set by the Marian format), on the KV cache and recomputing; without the
+ * trait some of them differ (the test can fail). Returns how many cases differ. */
+static int limit_cases(tfm_model *m, const tfm_tokenizer *tok, int report) {
+    enum { MAXO = 64 };
+    test_lines cases;
+    CHECK(test_lines_read(test_path(DIR "/ref/limit.tsv"), &cases) && cases.n >= 32, "ref/limit.tsv");
+    tfm_context *ctx = NULL;
+    CHECK(tfm_context_create(m, &ctx) == TFM_OK, "context: %s", tfm_last_error());
+    int differ = 0, at_limit = 0;
+    for (size_t i = 0; ctx && i < cases.n; i++) {
+        char *f[4] = {cases.text[i], NULL, NULL, NULL};
+        for (int k = 1; k < 4 && f[k - 1]; k++)
+            if ((f[k] = strchr(f[k - 1], '\t')) != NULL) *f[k]++ = '\0';
+        CHECK(f[3] != NULL, "limit.tsv line %zu: 4 tab-separated fields", i + 1);
+        if (!f[3]) continue;
+        int32_t want[MAXO], out[MAXO], *src = NULL;
+        size_t nw = test_parse_ids(f[3], want, MAXO), ns = 0;
+        const int L = atoi(f[1]);
+        at_limit += (int)nw == L - 1;
+        if (nw > 0 && want[nw - 1] == m->cfg.eos_id) nw--; /* tfm's output has no EOS */
+        CHECK(tfm_tokenizer_encode(tok, f[2], strlen(f[2]), &src, &ns) == TFM_OK, "encode line %zu", i + 1);
+        tfm_decode_config dc = tfm_decode_config_default();
+        dc.beam = atoi(f[0]);
+        dc.max_len_a = 0.0f;
+        dc.max_len_b = L - 1; /* transformers' max_length counts the start token */
+        for (int cache = 1; src && cache >= 0; cache--) {
+            dc.use_cache = cache;
+            int len = -1;
+            CHECK(tfm_model_translate(ctx, &dc, 1, (int)ns, src, out, MAXO, &len) == TFM_OK, "translate: %s",
+                  tfm_last_error());
+            int same = len == (int)nw;
+            for (size_t k = 0; same && k < nw; k++) same = out[k] == want[k];
+            differ += !same;
+            if (report)
+                CHECK(same, "limit.tsv line %zu (beam %s, max_length %d, cache %d): %d ids, transformers %zu", i + 1,
+                      f[0], L, cache, len, nw);
+        }
+        free(src);
+    }
+    if (report) CHECK(at_limit >= (int)cases.n / 2, "only %d of %zu cases reach the limit", at_limit, cases.n);
+    tfm_context_free(ctx);
+    test_lines_free(&cases);
+    return differ;
+}
+
+/* Which file sets forced_eos: config.json while generation_config.json only copies it
+ * ("_from_model_config": true, the fixture's); a generation_config.json of its own decides (one
+ * without forced_eos_token_id: none forced); an id other than EOS is refused. */
+static void test_forced_eos_files(void) {
+    char d[600], gen[700];
+    tfm_model *m = NULL;
+    make_folder("feos-gen", NULL, d, sizeof d);
+    snprintf(gen, sizeof gen, "%s/generation_config.json", d);
+    FILE *f = fopen(gen, "w");
+    if (f) fputs("{\"decoder_start_token_id\": 181, \"eos_token_id\": 0, \"max_length\": 48}\n", f), fclose(f);
+    CHECK(tfm_model_load(d, &m) == TFM_OK && m->cfg.forced_eos == 0,
+          "generation_config.json of its own without forced_eos_token_id: forced_eos %d (%s)",
+          m ? m->cfg.forced_eos : -1, tfm_last_error());
+    tfm_model_free(m);
+    edit_file(make_folder("feos-id", NULL, d, sizeof d), "config.json", "\"forced_eos_token_id\": 0",
+              "\"forced_eos_token_id\": 5");
+    expect_error("forced_eos_token_id not EOS", d, TFM_ERR_UNSUPPORTED, "config.json: forced_eos_token_id 5 is not",
+                 "eos_token_id 0");
+}
+
+static void test_length_limit(tfm_model *m, const tfm_tokenizer *tok) {
+    CHECK(m->cfg.forced_eos == 1, "config.json's forced_eos_token_id 0 sets forced_eos");
+    limit_cases(m, tok, 1);
+    m->cfg.forced_eos = 0; /* the mutation: EOS with its own log p after L - 1 tokens */
+    const int differ = limit_cases(m, tok, 0);
+    CHECK(differ > 0, "without forced_eos every limit case still equals transformers'");
+    printf("length limit: without forced_eos %d of the cases (x2: cache, no cache) differ\n", differ);
+    m->cfg.forced_eos = 1;
 }
 
 /* ---- float16 weights -------------------------------------------------------------------------- */
@@ -526,12 +609,14 @@ int main(void) {
         test_logits(m, DIR, 1e-4, "F32");
         test_round_trip(m);
         test_pad_suppressed(m);
+        test_length_limit(m, tok);
         test_untied(m);
     }
     tfm_tokenizer_free(tok);
     tfm_model_free(m);
     test_bad_folders();
     test_separate_vocabs_flag();
+    test_forced_eos_files();
     test_f16();
     test_separate();
     char cmd[600];
