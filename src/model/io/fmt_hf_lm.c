@@ -28,7 +28,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-typedef enum { FAM_GPT2, FAM_LLAMA, FAM_QWEN2, FAM_MISTRAL } family;
+typedef enum { FAM_GPT2, FAM_LLAMA, FAM_QWEN2, FAM_MISTRAL, N_FAM } family;
+/* config.json's model_type of each family (what messages name) */
+static const char *const k_model_type[N_FAM] = {[FAM_GPT2] = "gpt2", [FAM_LLAMA] = "llama", [FAM_QWEN2] = "qwen2",
+                                                [FAM_MISTRAL] = "mistral"};
 
 /* ---- config.json ------------------------------------------------------------------------------ */
 
@@ -187,10 +190,9 @@ static tfm_status lm_config(const char *dir, const char *cfg_path, const cJSON *
     c->embed_scale = 1.0f;            /* GPT-2 and Llama do not scale their embeddings */
     c->suppress = TFM_SUPPRESS_NONE;  /* transformers' generate bans no id */
     c->pad_id = -1;                   /* no padding token: nothing is masked as padding */
-    *fam = strcmp(type, "gpt2") == 0      ? FAM_GPT2
-           : strcmp(type, "qwen2") == 0   ? FAM_QWEN2
-           : strcmp(type, "mistral") == 0 ? FAM_MISTRAL
-                                          : FAM_LLAMA;
+    *fam = FAM_LLAMA; /* the formats' recognise() let only the four through */
+    for (int i = 0; i < N_FAM; i++)
+        if (strcmp(type, k_model_type[i]) == 0) *fam = (family)i;
     TRY(*fam == FAM_GPT2 ? gpt2_config(cfg_path, root, c) : llama_config(cfg_path, root, *fam, c));
     TRY(hf_cfg_int(cfg_path, root, "vocab_size", 1, &c->src_vocab));
     c->tgt_vocab = c->src_vocab;
@@ -216,79 +218,86 @@ static tfm_status lm_config(const char *dir, const char *cfg_path, const cJSON *
 
 /* ---- tensors ---------------------------------------------------------------------------------- */
 
+/* What reads one file's tensors: the file, GPT-2's transposition buffer, the tensors read so far,
+ * and the model named in messages ("a Hugging Face qwen2 model": config.json's model_type). */
+typedef struct {
+    const st_file *f;
+    float *tmp;
+    uint8_t *used;
+    char what[64];
+} lm_reader;
+
 /* The tensor `name` as (rows, cols) floats (hf_read_tensor: F32, BF16 or F16; `transposed` for
- * GPT-2's Conv1D), marked in used. */
-static tfm_status read_t(const st_file *f, const char *name, size_t rows, size_t cols, int transposed, float *dst,
-                         float *tmp, uint8_t *used) {
-    return hf_read_tensor(f, name, rows, cols, transposed, dst, tmp, used, "a Hugging Face GPT-2 / Llama model");
+ * GPT-2's Conv1D), marked in r->used. */
+static tfm_status read_t(const lm_reader *r, const char *name, size_t rows, size_t cols, int transposed, float *dst) {
+    return hf_read_tensor(r->f, name, rows, cols, transposed, dst, r->tmp, r->used, r->what);
 }
 
 /* GPT-2 names may carry GPT2LMHeadModel's "transformer." prefix or not (GPT2Model's files). */
-static tfm_status gpt2_tensors(tfm_model *m, const st_file *f, float *tmp, uint8_t *used) {
+static tfm_status gpt2_tensors(tfm_model *m, const lm_reader *r) {
     const tfm_config *c = &m->cfg;
     const size_t d = (size_t)c->d_model, F = (size_t)c->d_ff;
-    const char *pre = st_find(f, "transformer.wte.weight") ? "transformer." : "";
+    const char *pre = st_find(r->f, "transformer.wte.weight") ? "transformer." : "";
     stack_params *sp = &m->p.stack[0];
     char n[192];
 #define NM(...) (snprintf(n, sizeof n, __VA_ARGS__), n)
-    TRY(read_t(f, NM("%swte.weight", pre), (size_t)c->tgt_vocab, d, 0, sp->embed, tmp, used));
-    TRY(read_t(f, NM("%swpe.weight", pre), (size_t)c->max_len, d, 0, sp->pe.w[0], tmp, used));
+    TRY(read_t(r, NM("%swte.weight", pre), (size_t)c->tgt_vocab, d, 0, sp->embed));
+    TRY(read_t(r, NM("%swpe.weight", pre), (size_t)c->max_len, d, 0, sp->pe.w[0]));
     for (int l = 0; l < c->n_dec_layers; l++) {
         layer_params *L = &sp->layers[l];
-        TRY(read_t(f, NM("%sh.%d.ln_1.weight", pre, l), d, 0, 0, L->norm_weight[0], tmp, used));
-        TRY(read_t(f, NM("%sh.%d.ln_1.bias", pre, l), d, 0, 0, L->norm_bias[0], tmp, used));
-        TRY(read_t(f, NM("%sh.%d.attn.c_attn.weight", pre, l), 3 * d, d, 1, L->self_attn.in_proj_weight, tmp, used));
-        TRY(read_t(f, NM("%sh.%d.attn.c_attn.bias", pre, l), 3 * d, 0, 0, L->self_attn.in_proj_bias, tmp, used));
-        TRY(read_t(f, NM("%sh.%d.attn.c_proj.weight", pre, l), d, d, 1, L->self_attn.out_proj_weight, tmp, used));
-        TRY(read_t(f, NM("%sh.%d.attn.c_proj.bias", pre, l), d, 0, 0, L->self_attn.out_proj_bias, tmp, used));
-        TRY(read_t(f, NM("%sh.%d.ln_2.weight", pre, l), d, 0, 0, L->norm_weight[1], tmp, used));
-        TRY(read_t(f, NM("%sh.%d.ln_2.bias", pre, l), d, 0, 0, L->norm_bias[1], tmp, used));
-        TRY(read_t(f, NM("%sh.%d.mlp.c_fc.weight", pre, l), F, d, 1, L->linear1_weight, tmp, used));
-        TRY(read_t(f, NM("%sh.%d.mlp.c_fc.bias", pre, l), F, 0, 0, L->linear1_bias, tmp, used));
-        TRY(read_t(f, NM("%sh.%d.mlp.c_proj.weight", pre, l), d, F, 1, L->linear2_weight, tmp, used));
-        TRY(read_t(f, NM("%sh.%d.mlp.c_proj.bias", pre, l), d, 0, 0, L->linear2_bias, tmp, used));
+        TRY(read_t(r, NM("%sh.%d.ln_1.weight", pre, l), d, 0, 0, L->norm_weight[0]));
+        TRY(read_t(r, NM("%sh.%d.ln_1.bias", pre, l), d, 0, 0, L->norm_bias[0]));
+        TRY(read_t(r, NM("%sh.%d.attn.c_attn.weight", pre, l), 3 * d, d, 1, L->self_attn.in_proj_weight));
+        TRY(read_t(r, NM("%sh.%d.attn.c_attn.bias", pre, l), 3 * d, 0, 0, L->self_attn.in_proj_bias));
+        TRY(read_t(r, NM("%sh.%d.attn.c_proj.weight", pre, l), d, d, 1, L->self_attn.out_proj_weight));
+        TRY(read_t(r, NM("%sh.%d.attn.c_proj.bias", pre, l), d, 0, 0, L->self_attn.out_proj_bias));
+        TRY(read_t(r, NM("%sh.%d.ln_2.weight", pre, l), d, 0, 0, L->norm_weight[1]));
+        TRY(read_t(r, NM("%sh.%d.ln_2.bias", pre, l), d, 0, 0, L->norm_bias[1]));
+        TRY(read_t(r, NM("%sh.%d.mlp.c_fc.weight", pre, l), F, d, 1, L->linear1_weight));
+        TRY(read_t(r, NM("%sh.%d.mlp.c_fc.bias", pre, l), F, 0, 0, L->linear1_bias));
+        TRY(read_t(r, NM("%sh.%d.mlp.c_proj.weight", pre, l), d, F, 1, L->linear2_weight));
+        TRY(read_t(r, NM("%sh.%d.mlp.c_proj.bias", pre, l), d, 0, 0, L->linear2_bias));
     }
-    TRY(read_t(f, NM("%sln_f.weight", pre), d, 0, 0, sp->norm_weight, tmp, used));
-    TRY(read_t(f, NM("%sln_f.bias", pre), d, 0, 0, sp->norm_bias, tmp, used));
-    if (!c->tie_embeddings) TRY(read_t(f, "lm_head.weight", (size_t)c->tgt_vocab, d, 0, m->p.generator_weight, tmp, used));
+    TRY(read_t(r, NM("%sln_f.weight", pre), d, 0, 0, sp->norm_weight));
+    TRY(read_t(r, NM("%sln_f.bias", pre), d, 0, 0, sp->norm_bias));
+    if (!c->tie_embeddings) TRY(read_t(r, "lm_head.weight", (size_t)c->tgt_vocab, d, 0, m->p.generator_weight));
 #undef NM
     return TFM_OK;
 }
 
 /* Llama, Qwen2 and Mistral: the same names; the biases of q/k/v (attention_bias, Qwen2) and o_proj
  * (attention_bias only: Qwen2 has none, so a file holding one is refused as an unexpected tensor). */
-static tfm_status llama_tensors(tfm_model *m, family fam, const st_file *f, float *tmp, uint8_t *used) {
+static tfm_status llama_tensors(tfm_model *m, family fam, const lm_reader *r) {
     const tfm_config *c = &m->cfg;
     const size_t d = (size_t)c->d_model, F = (size_t)c->d_ff, kvd = cfg_kv_dim(c);
     const int bias = !c->no_linear_bias, o_bias = bias && fam == FAM_LLAMA;
     stack_params *sp = &m->p.stack[0];
     char n[192];
 #define NM(...) (snprintf(n, sizeof n, __VA_ARGS__), n)
-    TRY(read_t(f, "model.embed_tokens.weight", (size_t)c->tgt_vocab, d, 0, sp->embed, tmp, used));
+    TRY(read_t(r, "model.embed_tokens.weight", (size_t)c->tgt_vocab, d, 0, sp->embed));
     for (int l = 0; l < c->n_dec_layers; l++) {
         layer_params *L = &sp->layers[l];
         mha_params *a = &L->self_attn;
-        TRY(read_t(f, NM("model.layers.%d.input_layernorm.weight", l), d, 0, 0, L->norm_weight[0], tmp, used));
+        TRY(read_t(r, NM("model.layers.%d.input_layernorm.weight", l), d, 0, 0, L->norm_weight[0]));
         /* in_proj rows: W_Q (d), W_K (kvd), W_V (kvd) */
-        TRY(read_t(f, NM("model.layers.%d.self_attn.q_proj.weight", l), d, d, 0, a->in_proj_weight, tmp, used));
-        TRY(read_t(f, NM("model.layers.%d.self_attn.k_proj.weight", l), kvd, d, 0, a->in_proj_weight + d * d, tmp, used));
-        TRY(read_t(f, NM("model.layers.%d.self_attn.v_proj.weight", l), kvd, d, 0, a->in_proj_weight + (d + kvd) * d,
-                   tmp, used));
-        TRY(read_t(f, NM("model.layers.%d.self_attn.o_proj.weight", l), d, d, 0, a->out_proj_weight, tmp, used));
+        TRY(read_t(r, NM("model.layers.%d.self_attn.q_proj.weight", l), d, d, 0, a->in_proj_weight));
+        TRY(read_t(r, NM("model.layers.%d.self_attn.k_proj.weight", l), kvd, d, 0, a->in_proj_weight + d * d));
+        TRY(read_t(r, NM("model.layers.%d.self_attn.v_proj.weight", l), kvd, d, 0, a->in_proj_weight + (d + kvd) * d));
+        TRY(read_t(r, NM("model.layers.%d.self_attn.o_proj.weight", l), d, d, 0, a->out_proj_weight));
         if (bias) { /* q, k, v (and o with attention_bias); the bias tensors not read stay 0 (the MLP has none) */
-            TRY(read_t(f, NM("model.layers.%d.self_attn.q_proj.bias", l), d, 0, 0, a->in_proj_bias, tmp, used));
-            TRY(read_t(f, NM("model.layers.%d.self_attn.k_proj.bias", l), kvd, 0, 0, a->in_proj_bias + d, tmp, used));
-            TRY(read_t(f, NM("model.layers.%d.self_attn.v_proj.bias", l), kvd, 0, 0, a->in_proj_bias + d + kvd, tmp, used));
+            TRY(read_t(r, NM("model.layers.%d.self_attn.q_proj.bias", l), d, 0, 0, a->in_proj_bias));
+            TRY(read_t(r, NM("model.layers.%d.self_attn.k_proj.bias", l), kvd, 0, 0, a->in_proj_bias + d));
+            TRY(read_t(r, NM("model.layers.%d.self_attn.v_proj.bias", l), kvd, 0, 0, a->in_proj_bias + d + kvd));
         }
-        if (o_bias) TRY(read_t(f, NM("model.layers.%d.self_attn.o_proj.bias", l), d, 0, 0, a->out_proj_bias, tmp, used));
-        TRY(read_t(f, NM("model.layers.%d.post_attention_layernorm.weight", l), d, 0, 0, L->norm_weight[1], tmp, used));
+        if (o_bias) TRY(read_t(r, NM("model.layers.%d.self_attn.o_proj.bias", l), d, 0, 0, a->out_proj_bias));
+        TRY(read_t(r, NM("model.layers.%d.post_attention_layernorm.weight", l), d, 0, 0, L->norm_weight[1]));
         /* linear1 rows: W_gate (F), W_up (F) */
-        TRY(read_t(f, NM("model.layers.%d.mlp.gate_proj.weight", l), F, d, 0, L->linear1_weight, tmp, used));
-        TRY(read_t(f, NM("model.layers.%d.mlp.up_proj.weight", l), F, d, 0, L->linear1_weight + F * d, tmp, used));
-        TRY(read_t(f, NM("model.layers.%d.mlp.down_proj.weight", l), d, F, 0, L->linear2_weight, tmp, used));
+        TRY(read_t(r, NM("model.layers.%d.mlp.gate_proj.weight", l), F, d, 0, L->linear1_weight));
+        TRY(read_t(r, NM("model.layers.%d.mlp.up_proj.weight", l), F, d, 0, L->linear1_weight + F * d));
+        TRY(read_t(r, NM("model.layers.%d.mlp.down_proj.weight", l), d, F, 0, L->linear2_weight));
     }
-    TRY(read_t(f, "model.norm.weight", d, 0, 0, sp->norm_weight, tmp, used));
-    if (!c->tie_embeddings) TRY(read_t(f, "lm_head.weight", (size_t)c->tgt_vocab, d, 0, m->p.generator_weight, tmp, used));
+    TRY(read_t(r, "model.norm.weight", d, 0, 0, sp->norm_weight));
+    if (!c->tie_embeddings) TRY(read_t(r, "lm_head.weight", (size_t)c->tgt_vocab, d, 0, m->p.generator_weight));
 #undef NM
     return TFM_OK;
 }
@@ -309,7 +318,9 @@ static tfm_status lm_tensors(tfm_model *m, family fam, const st_file *f) {
     uint8_t *used = calloc(f->n_tensors + 1, 1);
     tfm_status st = (fam == FAM_GPT2 && !tmp) || !used ? tfm_set_error(TFM_ERR_NOMEM, "out of memory loading %s", f->path)
                                                         : TFM_OK;
-    if (st == TFM_OK) st = fam == FAM_GPT2 ? gpt2_tensors(m, f, tmp, used) : llama_tensors(m, fam, f, tmp, used);
+    lm_reader r = {f, tmp, used, ""};
+    snprintf(r.what, sizeof r.what, "a Hugging Face %s model", k_model_type[fam]);
+    if (st == TFM_OK) st = fam == FAM_GPT2 ? gpt2_tensors(m, &r) : llama_tensors(m, fam, &r);
     /* every tensor of the file was read or is a known buffer: a layer beyond the config's, or a
      * tensor of another model, is an error, not silently dropped */
     for (size_t i = 0; st == TFM_OK && i < f->n_tensors; i++)

@@ -7,9 +7,10 @@
  * key/value heads) equal to the batched pass within 1e-5; the prompts as one right-padded batch
  * give each row's logits alone (a model with no padding token: causal attention never reads the
  * padding after a row's last token); tfm_model_save and tfm_trainer_create refuse the models
- * (inference only). */
+ * (inference only). A folder missing a tensor is refused naming the tensor and its model_type. */
 #include "model_internal.h"
 #include "ops.h"
+#include "test_st.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
@@ -118,6 +119,32 @@ static void run(const char *name, int want_kv_heads, int want_tied, tfm_activati
     tfm_model_free(m);
 }
 
+/* The fixture folder `name` without one tensor: the error names the file, the tensor and the
+ * folder's model_type (the message once said "GPT-2 / Llama" for every family). */
+static void missing_tensor(const char *name, const char *tensor) {
+    char dir[4096], fix[256], fix_st[300], st[4200];
+    snprintf(fix, sizeof fix, "tests/fixtures/%s", name);
+    snprintf(fix_st, sizeof fix_st, "%s/model.safetensors", fix);
+    if (!test_make_tmpdir(dir, sizeof dir, "hf-lm-missing")) {
+        CHECK(0, "tmpdir");
+        return;
+    }
+    snprintf(st, sizeof st, "%s/model.safetensors", dir);
+    CHECK(test_copy_dir(test_path(fix), dir, "model.safetensors") &&
+              test_st_rewrite(test_path(fix_st), st, tensor, NULL, 0, 0),
+          "copy %s without %s: %s", name, tensor, tfm_last_error());
+    tfm_model *m = NULL;
+    char want[256];
+    snprintf(want, sizeof want, "tensor '%s' is missing (a Hugging Face %s model needs it)", tensor, name);
+    CHECK(tfm_model_load(dir, &m) == TFM_ERR_FORMAT && !m && strstr(tfm_last_error(), want) &&
+              strstr(tfm_last_error(), "model.safetensors"),
+          "%s without %s: '%s' (want '%s')", name, tensor, tfm_last_error(), want);
+    tfm_model_free(m);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "remove %s", dir);
+}
+
 int main(void) {
     run("gpt2", 0, 1, TFM_ACT_GELU_TANH);
     run("llama", 2, 0, TFM_ACT_SWIGLU);
@@ -126,5 +153,6 @@ int main(void) {
     run("gpt2_f16", 0, 1, TFM_ACT_GELU_TANH); /* F16 weights widened at load */
     run("qwen2", 2, 1, TFM_ACT_SWIGLU);   /* Qwen2: biases on q/k/v, none on o_proj */
     run("mistral", 1, 0, TFM_ACT_SWIGLU); /* Mistral: sliding_window null */
+    missing_tensor("qwen2", "model.layers.1.self_attn.k_proj.bias");
     return test_finish("hf_lm");
 }
