@@ -6,19 +6,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-/* The folder of a Hugging Face model given as its folder or as a file inside it. */
-static void model_dir(const char *path, char *dir, size_t n) {
-    struct stat sb;
-    snprintf(dir, n, "%s", path);
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return;
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, n, ".");
-}
 
 int lm_load(const char *cmd, const char *path, lm_model *lm) {
     memset(lm, 0, sizeof *lm);
@@ -31,13 +18,11 @@ int lm_load(const char *cmd, const char *path, lm_model *lm) {
     if (ok && c->pad_id >= 0) {
         ok = model_tokenizer(cmd, path, lm->m, &lm->tok);
     } else if (ok) {
-        char dir[4096];
-        model_dir(path, dir, sizeof dir);
-        if (tfm_bpe_load_dir(dir, &lm->bpe, &lm->clean_up) != TFM_OK) {
+        if (tfm_bpe_load_dir(path, &lm->bpe, &lm->clean_up) != TFM_OK) { /* the folder, or a file in it */
             cli_error(cmd, "%s", tfm_last_error());
             ok = 0;
         } else if (tfm_bpe_vocab_size(lm->bpe) > (size_t)c->tgt_vocab) {
-            cli_error(cmd, "%s: the tokenizer has %zu ids, more than the model's vocab_size %d", dir,
+            cli_error(cmd, "%s: the tokenizer has %zu ids, more than the model's vocab_size %d", path,
                       tfm_bpe_vocab_size(lm->bpe), c->tgt_vocab);
             ok = 0;
         }

@@ -67,13 +67,14 @@ TFM_API tfm_status tfm_bpe_load(const char *path, tfm_bpe **out);
  * Errors as tfm_bpe_load; a bad merge names merges.txt and its line. On error *out is NULL. */
 TFM_API tfm_status tfm_bpe_load_files(const char *vocab_json, const char *merges_txt, tfm_bpe **out);
 
-/** Loads the tokenizer of a Hugging Face model folder `dir` (docs/LLM.md): tokenizer.json when it
+/** Loads the tokenizer of a Hugging Face model folder (docs/LLM.md), given as the folder or as a
+ * file inside it (its model.safetensors, as a --model flag may name it): tokenizer.json when it
  * is there (tfm_bpe_load), else GPT-2's vocab.json + merges.txt (tfm_bpe_load_files). *clean_up
  * (nullable) receives tokenizer_config.json's clean_up_tokenization_spaces (1 when the file or the
  * key is absent, transformers' default). Errors: TFM_ERR_IO naming the folder and the files it
  * lacks (merges.txt without vocab.json, or the reverse, named); those of the loaders. On error
  * *out is NULL. */
-TFM_API tfm_status tfm_bpe_load_dir(const char *dir, tfm_bpe **out, int *clean_up);
+TFM_API tfm_status tfm_bpe_load_dir(const char *path, tfm_bpe **out, int *clean_up);
 
 /** Encodes `len` bytes of UTF-8 text into ids. add_special = 1 adds the post-processor's BOS/EOS
  * (if it has any); 0 adds nothing. *ids is malloc'd (free() it; NULL when *n_ids is 0).

@@ -97,6 +97,15 @@ def train_spm(lines, path, vocab):
     os.remove(path + ".vocab")
 
 
+def add_pieces(vocab, spm_path):
+    """Appends the pieces of a SentencePiece model that vocab lacks (no control or unknown piece)."""
+    sp = spm.SentencePieceProcessor(model_file=spm_path)
+    for i in range(sp.get_piece_size()):
+        p = sp.id_to_piece(i)
+        if not (sp.is_control(i) or sp.is_unknown(i) or p in vocab):
+            vocab[p] = len(vocab)
+
+
 def build_tokenizer(work, sents):
     train_spm(sents, os.path.join(work, "source"), 180)
     train_spm(sents, os.path.join(work, "target"), 140)
@@ -104,12 +113,7 @@ def build_tokenizer(work, sents):
         return build_separate(work)
     vocab = {"</s>": 0, "<unk>": 1, ">>es<<": 2, ">>fr<<": 3}
     for side in ("source", "target"):
-        sp = spm.SentencePieceProcessor(model_file=os.path.join(work, side + ".spm"))
-        for i in range(sp.get_piece_size()):
-            p = sp.id_to_piece(i)
-            if sp.is_control(i) or sp.is_unknown(i) or p in vocab:
-                continue
-            vocab[p] = len(vocab)
+        add_pieces(vocab, os.path.join(work, side + ".spm"))
     vocab["<pad>"] = len(vocab)
     with open(os.path.join(work, "vocab.json"), "w", encoding="utf-8") as f:
         json.dump(vocab, f, ensure_ascii=False, indent=2)
@@ -125,12 +129,7 @@ def build_separate(work):
         vocab = {"</s>": 0, "<unk>": 1, "<pad>": 2}
         for p in extra:
             vocab[p] = len(vocab)
-        sp = spm.SentencePieceProcessor(model_file=os.path.join(work, side + ".spm"))
-        for i in range(sp.get_piece_size()):
-            p = sp.id_to_piece(i)
-            if sp.is_control(i) or sp.is_unknown(i) or p in vocab:
-                continue
-            vocab[p] = len(vocab)
+        add_pieces(vocab, os.path.join(work, side + ".spm"))
         with open(os.path.join(work, name), "w", encoding="utf-8") as f:
             json.dump(vocab, f, ensure_ascii=False, indent=2)
         sizes.append(len(vocab))

@@ -23,16 +23,6 @@
 
 /* ---- config.json ------------------------------------------------------------------------------ */
 
-static tfm_status same_int(const char *path, const cJSON *root, const char *a, const char *b, int *out) {
-    int x = 0, y = 0;
-    TRY(hf_cfg_int(path, root, a, 1, &x));
-    TRY(hf_cfg_int(path, root, b, 1, &y));
-    RETURN_IF(x != y, TFM_ERR_UNSUPPORTED, "%s: '%s' (%d) differs from '%s' (%d): tfm's encoder and decoder share it",
-              path, a, x, b, y);
-    *out = x;
-    return TFM_OK;
-}
-
 /* M2M100Config → tfm_config. */
 static tfm_status config_from_m2m(const char *path, const cJSON *root, tfm_config *c) {
     *c = tfm_config_default();
@@ -48,8 +38,8 @@ static tfm_status config_from_m2m(const char *path, const cJSON *root, tfm_confi
     TRY(hf_cfg_int(path, root, "d_model", 1, &c->d_model));
     TRY(hf_cfg_int(path, root, "encoder_layers", 1, &c->n_enc_layers));
     TRY(hf_cfg_int(path, root, "decoder_layers", 1, &c->n_dec_layers));
-    TRY(same_int(path, root, "encoder_attention_heads", "decoder_attention_heads", &c->n_heads));
-    TRY(same_int(path, root, "encoder_ffn_dim", "decoder_ffn_dim", &c->d_ff));
+    TRY(hf_cfg_same_int(path, root, "encoder_attention_heads", "decoder_attention_heads", &c->n_heads));
+    TRY(hf_cfg_same_int(path, root, "encoder_ffn_dim", "decoder_ffn_dim", &c->d_ff));
     TRY(hf_cfg_int(path, root, "vocab_size", 1, &c->src_vocab));
     TRY(hf_cfg_int(path, root, "max_position_embeddings", 1, &c->max_len));
     c->pad_id = 1, c->bos_id = 0, c->eos_id = 2; /* M2M100Config's defaults */

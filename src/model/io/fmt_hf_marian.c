@@ -37,16 +37,6 @@ static tfm_status marian_activation(const char *path, const char *act, tfm_activ
     return TFM_OK;
 }
 
-/* Two config.json integers that must agree (the encoder's and the decoder's). */
-static tfm_status same_int(const char *path, const cJSON *root, const char *a, const char *b, int *out) {
-    TRY(hf_cfg_int(path, root, a, 1, out));
-    int v = *out;
-    TRY(hf_cfg_int(path, root, b, 0, &v));
-    RETURN_IF(v != *out, TFM_ERR_UNSUPPORTED, "%s: %s %d differs from %s %d: tfm runs one width per model", path, a,
-              *out, b, v);
-    return TFM_OK;
-}
-
 static tfm_status marian_read_config(const fmt_source *src, tfm_config *c) {
     const char *path = src->config_path;
     const cJSON *root = src->config;
@@ -60,8 +50,8 @@ static tfm_status marian_read_config(const fmt_source *src, tfm_config *c) {
     c->suppress = TFM_SUPPRESS_PAD;
     c->lenpen_count_forced = 1; /* transformers' generated_len (no forced token: fairseq's number) */
     TRY(hf_cfg_int(path, root, "d_model", 1, &c->d_model));
-    TRY(same_int(path, root, "encoder_attention_heads", "decoder_attention_heads", &c->n_heads));
-    TRY(same_int(path, root, "encoder_ffn_dim", "decoder_ffn_dim", &c->d_ff));
+    TRY(hf_cfg_same_int(path, root, "encoder_attention_heads", "decoder_attention_heads", &c->n_heads));
+    TRY(hf_cfg_same_int(path, root, "encoder_ffn_dim", "decoder_ffn_dim", &c->d_ff));
     TRY(hf_cfg_int(path, root, "encoder_layers", 1, &c->n_enc_layers));
     TRY(hf_cfg_int(path, root, "decoder_layers", 1, &c->n_dec_layers));
     TRY(hf_cfg_int(path, root, "vocab_size", 1, &c->src_vocab));

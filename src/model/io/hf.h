@@ -43,6 +43,11 @@ tfm_status hf_json_load(const char *path, struct cJSON **out);
  * naming the file and key. */
 tfm_status hf_cfg_int(const char *path, const struct cJSON *root, const char *key, int required, int *out);
 
+/** Two required config.json integers that must agree (the encoder's and the decoder's heads or FFN
+ * width: tfm's two stacks share them) into *out. Errors: hf_cfg_int's; TFM_ERR_UNSUPPORTED when
+ * they differ, naming the file and both keys. */
+tfm_status hf_cfg_same_int(const char *path, const struct cJSON *root, const char *a, const char *b, int *out);
+
 /** config.json key `key` as a string, or NULL if absent or not a string. */
 const char *hf_cfg_str(const struct cJSON *root, const char *key);
 

@@ -22,15 +22,7 @@ int hf_is_dir(const char *path) {
 }
 
 tfm_status hf_model_dir(const char *path, char *dir, size_t n) {
-    int len;
-    if (hf_is_dir(path)) {
-        len = snprintf(dir, n, "%s", path);
-    } else {
-        const char *slash = strrchr(path, '/');
-        len = slash ? snprintf(dir, n, "%.*s", (int)(slash - path), path) : snprintf(dir, n, ".");
-        if (slash == path) len = snprintf(dir, n, "/");
-    }
-    RETURN_IF(len < 0 || (size_t)len >= n, TFM_ERR_INVALID_ARG, "path too long: %.80s...", path);
+    RETURN_IF(!tfm_path_folder(path, dir, n), TFM_ERR_INVALID_ARG, "path too long: %.80s...", path);
     return TFM_OK;
 }
 
@@ -98,6 +90,16 @@ tfm_status hf_cfg_int(const char *path, const cJSON *root, const char *key, int 
                   j->valuedouble > 16777216.0,
               TFM_ERR_FORMAT, "%s: '%s' must be an integer in [0, 16777216]", path, key);
     *out = (int)j->valuedouble;
+    return TFM_OK;
+}
+
+tfm_status hf_cfg_same_int(const char *path, const cJSON *root, const char *a, const char *b, int *out) {
+    int x = 0, y = 0;
+    TRY(hf_cfg_int(path, root, a, 1, &x));
+    TRY(hf_cfg_int(path, root, b, 1, &y));
+    RETURN_IF(x != y, TFM_ERR_UNSUPPORTED, "%s: '%s' (%d) differs from '%s' (%d): tfm's encoder and decoder share it",
+              path, a, x, b, y);
+    *out = x;
     return TFM_OK;
 }
 

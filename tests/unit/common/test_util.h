@@ -121,6 +121,26 @@ static inline int test_copy_file(const char *from, const char *to) {
     return ok;
 }
 
+/* Replaces the first occurrence of `from` by `to` in the file `path` (at most 1 MiB), in place; 1
+ * if `from` was there and the file was rewritten. */
+static inline int test_edit_file(const char *path, const char *from, const char *to) {
+    FILE *f = fopen(path, "rb");
+    char *buf = f ? malloc(1 << 20) : NULL;
+    const size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    if (f) fclose(f);
+    if (!buf) return 0;
+    buf[n] = '\0';
+    char *at = strstr(buf, from);
+    int ok = at && (f = fopen(path, "wb")) != NULL;
+    if (ok) {
+        ok = fwrite(buf, 1, (size_t)(at - buf), f) == (size_t)(at - buf) && fputs(to, f) >= 0 &&
+             fputs(at + strlen(from), f) >= 0;
+        ok = fclose(f) == 0 && ok;
+    }
+    free(buf);
+    return ok;
+}
+
 static inline int test_finish(const char *suite) {
     printf("%s: %d passed, %d failed\n", suite, test_passed_, test_failed_);
     return test_failed_ == 0 ? 0 : 1;

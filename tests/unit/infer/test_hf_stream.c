@@ -44,5 +44,10 @@ int main(void) {
         one(bpe, 0, TEXT[i], TEXT[i]);
     }
     tfm_bpe_free(bpe);
+    /* the folder given as a file inside it (a --model flag naming model.safetensors) */
+    bpe = NULL;
+    CHECK(tfm_bpe_load_dir(test_path("tests/fixtures/gpt2/model.safetensors"), &bpe, NULL) == TFM_OK,
+          "load through model.safetensors: %s", tfm_last_error());
+    tfm_bpe_free(bpe);
     return test_finish("hf_stream");
 }

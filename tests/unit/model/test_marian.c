@@ -489,19 +489,7 @@ static const char *make_folder(const char *tag, const char *skip, char *dir, siz
 static void edit_file(const char *dir, const char *name, const char *from, const char *to) {
     char path[700];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    char buf[65536];
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    buf[n] = '\0';
-    char *at = strstr(buf, from);
-    CHECK(at != NULL, "'%s' not in %s", from, name);
-    if (!at) return;
-    f = fopen(path, "wb");
-    fwrite(buf, 1, (size_t)(at - buf), f);
-    fputs(to, f);
-    fputs(at + strlen(from), f);
-    fclose(f);
+    CHECK(test_edit_file(path, from, to), "'%s' not in %s", from, name);
 }
 
 /* Rewrites dir/model.safetensors without tensor `drop`, and with tensor `reshape` (if any) given
@@ -555,6 +543,10 @@ static void test_bad_folders(void) {
                  "expected [64, 32]");
     edit_file(make_folder("layers", NULL, d, sizeof d), "config.json", "\"encoder_layers\": 2", "\"encoder_layers\": 1");
     expect_error("a layer beyond config.json", d, TFM_ERR_FORMAT, "unexpected tensor 'model.encoder.layers.1.", NULL);
+    edit_file(make_folder("ffn", NULL, d, sizeof d), "config.json", "\"decoder_ffn_dim\": 64",
+              "\"decoder_ffn_dim\": 48");
+    expect_error("encoder and decoder FFN widths differ", d, TFM_ERR_UNSUPPORTED,
+                 "config.json: 'encoder_ffn_dim' (64) differs from 'decoder_ffn_dim' (48)", NULL);
 }
 
 /* tokenizer_config.json's separate_vocabs decides, as in transformers' MarianTokenizer; where it and
