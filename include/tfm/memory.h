@@ -37,9 +37,7 @@ typedef struct {
     size_t activations; /* the context's workspace for the largest batch (training: the saved forward
                            activations, dropout masks, logits); decoding: the encoder's pass */
     size_t workspace;   /* training: the backward workspace of the largest batch, target rows,
-                           losses and their log-sum-exps, and validation's context; decoding with the KV cache: the
-                           decoder's linear weights transposed for batched steps of 9–128 rows
-                           (docs/KERNELS.md, "Decoding"), else 0 */
+                           losses and their log-sum-exps, and validation's context; decoding: 0 */
     size_t cache;       /* decoding with the KV cache: keys and values of every decoded position of
                            every row (beam rows included) and the memory's cross-attention K|V */
     size_t data;        /* training: the dataset's ids and the batchers; decoding: the text */

@@ -66,6 +66,8 @@ typedef struct {
     int B, S, T;  /* the sizes the workspace was laid out for (S: source, T: target positions) */
     int training; /* laid out with the dropout buffers */
     int slots;    /* threads the fused attention's scratch was laid out for */
+    int encode;   /* 1: the encoding layout (context_reserve_encode): only the stacks before the
+                     generator's, one block's buffers shared by a stack's blocks, no logits */
     stack_acts stack[TFM_MAX_STACKS]; /* as model_describe lists the stacks */
     float *logits; /* (B·T_out, V_tgt) of the generator's stack */
 } activations;
@@ -98,5 +100,12 @@ int attn_use_fused(const ops_kernels *kern, const tfm_config *cfg, int cross, in
  * laid out for kernel table `kern` (only training layouts depend on it: the attention's weights or
  * its log-sum-exps). */
 size_t activations_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, int S, int T, int training);
+
+/** Bytes of the encoder's workspace for decoding B sources of S tokens with the default group size
+ * (context_reserve_encode with ENCODE_TOKENS, model_context.h): the encoding layout — the stacks
+ * before the generator's (all of an encoder-only model's), each with one block's activations that
+ * its blocks share, no logits — of the largest group any batch of at most B sources of at most S
+ * tokens runs. */
+size_t activations_encode_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, int S);
 
 #endif

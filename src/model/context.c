@@ -24,6 +24,7 @@ tfm_status tfm_context_create_opts(const tfm_model *model, const tfm_kernel_opts
     ctx->m = model;
     ctx->kernels = ops_kernels_resolve(opts);
     ctx->decode_compact = 1;
+    ctx->encode_tokens = ENCODE_TOKENS;
     ctx->acts.B = -1; /* nothing laid out yet */
     *out = ctx;
     return TFM_OK;
@@ -92,8 +93,19 @@ void layer_acts_layout(const ops_kernels *kern, const tfm_config *cfg, const blo
     L->ff_out = arena_take_f32(a, N * d);
 }
 
-void activations_layout(const ops_kernels *kern, const tfm_config *cfg, int Bi, int Si, int Ti, int training, int slots, tfm_arena *a,
-                        activations *acts) {
+/* 1 if every block of stacks 0..n−1 has two sub-layers or more: a block's output (its last
+ * wrapper's buffer) is then never a buffer its first sub-layer writes, so one layer_acts can serve
+ * every block of a stack in turn (block k reads block k−1's output while writing its own). */
+static int blocks_can_share(const model_desc *md, int n) {
+    for (int s = 0; s < n; s++)
+        if (md->stack[s].n_layers > 1 && md->stack[s].block.n_sub < 2) return 0;
+    return 1;
+}
+
+/* activations_layout, or with `encode` the encoding layout: only the stacks before the
+ * generator's, one block's activations shared by every block of a stack, no logits. */
+static void layout_pass(const ops_kernels *kern, const tfm_config *cfg, int Bi, int Si, int Ti, int training, int slots,
+                        int encode, tfm_arena *a, activations *acts) {
     const size_t B = (size_t)Bi, d = (size_t)cfg->d_model;
     activations dummy;
     if (!acts) acts = &dummy;
@@ -103,9 +115,12 @@ void activations_layout(const ops_kernels *kern, const tfm_config *cfg, int Bi, 
     acts->T = Ti;
     acts->training = training;
     acts->slots = slots;
+    acts->encode = encode;
     model_desc md;
     model_describe(cfg, &md);
-    for (int s = 0; s < md.n_stacks; s++) {
+    const int n_stacks = encode && md.out_stack >= 0 ? md.out_stack : md.n_stacks;
+    const int share = encode && !training && blocks_can_share(&md, n_stacks);
+    for (int s = 0; s < n_stacks; s++) {
         const stack_desc *sd = &md.stack[s];
         stack_acts *A = &acts->stack[s];
         const size_t T = (size_t)(sd->input == STACK_INPUT_SOURCE ? Si : Ti), N = B * T;
@@ -114,40 +129,71 @@ void activations_layout(const ops_kernels *kern, const tfm_config *cfg, int Bi, 
         A->pad = arena_take_bytes(a, N);
         A->x0 = arena_take_f32(a, N * d);
         A->x0_drop = training ? arena_take_bytes(a, N * d) : NULL;
-        for (int l = 0; l < sd->n_layers; l++)
-            layer_acts_layout(kern, cfg, &sd->block, B, T, T, S_mem, 1, training, a, &A->layers[l]);
+        for (int l = 0; l < sd->n_layers; l++) {
+            if (share && l > 0)
+                A->layers[l] = A->layers[0]; /* the same buffers: the blocks run one after the other */
+            else
+                layer_acts_layout(kern, cfg, &sd->block, B, T, T, S_mem, 1, training, a, &A->layers[l]);
+        }
         A->out = arena_take_f32(a, N * d);
         A->out_mean = arena_take_f32(a, N);
         A->out_rstd = arena_take_f32(a, N);
     }
     /* the fused attention's scratch: one for the pass, its sub-layers run one after the other */
     int cross = 0;
-    for (int s = 0; s < md.n_stacks; s++) cross |= block_has(&md.stack[s].block, SUB_CROSS_ATTN);
+    for (int s = 0; s < n_stacks; s++) cross |= block_has(&md.stack[s].block, SUB_CROSS_ATTN);
     if (attn_use_fused(kern, cfg, 0, training) || (cross && attn_use_fused(kern, cfg, 1, training))) {
         const size_t most = (size_t)(Si > Ti ? Si : Ti); /* no attention has more queries or keys */
         float *fws = arena_take_f32(a, attn_fused_workspace_floats(most, most, slots));
-        for (int s = 0; s < md.n_stacks; s++)
+        for (int s = 0; s < n_stacks; s++)
             for (int l = 0; l < md.stack[s].n_layers; l++) {
                 layer_acts *L = &acts->stack[s].layers[l];
                 L->self_attn.fws = L->cross_attn.fws = fws;
                 L->self_attn.fws_slots = L->cross_attn.fws_slots = slots;
             }
     }
-    if (md.out_stack >= 0)
+    if (md.out_stack >= 0 && !encode)
         acts->logits = arena_take_f32(a, B * (size_t)acts->stack[md.out_stack].T * (size_t)cfg->tgt_vocab);
 }
 
-static size_t layout_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, int S, int T, int training, int slots) {
+void activations_layout(const ops_kernels *kern, const tfm_config *cfg, int Bi, int Si, int Ti, int training, int slots, tfm_arena *a,
+                        activations *acts) {
+    layout_pass(kern, cfg, Bi, Si, Ti, training, slots, 0, a, acts);
+}
+
+static size_t layout_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, int S, int T, int training, int slots,
+                           int encode) {
     tfm_arena counter = {NULL, 0, 0};
-    activations_layout(kern, cfg, B, S, T, training, slots, &counter, NULL);
+    layout_pass(kern, cfg, B, S, T, training, slots, encode, &counter, NULL);
     return counter.used;
 }
 
 size_t activations_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, int S, int T, int training) {
-    return layout_bytes(kern, cfg, B, S, T, training, tfm_get_threads());
+    return layout_bytes(kern, cfg, B, S, T, training, tfm_get_threads(), 0);
 }
 
-tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) {
+int encode_rows(int B, int S, int tokens) {
+    const int rows = S > 0 ? tokens / S : B;
+    return rows < 1 ? 1 : rows > B ? B : rows;
+}
+
+/* Sentences whose layout at S tokens is at least that of any group encode_rows(B, S', tokens)
+ * at S' <= S: ceil(tokens / S) (capped at B). A group's layout is about rows · S' tokens (<= tokens)
+ * of bytes growing with S' (the attention weights), so reserving this once lets every shorter
+ * batch's groups re-carve the same block. */
+static int encode_room(int B, int S, int tokens) {
+    const int rows = S > 0 ? (tokens + S - 1) / S : B;
+    return rows < 1 ? 1 : rows > B ? B : rows;
+}
+
+size_t activations_encode_bytes(const ops_kernels *kern, const tfm_config *cfg, int B, int S) {
+    const int room = encode_room(B, S, ENCODE_TOKENS);
+    return layout_bytes(kern, cfg, room, S, 1, 0, tfm_get_threads(), 1);
+}
+
+/* context_reserve, or with `encode` > 0 the encoding layout of B sentences whose arena holds at
+ * least `encode` of them (T = 1, training 0) */
+static tfm_status reserve(tfm_context *ctx, int B, int S, int T, int training, int encode) {
     const tfm_config *cfg = &ctx->m->cfg;
     ctx->attn_maps = 0; /* a new pass overwrites the weights tfm_context_attention reads */
     /* the size products must not wrap around: the estimate refuses what could overflow */
@@ -156,7 +202,8 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) 
     TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)(S > T ? S : T), training));
     ops_blas_reserve(ops_threads()); /* BLIS's pools for the team: no product allocates later */
     const int slots = tfm_get_threads(); /* once: the size and the carve below must agree */
-    const size_t need = layout_bytes(&ctx->kernels, cfg, B, S, T, training, slots);
+    const int enc = encode > 0;
+    const size_t need = layout_bytes(&ctx->kernels, cfg, enc && encode > B ? encode : B, S, T, training, slots, enc);
     if (need > ctx->act_arena.cap) {
         /* grow: what a batch needs is its layout's bytes, not the largest B, S and T seen apart */
         arena_free(&ctx->act_arena);
@@ -164,12 +211,21 @@ tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) 
         ctx->acts.B = -1;
     }
     activations *A = &ctx->acts;
-    if (A->B != B || A->S != S || A->T != T || A->training != training || A->slots != slots) {
+    if (A->B != B || A->S != S || A->T != T || A->training != training || A->slots != slots || A->encode != enc) {
         tfm_arena again = ctx->act_arena; /* re-carve the same block for this batch's sizes */
         again.used = 0;
-        activations_layout(&ctx->kernels, cfg, B, S, T, training, slots, &again, A);
+        layout_pass(&ctx->kernels, cfg, B, S, T, training, slots, enc, &again, A);
     }
     return TFM_OK;
+}
+
+tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training) {
+    return reserve(ctx, B, S, T, training, 0);
+}
+
+tfm_status context_reserve_encode(tfm_context *ctx, int B, int S) {
+    const int rows = encode_rows(B, S, ctx->encode_tokens);
+    return reserve(ctx, rows, S, 1, 0, encode_room(B, S, ctx->encode_tokens));
 }
 
 void grad_workspace_layout(const ops_kernels *kern, const tfm_config *cfg, int Bi, int Si, int Ti, tfm_arena *a, grad_workspace *w) {

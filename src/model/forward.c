@@ -60,7 +60,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
     const stack_acts *M = sd->memory >= 0 ? &ctx->acts.stack[sd->memory] : NULL;
     layer_call c = {cfg, pe, sp, &sd->block, B, T, 0, A->pad, T, M ? (size_t)M->T : 0, M ? M->pad : NULL,
-                    NULL, NULL, 0, &ctx->kernels, !ctx->kernels.fused_layers, NULL, 0, NULL};
+                    NULL, NULL, 0, &ctx->kernels, !ctx->kernels.fused_layers, NULL, 0};
     const float *x = A->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         layer_acts *L = &A->layers[l];
@@ -85,7 +85,7 @@ void model_forward(tfm_context *ctx, int Bi, int Si, int Ti, const int32_t *src,
     const ops_kernels *kern = &ctx->kernels;
     const tfm_config *cfg = &ctx->m->cfg;
     activations *A = &ctx->acts;
-    TFM_ASSERT(A->B == Bi && A->S == Si && A->T == Ti);
+    TFM_ASSERT(A->B == Bi && A->S == Si && A->T == Ti && !A->encode); /* context_reserve's layout */
     dropper dr = {drop && drop->p > 0.0f ? drop : NULL, 0};
     TFM_ASSERT(!dr.cfg || A->training);
     model_desc md;
@@ -111,39 +111,29 @@ void model_decode_start(tfm_context *ctx, const int32_t *src) {
     const tfm_config *cfg = &m->cfg;
     kv_cache *c = &ctx->cache;
     const size_t B = (size_t)c->B_mem, S = (size_t)c->S, d = (size_t)cfg->d_model; /* one row per sentence */
-    TFM_ASSERT(ctx->acts.B == c->B_mem && ctx->acts.S == c->S);
+    /* the encoder's workspace holds `group` sentences (context_reserve_encode, kv_cache_reserve) */
+    TFM_ASSERT(ctx->acts.encode && ctx->acts.B >= 1 && ctx->acts.S == c->S);
+    const size_t group = (size_t)ctx->acts.B;
     model_desc md;
     model_describe(cfg, &md);
     TFM_ASSERT(md.out_stack >= 0);
     const stack_desc *od = &md.stack[md.out_stack];
     dropper dr = {NULL, 0};
-    /* the stacks before the generator's (the encoder, over the source) run whole, once */
-    for (int s = 0; s < md.out_stack; s++) {
-        TFM_ASSERT(md.stack[s].input == STACK_INPUT_SOURCE);
-        stack_forward(ctx, &md, &dr, s, B, src, S);
-    }
-    if (od->memory >= 0) {
-        const stack_acts *M = &ctx->acts.stack[od->memory];
-        memcpy(c->mem_pad, M->pad, B * S);
-        /* cross-attention keys and values of the memory, once per sentence */
-        for (int l = 0; l < od->n_layers; l++)
-            cross_kv_forward(kern, c->cross_kv[l], &m->p.stack[md.out_stack].layers[l].cross_attn, M->out, B * S, d);
-    }
-    /* the decoder's linear weights transposed once for this call's steps (kv_cache: only when its
-     * rows take the panels), read from the model now, so a model changed between calls is seen */
-    if (c->generator_t) {
-        const size_t F = (size_t)cfg->d_ff, V = (size_t)cfg->tgt_vocab;
-        for (int l = 0; l < od->n_layers; l++) {
-            const layer_params *p = &m->p.stack[md.out_stack].layers[l];
-            const layer_wt *w = &c->wt[l];
-            if (w->self_in) linear_weight_transpose(kern, w->self_in, p->self_attn.in_proj_weight, cfg_qkv_dim(cfg), d);
-            if (w->self_out) linear_weight_transpose(kern, w->self_out, p->self_attn.out_proj_weight, d, d);
-            if (w->cross_q) linear_weight_transpose(kern, w->cross_q, p->cross_attn.in_proj_weight, d, d);
-            if (w->cross_out) linear_weight_transpose(kern, w->cross_out, p->cross_attn.out_proj_weight, d, d);
-            if (w->ff1) linear_weight_transpose(kern, w->ff1, p->linear1_weight, cfg_ff1_rows(cfg), d);
-            if (w->ff2) linear_weight_transpose(kern, w->ff2, p->linear2_weight, d, F);
+    for (size_t b0 = 0; b0 < B; b0 += group) {
+        const size_t nb = B - b0 < group ? B - b0 : group;
+        /* the stacks before the generator's (the encoder, over the source) run whole, once */
+        for (int s = 0; s < md.out_stack; s++) {
+            TFM_ASSERT(md.stack[s].input == STACK_INPUT_SOURCE);
+            stack_forward(ctx, &md, &dr, s, nb, src + b0 * S, S);
         }
-        linear_weight_transpose(kern, c->generator_t, m->p.generator_weight, V, d);
+        if (od->memory >= 0) {
+            const stack_acts *M = &ctx->acts.stack[od->memory];
+            memcpy(c->mem_pad + b0 * S, M->pad, nb * S);
+            /* cross-attention keys and values of the memory, once per sentence */
+            for (int l = 0; l < od->n_layers; l++)
+                cross_kv_forward(kern, c->cross_kv[l] + b0 * S * 2 * d, &m->p.stack[md.out_stack].layers[l].cross_attn,
+                                 M->out, nb * S, d);
+        }
     }
     c->len = 0;
 }
@@ -169,24 +159,19 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
      * kv_cache_compact keeps decode with the same kernels, bit for bit, as before it */
     const size_t kr = (size_t)c->B_start;
     layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * cfg_kv_dim(cfg),
-                       &ctx->kernels, !ctx->kernels.fused_layers, c->mem_row, kr, NULL};
+                       &ctx->kernels, !ctx->kernels.fused_layers, c->mem_row, kr};
     const float *x = c->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         call.cache_k = c->self_k[l];
         call.cache_v = c->self_v[l];
         c->step.cross_attn.qkv = c->cross_kv[l]; /* the memory's K|V, computed at decode start */
-        call.wt = c->generator_t ? &c->wt[l] : NULL;
         x = layer_forward(&dr, &call, &c->step, &sp->layers[l], x);
     }
     if (sd->no_final_norm)
         memcpy(c->out, x, B * d * sizeof(float)); /* post-LN Marian: the last block's LayerNorm is the output */
     else
         stack_final_norm(cfg, c->out, c->out_mean, c->out_rstd, x, sp, B, d);
-    if (c->generator_t)
-        linear_panels_forward_t(kern, c->logits, c->out, m->p.generator_weight, c->generator_t, m->p.generator_bias, B, d,
-                                (size_t)cfg->tgt_vocab);
-    else
-        linear_forward_rows(kern, c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d,
-                            (size_t)cfg->tgt_vocab, kr);
+    linear_forward_rows(kern, c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d, (size_t)cfg->tgt_vocab,
+                        kr);
     c->len++;
 }

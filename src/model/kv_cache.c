@@ -34,35 +34,7 @@ static void layout(const tfm_config *cfg, int Bmi, int beams, int Si, int cap, t
     c->out_mean = arena_take_f32(a, B);
     c->out_rstd = arena_take_f32(a, B);
     c->logits = arena_take_f32(a, B * (size_t)cfg->tgt_vocab);
-    c->tmp = arena_take_f32(a, B * T * d);
-}
-
-/* The decoder's linear weights and the generator's, transposed (kv_cache.wt, generator_t), when B
- * rows take the transposed panels (linear_panels_t_use); else nothing. */
-static void wt_layout(const ops_kernels *kern, const tfm_config *cfg, int B, tfm_arena *a, kv_cache *c) {
-    memset(c->wt, 0, sizeof c->wt);
-    c->generator_t = NULL;
-    if (!linear_panels_t_use(kern, (size_t)B)) return;
-    const size_t d = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
-    model_desc md;
-    model_describe(cfg, &md);
-    const stack_desc *sd = &md.stack[md.out_stack];
-    for (int l = 0; l < sd->n_layers; l++) {
-        layer_wt *w = &c->wt[l];
-        if (block_has(&sd->block, SUB_SELF_ATTN)) {
-            w->self_in = arena_take_f32(a, d * cfg_qkv_dim(cfg));
-            w->self_out = arena_take_f32(a, d * d);
-        }
-        if (block_has(&sd->block, SUB_CROSS_ATTN)) {
-            w->cross_q = arena_take_f32(a, d * d);
-            w->cross_out = arena_take_f32(a, d * d);
-        }
-        if (block_has(&sd->block, SUB_FFN)) {
-            w->ff1 = arena_take_f32(a, d * cfg_ff1_rows(cfg));
-            w->ff2 = arena_take_f32(a, F * d);
-        }
-    }
-    c->generator_t = arena_take_f32(a, d * (size_t)cfg->tgt_vocab);
+    c->tmp = beams > 1 ? arena_take_f32(a, B * T * d) : NULL; /* kv_cache_reorder's: beams only */
 }
 
 /* 1 if the model has a stack that decodes (the generator's): encoder-only models have none */
@@ -70,14 +42,6 @@ static int has_decoder(const tfm_config *cfg) {
     model_desc md;
     model_describe(cfg, &md);
     return md.out_stack >= 0;
-}
-
-size_t kv_cache_wt_bytes(const ops_kernels *kern, const tfm_config *cfg, int B) {
-    if (!has_decoder(cfg)) return 0;
-    kv_cache dummy;
-    tfm_arena counter = {NULL, 0, 0};
-    wt_layout(kern, cfg, B, &counter, &dummy);
-    return counter.used;
 }
 
 size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T) {
@@ -111,17 +75,6 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     tfm_arena again = c->arena;
     again.used = 0;
     layout(cfg, B_mem, beams, S, cap_T, &again, c);
-    /* the transposed weights: their own arena, the same size for every batch that uses them */
-    const size_t wt_bytes = kv_cache_wt_bytes(&ctx->kernels, cfg, B);
-    memset(c->wt, 0, sizeof c->wt); /* none until laid out below (and none if that fails) */
-    c->generator_t = NULL;
-    if (wt_bytes > c->wt_arena.cap) {
-        arena_free(&c->wt_arena);
-        TRY(arena_init(&c->wt_arena, wt_bytes, "the decoder's transposed weights"));
-    }
-    tfm_arena wt = c->wt_arena;
-    wt.used = 0;
-    wt_layout(&ctx->kernels, cfg, B, &wt, c);
     for (int r = 0; r < B; r++) c->mem_row[r] = r / beams;
     c->B = B;
     c->B_start = B;
@@ -131,12 +84,12 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     c->cap_T = cap_T;
     c->len = 0;
     TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)cap_T, 0)); /* positions 0..cap_T−1 are decoded */
-    return context_reserve(ctx, B_mem, S, 1, 0); /* the encoder runs on the B_mem sentences */
+    /* the encoder runs on the B_mem sentences, a group of them at a time (model_decode_start) */
+    return context_reserve_encode(ctx, B_mem, S);
 }
 
 void kv_cache_free(kv_cache *c) {
     arena_free(&c->arena);
-    arena_free(&c->wt_arena);
     arena_free(&c->prefill.arena);
     memset(c, 0, sizeof *c);
 }

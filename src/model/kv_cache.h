@@ -7,14 +7,6 @@
 #include "activations.h"
 #include "prefill.h"
 
-/** A decoder block's linear weights transposed, (IC, OC) each, for linear_panels_forward_t: the
- * self-attention's packed Q|K|V (d, 3d) and output (d, d), the cross-attention's query (d, d: rows
- * [0, d) of its in_proj) and output (d, d), the FFN's W_1 (d, d_ff) and W_2 (d_ff, d). NULL where the
- * block has no such sub-layer. Copies made for one decoding call (kv_cache), never the model's own. */
-typedef struct {
-    float *self_in, *self_out, *cross_q, *cross_out, *ff1, *ff2;
-} layer_wt;
-
 /** Incremental decoding state for B rows (sentences, or sentences × beams) of the generator's
  * stack: the self-attention keys and values of every position decoded so far, per block, and the
  * cross-attention keys and values of the memory, computed once (the "KV cache"); and the
@@ -37,14 +29,9 @@ typedef struct {
     layer_acts step; /* one block's activations for (B, 1) queries over cap_T / S keys */
     float *out, *out_mean, *out_rstd; /* (B, d) final LayerNorm */
     float *logits;  /* (B, V_tgt) of the newest position */
-    float *tmp;     /* (B, cap_T, d) scratch for reordering rows */
-    /* The decoder's linear weights and the generator's, transposed for linear_panels_forward_t:
-     * laid out only when the call's B_start rows take them (linear_panels_t_use), copied from the
-     * model at every model_decode_start; else all NULL. */
-    layer_wt wt[TFM_MAX_LAYERS];
-    float *generator_t; /* (d, V_tgt), or NULL: no transposed copies this call */
+    float *tmp;     /* (B, cap_T, d) scratch for reordering rows; NULL with one row per sentence
+                       (greedy: nothing is reordered) */
     tfm_arena arena;
-    tfm_arena wt_arena; /* wt and generator_t: their size does not depend on the batch's lengths */
     prefill_ws prefill; /* the batched prefill's workspace (prefill.h: model_prefill_reserve) */
 } kv_cache;
 
@@ -60,9 +47,6 @@ tfm_status kv_cache_reserve(tfm_context *ctx, int B, int S, int cap_T);
 tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S, int cap_T);
 /** Bytes of the KV cache arena kv_cache_reserve(B, S, cap_T) lays out (its layout, counted). */
 size_t kv_cache_bytes(const tfm_config *cfg, int B, int S, int cap_T);
-/** Bytes of the decoder's transposed weights (kv_cache.wt) a call of B rows lays out on kernel
- * table kern: 0 unless linear_panels_t_use(kern, B). */
-size_t kv_cache_wt_bytes(const ops_kernels *kern, const tfm_config *cfg, int B);
 /** Bytes of the arena kv_cache_reserve_beams(B_mem, beams, S, cap_T) lays out. */
 size_t kv_cache_bytes_beams(const tfm_config *cfg, int B_mem, int beams, int S, int cap_T);
 void kv_cache_free(kv_cache *c);

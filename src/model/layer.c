@@ -14,15 +14,10 @@ const float *block_out(const tfm_config *cfg, const block_acts *b) { return cfg-
 /* The rows the linear layers of this call choose their kernel for (layer_call.kernel_rows). */
 static size_t kernel_rows(const layer_call *c) { return c->kernel_rows > c->B * c->T ? c->kernel_rows : c->B * c->T; }
 
-/* out (N, OC) = x (N, IC) · wᵀ + b: from w's transposed copy w_t when the call has one (a decoding
- * step's panels, layer_call.wt), else linear_forward_rows for the call's kernel_rows. */
-static void linear(const layer_call *c, float *out, const float *x, const float *w, const float *w_t, const float *b,
-                   size_t N, size_t IC, size_t OC) {
-    const ops_kernels *kern = c->kern;
-    if (w_t)
-        linear_panels_forward_t(kern, out, x, w, w_t, b, N, IC, OC);
-    else
-        linear_forward_rows(kern, out, x, w, b, N, IC, OC, kernel_rows(c));
+/* out (N, OC) = x (N, IC) · wᵀ + b: linear_forward_rows for the call's kernel_rows. */
+static void linear(const layer_call *c, float *out, const float *x, const float *w, const float *b, size_t N, size_t IC,
+                   size_t OC) {
+    linear_forward_rows(c->kern, out, x, w, b, N, IC, OC, kernel_rows(c));
 }
 
 void cross_kv_forward(const ops_kernels *kern, float *kv, const mha_params *p, const float *mem, size_t N, size_t d) {
@@ -94,7 +89,7 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
     /* Q (d) | K (kvd) | V (kvd) per row; kvd = d unless grouped-query attention (n_kv_heads) */
     const size_t kvd = cfg_kv_dim(cfg), w = d + 2 * kvd;
     const mha_params *p = &W->self_attn;
-    linear(c, a->qkv, x, p->in_proj_weight, c->wt ? c->wt->self_in : NULL, p->in_proj_bias, N, d, w);
+    linear(c, a->qkv, x, p->in_proj_weight, p->in_proj_bias, N, d, w);
     if (c->pe->qk_forward) c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv, w, B, T, H, dk, c->pos0);
     const size_t S = c->pos0 + T; /* keys per row */
     attn_args args = attn_args_make(kern, B, T, S, H, dk, w, w);
@@ -130,7 +125,7 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
         args.rel_v = rel_v;
     }
     attend(dr, a, a->qkv, k, v, &args);
-    linear(c, a->proj, a->att, p->out_proj_weight, c->wt ? c->wt->self_out : NULL, p->out_proj_bias, N, d, d);
+    linear(c, a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
 }
 
 /* Attention over the memory (§3.2.3): queries from x, keys|values precomputed in a->qkv. No
@@ -140,50 +135,41 @@ static void cross_attention(dropper *dr, const layer_call *c, mha_acts *a, const
     const tfm_config *cfg = c->cfg;
     const size_t B = c->B, T = c->T, N = B * T, d = (size_t)cfg->d_model, H = (size_t)cfg->n_heads;
     const mha_params *p = &W->cross_attn;
-    linear(c, a->q, x, p->in_proj_weight, c->wt ? c->wt->cross_q : NULL, p->in_proj_bias, N, d, d);
+    linear(c, a->q, x, p->in_proj_weight, p->in_proj_bias, N, d, d);
     attn_args args = attn_args_make(kern, B, T, c->S_mem, H, d / H, d, 2 * d);
     args.key_pad = c->mem_pad;
     args.key_pad_bstride = c->S_mem;
     args.kv_row = c->mem_row;
     attend(dr, a, a->q, a->qkv, a->qkv + d, &args);
-    linear(c, a->proj, a->att, p->out_proj_weight, c->wt ? c->wt->cross_out : NULL, p->out_proj_bias, N, d, d);
+    linear(c, a->proj, a->att, p->out_proj_weight, p->out_proj_bias, N, d, d);
 }
 
 /* FFN(x) = act(x W_1 + b_1) W_2 + b_2 (§3.3, eq. 2), with dropout on the hidden layer as PyTorch.
- * Fused (ffn_forward_fused: activation and dropout in one pass), or the unfused reference. A
- * decoding step with the weights transposed (layer_call.wt) runs the fused path's three passes
- * itself, each product from the transposed copy. */
+ * Fused (ffn_forward_fused: activation and dropout in one pass), or the unfused reference. */
 static void ffn(dropper *dr, const layer_call *c, layer_acts *L, const layer_params *p, const float *x, size_t N,
                 size_t d, size_t d_ff, tfm_activation act) {
     const ops_kernels *kern = c->kern;
-    const float *w1_t = c->wt ? c->wt->ff1 : NULL, *w2_t = c->wt ? c->wt->ff2 : NULL;
     if (act == TFM_ACT_GELU_TANH || act == TFM_ACT_SWIGLU) { /* the LM families: inference only */
         TFM_ASSERT(!dr->cfg);
         const int glu = act == TFM_ACT_SWIGLU;
-        linear(c, L->ff_pre, x, p->linear1_weight, w1_t, p->linear1_bias, N, d, glu ? 2 * d_ff : d_ff);
+        linear(c, L->ff_pre, x, p->linear1_weight, p->linear1_bias, N, d, glu ? 2 * d_ff : d_ff);
         if (glu)
             silu_glu_forward(L->ff_act, L->ff_pre, N, d_ff);
         else
             gelu_tanh_forward(L->ff_act, L->ff_pre, N * d_ff);
-        linear(c, L->ff_out, L->ff_act, p->linear2_weight, w2_t, p->linear2_bias, N, d_ff, d);
+        linear(c, L->ff_out, L->ff_act, p->linear2_weight, p->linear2_bias, N, d_ff, d);
         return;
     }
     if (!c->reference) {
         const uint64_t seed = dr->cfg ? dropper_site_seed(dr) : 0;
         uint8_t *mask = dr->cfg ? L->ff_drop : NULL;
         const float prob = dr->cfg ? dr->cfg->p : 0.0f;
-        if (w1_t && w2_t) {
-            linear(c, L->ff_pre, x, p->linear1_weight, w1_t, p->linear1_bias, N, d, d_ff);
-            ffn_act_dropout_forward(L->ff_act, mask, L->ff_pre, (int)act, prob, seed, N * d_ff);
-            linear(c, L->ff_out, L->ff_act, p->linear2_weight, w2_t, p->linear2_bias, N, d_ff, d);
-            return;
-        }
         ffn_forward_fused_rows(kern, L->ff_out, L->ff_pre, L->ff_act, mask, x, p->linear1_weight, p->linear1_bias,
                                p->linear2_weight, p->linear2_bias, (int)act, prob, seed, N, d, d_ff,
                                kernel_rows(c));
         return;
     }
-    linear(c, L->ff_pre, x, p->linear1_weight, w1_t, p->linear1_bias, N, d, d_ff);
+    linear(c, L->ff_pre, x, p->linear1_weight, p->linear1_bias, N, d, d_ff);
     if (act == TFM_ACT_GELU)
         gelu_forward(L->ff_act, L->ff_pre, N * d_ff);
     else if (act == TFM_ACT_SILU)
@@ -191,7 +177,7 @@ static void ffn(dropper *dr, const layer_call *c, layer_acts *L, const layer_par
     else
         relu_forward(L->ff_act, L->ff_pre, N * d_ff);
     dropper_apply(dr, L->ff_act, L->ff_drop, N * d_ff);
-    linear(c, L->ff_out, L->ff_act, p->linear2_weight, w2_t, p->linear2_bias, N, d_ff, d);
+    linear(c, L->ff_out, L->ff_act, p->linear2_weight, p->linear2_bias, N, d_ff, d);
 }
 
 const float *layer_forward(dropper *dr, const layer_call *c, layer_acts *L, const layer_params *W, const float *x) {

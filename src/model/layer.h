@@ -46,9 +46,6 @@ typedef struct {
     size_t kernel_rows;       /* 0: the linear layers pick their kernel for their own B·T rows; else
                                  for this many (linear_forward_rows): a decoding step passes the rows
                                  its call started with, so the kernel does not change as rows leave */
-    const layer_wt *wt;       /* nullable: this block's linear weights transposed (kv_cache, when the
-                                 step's rows take the panels): linear_panels_forward_t reads them,
-                                 the same bits as linear_forward_rows from the weights */
 } layer_call;
 
 /** Runs one block (its sub-layers in order, each in its residual + LayerNorm wrapper) on x

@@ -46,8 +46,7 @@ tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences
     out->params = tfm_config_param_count(cfg) * sizeof(float);
     if (use_cache) {
         out->cache = kv_cache_bytes_beams(cfg, sentences, beams, max_src, cap);
-        out->workspace = kv_cache_wt_bytes(ops_kernels_tuned(), cfg, rows); /* the decoder's weights transposed, if used */
-        out->activations = activations_bytes(ops_kernels_tuned(), cfg, sentences, max_src, 1, 0);
+        out->activations = activations_encode_bytes(ops_kernels_tuned(), cfg, sentences, max_src);
     } else {
         out->activations = activations_bytes(ops_kernels_tuned(), cfg, rows, max_src, cap, 0);
     }

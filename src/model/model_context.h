@@ -25,6 +25,8 @@ struct tfm_context {
                             and FFN / residual wrappers (tests compare the two; docs/KERNELS.md) */
     int decode_compact;  /* 1 (default): decoding drops finished rows from its batch; 0 keeps every
                             row to the end (tests: the same tokens either way) */
+    int encode_tokens;   /* the KV cache's encoder runs on sentences in groups of about this many
+                            source tokens (encode_rows; default ENCODE_TOKENS; tests lower it) */
     int attn_maps;       /* 1 after tfm_model_attention (include/tfm/attention.h) until the next
                             context_reserve: the workspace holds that pass's attention weights */
 };
@@ -34,6 +36,32 @@ struct tfm_context {
  * it has — a trainer reserves every batch shape up front so a training step never allocates.
  * Errors: TFM_ERR_NOMEM. */
 tfm_status context_reserve(tfm_context *ctx, int B, int S, int T, int training);
+
+/** Source tokens per pass of the KV cache's encoder (model_decode_start): its sentences are encoded in
+ * groups of encode_rows(B, S, ENCODE_TOKENS), so the encoder's workspace holds about this many
+ * tokens' activations whatever the batch (d_model 512, d_ff 2048, 8 heads, S 230: ~45 MiB; a batch
+ * of 32 such sentences in one pass took ten times that). Each row's bits do not depend on the
+ * group (the linear layers sum every output in one order whatever the rows: gemm_small, or the
+ * tiled product's kernel of a full tile; attention and LayerNorm are per row), which
+ * test_decode_rows checks. */
+#define ENCODE_TOKENS 1024
+
+/** Sentences per encoder pass for B sentences of S tokens and a budget of `tokens` tokens: at
+ * least 1, at most B. */
+int encode_rows(int B, int S, int tokens);
+
+/** context_reserve for encoding only (the KV cache's model_decode_start), B sources of S tokens, a
+ * group of encode_rows(B, S, ctx->encode_tokens) sentences at a time: the stacks before the
+ * generator's, inference, each stack's blocks sharing one block's buffers (a block reads only its
+ * predecessor's output and overwrites nothing its successor reads; stacks whose blocks have a
+ * single sub-layer keep a layout per block), no decoder activations or logits. What is read
+ * afterwards is each such stack's output (acts.stack[s].out, pad) for the group just encoded;
+ * acts.B is the group's size. The arena is sized for the largest group of any batch of at most B
+ * sources of at most S tokens, so a call with a smaller batch re-carves it. The workspace is thus
+ * about one block's for ~encode_tokens tokens instead of every block's of both stacks for the
+ * batch. model_forward must not run on this layout (context_reserve lays out another). Errors:
+ * TFM_ERR_NOMEM. */
+tfm_status context_reserve_encode(tfm_context *ctx, int B, int S);
 
 /** Dropout of a training forward pass: probability p and the seed of this step's masks. */
 typedef struct {

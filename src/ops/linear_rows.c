@@ -1,15 +1,15 @@
 /* nn.Linear for the few rows of a decoding step, without BLIS: out (N, OC) = bias + inp (N, IC) ·
  * weight (OC, IC)ᵀ. BLIS packs the whole weight into panels at every call, whatever N: for the
  * decoder's step (N = the batch's rows, often 1–128) that copy costs as much as the product or more
- * (docs/KERNELS.md, "Decoding"). Two kernels, parallel over fixed chunks of 64 output columns:
+ * (docs/KERNELS.md, "Decoding"). Two kernels, parallel over fixed chunks of output columns:
  *  - up to linear_rows_max() rows (8; 128 with AVX-512 when the small-product kernels are off):
  *    every output a dot product of two contiguous rows, the weight read in place —
  *    linear_rows_forward; each 64-column chunk to the 4 × 4 register-blocked kernel of
  *    linear_rows_avx512.c with AVX-512, else to the plain kernel below;
  *  - up to linear_panels_max() rows (128, wherever AVX2+FMA is): the outer-product kernel of
- *    gemm_small (12 × 32 register tiles with AVX-512, 6 × 16 with AVX2, each panel of the weight
- *    copied transposed onto the stack once per call) — linear_panels_forward; or, for a decoding
- *    call that transposed its weights once, linear_panels_forward_t, reading them in place.
+ *    gemm_small (12 × 32 register tiles with AVX-512, 6 × 16 with AVX2) on the transposed product
+ *    outᵀ = weight · inpᵀ — the weight read in place as op(A), the few input rows copied transposed
+ *    as op(B)'s panel — linear_panels_forward.
  * BLIS (linear_forward's tiled product) stays the path for more rows and the reference both are
  * tested against (test_linear_rows). */
 #include "cpu.h"
@@ -73,30 +73,57 @@ typedef struct {
     float *out;
     const float *inp, *weight, *bias;
     size_t N, IC, OC;
-    const float *weight_t; /* RK_PANELS: the weight transposed (IC, OC), or NULL */
+    size_t cols; /* output columns per chunk: LR_COLS, or panel_cols for RK_PANELS */
     enum { RK_PLAIN, RK_AVX512, RK_PANELS } kernel;
     gemm_small_isa isa; /* RK_PANELS: gemm_small's instruction set */
     ops_probe *probe;
 } rows_job;
 
-/* Chunk c of a rows_job: output columns LR_COLS·c .. LR_COLS·c + LR_COLS − 1 for every row. */
+/* The panels' chunk of output columns j0..j1−1, computed transposed: outᵀ[j, n] = bias[j] + Σ_k
+ * weight[j, k] · inp[n, k] by gemm_small's A·Bᵀ with the weight's rows as op(A) (read in place,
+ * broadcast) and the input rows as op(B) (gemm_small copies each 32-row panel of them transposed
+ * onto its stack, once per chunk of IC), into a stack block of at most LR_PANEL_FLOATS, then
+ * transposed into out. gemm_small sums every output as one FMA chain over k in order per chunk of
+ * GEMM_SMALL_KC whatever its place in a tile (fma(a, b, c) = fma(b, a, c)), and beta = 1 on a block
+ * filled with the bias rounds as gemm_small_bias: the bits of the tiled product's
+ * out = bias + inp · weightᵀ (test_linear_rows). */
+#define LR_PANEL_FLOATS 8192 /* outᵀ of a chunk and block of rows: 32 KiB of stack */
+#define LR_PANEL_ROWS 128    /* input rows per block */
+
+static void panels_cols(const rows_job *r, size_t j0, size_t j1) {
+    _Alignas(64) float ct[LR_PANEL_FLOATS];
+    const size_t nj = j1 - j0, IC = r->IC, OC = r->OC;
+    for (size_t n0 = 0; n0 < r->N; n0 += LR_PANEL_ROWS) {
+        const size_t nb = r->N - n0 < LR_PANEL_ROWS ? r->N - n0 : LR_PANEL_ROWS;
+        if (r->bias)
+            for (size_t j = 0; j < nj; j++)
+                for (size_t n = 0; n < nb; n++) ct[j * nb + n] = r->bias[j0 + j];
+        gemm_small(r->isa, 0, 1, nj, nb, IC, 1.0f, r->weight + j0 * IC, IC, r->inp + n0 * IC, IC, r->bias ? 1.0f : 0.0f,
+                   ct, nb);
+        gemm_small_pack_bt_avx2(r->out + n0 * OC + j0, OC, ct, nb, nj, nb); /* out[n, j0 + j] = ct[j, n] */
+    }
+}
+
+/* Output columns per chunk of the panels for N rows and OC columns: as many as a block of outᵀ
+ * holds (each chunk copies its input panels once per chunk of IC: wider chunks copy less), at most
+ * 512, fewer while that leaves under 4 chunks for the team (halved down to 64). Any split gives the
+ * same bits. */
+static size_t panel_cols(size_t N, size_t OC) {
+    const size_t nb = N < LR_PANEL_ROWS ? (N > 0 ? N : 1) : LR_PANEL_ROWS;
+    size_t cols = LR_PANEL_FLOATS / nb / 16 * 16;
+    if (cols > 512) cols = 512;
+    while (cols > 64 && (OC + cols - 1) / cols < 4) cols /= 2;
+    return cols;
+}
+
+/* Chunk c of a rows_job: output columns cols·c .. cols·c + cols − 1 for every row. */
 static void rows_chunk(void *arg, size_t c) {
     const rows_job *r = arg;
-    const size_t j0 = c * LR_COLS, j1 = j0 + LR_COLS < r->OC ? j0 + LR_COLS : r->OC;
+    const size_t j0 = c * r->cols, j1 = j0 + r->cols < r->OC ? j0 + r->cols : r->OC;
     switch (r->kernel) {
     case RK_AVX512: linear_rows_cols_avx512(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1); break;
     case RK_PLAIN: cols_plain(r->out, r->inp, r->weight, r->bias, r->N, r->IC, r->OC, j0, j1); break;
-    case RK_PANELS: { /* out[:, j0..j1) = bias + inp · weight[j0..j1)ᵀ, each output fl(sum + bias) */
-        const int tb = r->weight_t == NULL; /* weight_t read in place: the same sums as the panel copied transposed */
-        const float *w = tb ? r->weight + j0 * r->IC : r->weight_t + j0;
-        const size_t ldw = tb ? r->IC : r->OC;
-        if (r->bias)
-            gemm_small_bias(r->isa, 0, tb, r->N, j1 - j0, r->IC, 1.0f, r->inp, r->IC, w, ldw, r->bias + j0, r->out + j0,
-                            r->OC);
-        else
-            gemm_small(r->isa, 0, tb, r->N, j1 - j0, r->IC, 1.0f, r->inp, r->IC, w, ldw, 0.0f, r->out + j0, r->OC);
-        break;
-    }
+    case RK_PANELS: panels_cols(r, j0, j1); break;
     }
     ops_probe_chunk(r->probe);
 }
@@ -108,66 +135,29 @@ static void rows_chunk(void *arg, size_t c) {
  * back-to-back jobs, and its join never waits for a worker that has no core (docs/KERNELS.md, "The
  * decode step in the four benchmark cases", has the measurement). The training step does not use
  * these kernels. */
-static void run_chunks(float *out, const float *inp, const float *weight, const float *weight_t, const float *bias,
-                       size_t N, size_t IC, size_t OC, int kernel, gemm_small_isa isa) {
-    const size_t chunks = (OC + LR_COLS - 1) / LR_COLS, macs = N * IC * OC;
+static void run_chunks(float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
+                       size_t OC, int kernel, gemm_small_isa isa) {
+    const size_t cols = kernel == RK_PANELS ? panel_cols(N, OC) : LR_COLS;
+    const size_t chunks = (OC + cols - 1) / cols, macs = N * IC * OC;
     const int team = macs < LR_PAR_MIN_MACS ? 1 : ops_team_long(macs);
     ops_probe probe;
     ops_probe_begin(&probe, team);
-    rows_job r = {out, inp, weight, bias, N, IC, OC, weight_t, kernel, isa, &probe};
+    rows_job r = {out, inp, weight, bias, N, IC, OC, cols, kernel, isa, &probe};
     probe.got = ops_pool_run(chunks, team, rows_chunk, &r);
     ops_probe_end(&probe, chunks, macs);
 }
 
 void linear_rows_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
                          size_t OC) {
-    run_chunks(out, inp, weight, NULL, bias, N, IC, OC, kern->isa == OPS_ISA_AVX512 ? RK_AVX512 : RK_PLAIN, GEMM_SMALL_NONE);
+    run_chunks(out, inp, weight, bias, N, IC, OC, kern->isa == OPS_ISA_AVX512 ? RK_AVX512 : RK_PLAIN, GEMM_SMALL_NONE);
 }
 
-void linear_panels_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N, size_t IC,
-                           size_t OC) {
+void linear_panels_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                           size_t IC, size_t OC) {
     const gemm_small_isa isa = gemm_small_active(kern);
     if (isa == GEMM_SMALL_NONE) { /* no AVX2+FMA, or the small kernels are off: the dot-product kernels */
         linear_rows_forward(kern, out, inp, weight, bias, N, IC, OC);
         return;
     }
-    run_chunks(out, inp, weight, NULL, bias, N, IC, OC, RK_PANELS, isa);
-}
-
-void linear_panels_forward_t(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *weight_t,
-                             const float *bias, size_t N, size_t IC, size_t OC) {
-    const gemm_small_isa isa = gemm_small_active(kern);
-    if (isa == GEMM_SMALL_NONE) { /* no AVX2+FMA in the table, or the small kernels off */
-        linear_rows_forward(kern, out, inp, weight, bias, N, IC, OC);
-        return;
-    }
-    run_chunks(out, inp, NULL, weight_t, bias, N, IC, OC, RK_PANELS, isa);
-}
-
-/* Rows 32·c .. 32·c + 31 of the weight, transposed: chunk c of linear_weight_transpose's job. */
-typedef struct {
-    float *weight_t;
-    const float *weight;
-    size_t OC, IC;
-    int avx2; /* gemm_small's 8 × 8 AVX2 transposes (the panels' own packing), else plain loops */
-} transpose_job;
-
-static void transpose_chunk(void *arg, size_t c) {
-    const transpose_job *t = arg;
-    const size_t j0 = c * 32, nj = t->OC - j0 < 32 ? t->OC - j0 : 32;
-    if (t->avx2) {
-        gemm_small_pack_bt_avx2(t->weight_t + j0, t->OC, t->weight + j0 * t->IC, t->IC, nj, t->IC);
-        return;
-    }
-    for (size_t k = 0; k < t->IC; k++)
-        for (size_t j = j0; j < j0 + nj; j++) t->weight_t[k * t->OC + j] = t->weight[j * t->IC + k];
-}
-
-void linear_weight_transpose(const ops_kernels *kern, float *weight_t, const float *weight, size_t OC, size_t IC) {
-    transpose_job t = {weight_t, weight, OC, IC, kern->isa >= OPS_ISA_AVX2};
-    ops_pool_run((OC + 31) / 32, ops_team(OC * IC), transpose_chunk, &t);
-}
-
-int linear_panels_t_use(const ops_kernels *kern, size_t kernel_rows) {
-    return kernel_rows > linear_rows_max(kern) && kernel_rows <= linear_panels_max(kern);
+    run_chunks(out, inp, weight, bias, N, IC, OC, RK_PANELS, isa);
 }

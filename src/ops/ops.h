@@ -50,39 +50,19 @@ void linear_rows_forward(const ops_kernels *kern, float *out, const float *inp, 
 
 /** linear_forward by the small-product kernel (gemm_small.h: outer-product register tiles of 12 × 32
  * with AVX-512, 6 × 16 with AVX2+FMA, the same bits with either), called directly (no
- * GEMM_SMALL_MAX_MACS cap), parallel over the same fixed blocks of 64 output columns, each panel of
- * the weight (32 or 16 columns) copied transposed onto the stack once per call: every
- * output is one FMA chain over k in order (per chunk of GEMM_SMALL_KC), bias[j] added with the first
- * chunk (the bits of linear_forward's tiled product, gemm_small_bias), so a row's
- * bits depend neither on the other rows nor on N nor on the thread count. For the 9–128 rows of a
- * batched decoding step, where it is faster than the dot-product kernel (docs/KERNELS.md, "Batched
- * steps"). Agrees with linear_forward to rounding (test_linear_rows). Without AVX2+FMA, or with
- * the small kernels off (a kernel table whose gemm is BLIS), it is linear_rows_forward. No
- * allocation (gemm_small's ~48 KiB of stack per thread). */
+ * GEMM_SMALL_MAX_MACS cap) on the transposed product outᵀ = weight · inpᵀ: the weight is read in
+ * place (never copied: no transposed copy of it is kept anywhere), the few input rows are copied
+ * transposed onto the stack as gemm_small's panels; parallel over chunks of output columns (up to
+ * 512, src/ops/linear_rows.c). Every output is one FMA chain over k in order (per chunk of
+ * GEMM_SMALL_KC), bias[j] added with the first chunk (the bits of linear_forward's tiled product,
+ * gemm_small_bias), so a row's bits depend neither on the other rows nor on N nor on the thread
+ * count. For the 9–128 rows of a batched decoding step, where it is faster than the dot-product
+ * kernel (docs/KERNELS.md, "Batched steps"). Agrees with linear_forward to rounding
+ * (test_linear_rows). Without AVX2+FMA, or with the small kernels off (a kernel table whose gemm is
+ * BLIS), it is linear_rows_forward. No allocation (gemm_small's ~48 KiB and a 32 KiB block of
+ * stack per thread). */
 void linear_panels_forward(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *bias, size_t N,
                            size_t IC, size_t OC);
-
-/** linear_panels_forward from the weight already transposed: weight_t (IC, OC) row-major, =
- * weight (OC, IC)ᵀ (linear_weight_transpose). The same bits as linear_panels_forward(weight) — the
- * kernel reads the panels in place instead of copying them transposed at every call, which cost
- * more than the products at a decoding step's 9–128 rows (docs/KERNELS.md, "Decoding"). Should the
- * small kernels be off (a table without them), it is
- * linear_rows_forward(weight). No allocation. */
-void linear_panels_forward_t(const ops_kernels *kern, float *out, const float *inp, const float *weight, const float *weight_t,
-                             const float *bias, size_t N, size_t IC, size_t OC);
-
-/** weight_t (IC, OC) = weight (OC, IC)ᵀ, parallel over blocks of 32 rows of the weight, each by
- * gemm_small's 8 × 8 AVX2 transposes where the CPU has AVX2+FMA (plain loops otherwise); exact (a
- * copy); no allocation. */
-void linear_weight_transpose(const ops_kernels *kern, float *weight_t, const float *weight, size_t OC, size_t IC);
-
-/** 1 if a decoding call whose steps start with kernel_rows rows should transpose its weights once
- * and run every step's products by linear_panels_forward_t: where linear_forward_rows would take
- * the panels (linear_rows_max() < kernel_rows <= linear_panels_max()), so the bits are those of
- * linear_forward_rows. Not below: the transposition, once per call (~5 M floats for the README's
- * model), costs more than the panels gain over a sentence's steps at 2–8 rows (docs/KERNELS.md,
- * "Batched steps"). */
-int linear_panels_t_use(const ops_kernels *kern, size_t kernel_rows);
 
 /** The most rows linear_forward sends to linear_rows_forward on this CPU: OPS_LINEAR_ROWS_MAX where
  * linear_panels_forward takes over above it; else (no AVX2+FMA, or the small kernels off)

@@ -50,11 +50,13 @@ static void gemm_partial_tile(void) {
 enum { S = 30, MAXO = 40, MAXB = 48 };
 
 /* B sentences of lengths 2 … 28 (so they finish at different steps: max_len_a = 1), decoded with
- * `beam`; compaction on and off must give the same ids, lengths and scores, bit for bit. */
+ * `beam`; compaction on and off, and the encoder run one sentence per pass (encode_tokens 1, as
+ * a batch of long sentences is: ENCODE_TOKENS), must give the same ids, lengths and scores, bit
+ * for bit. */
 static void decode_same(tfm_context *ctx, int B, int beam, int greedy, const char *what) {
-    static int32_t src[MAXB * S], out[2][MAXB * MAXO];
-    static int len[2][MAXB];
-    static double sc[2][MAXB];
+    static int32_t src[MAXB * S], out[3][MAXB * MAXO];
+    static int len[3][MAXB];
+    static double sc[3][MAXB];
     memset(src, 0, sizeof src);
     for (int b = 0; b < B; b++)
         for (int s = 0; s < 2 + (b % 14) * 2; s++) src[b * S + s] = 3 + (b * 7 + s * 3) % 37;
@@ -63,28 +65,34 @@ static void decode_same(tfm_context *ctx, int B, int beam, int greedy, const cha
     dc.lenpen = 0.0f;
     dc.max_len_a = 1.0f;
     dc.max_len_b = 0;
-    for (int k = 0; k < 2; k++) {
-        ctx->decode_compact = k == 0;
+    for (int k = 0; k < 3; k++) {
+        ctx->decode_compact = k != 1;
+        ctx->encode_tokens = k == 2 ? 1 : ENCODE_TOKENS;
         memset(out[k], 0, sizeof out[k]);
         tfm_status st = !greedy ? beam_search_scored(ctx, &dc, B, S, src, out[k], MAXO, len[k], sc[k])
                                 : greedy_search(ctx, &dc, B, S, src, out[k], MAXO, len[k]);
         CHECK(st == TFM_OK, "%s: decoding failed: %s", what, tfm_last_error());
+        CHECK(ctx->acts.B == (k == 2 ? 1 : encode_rows(B, S, ENCODE_TOKENS)), "%s: the encoder ran %d sentences a pass",
+              what, ctx->acts.B);
     }
     ctx->decode_compact = 1;
-    int bad = 0;
-    for (int b = 0; b < B; b++) {
-        const int differ = len[0][b] != len[1][b] ||
-                           memcmp(out[0] + b * MAXO, out[1] + b * MAXO, (size_t)len[0][b] * sizeof(int32_t)) != 0 ||
-                           (!greedy && memcmp(&sc[0][b], &sc[1][b], sizeof(double)) != 0);
-        bad += differ;
-    }
+    ctx->encode_tokens = ENCODE_TOKENS;
+    int bad = 0, bad_group = 0;
+    for (int b = 0; b < B; b++)
+        for (int k = 1; k < 3; k++) {
+            const int differ = len[0][b] != len[k][b] ||
+                               memcmp(out[0] + b * MAXO, out[k] + b * MAXO, (size_t)len[0][b] * sizeof(int32_t)) != 0 ||
+                               (!greedy && memcmp(&sc[0][b], &sc[k][b], sizeof(double)) != 0);
+            *(k == 1 ? &bad : &bad_group) += differ;
+        }
+    CHECK(bad_group == 0, "%s: %d of %d sentences differ when the encoder runs one sentence a pass", what, bad_group, B);
     CHECK(bad == 0, "%s: %d of %d sentences differ with and without compaction", what, bad, B);
 }
 
-/* A call whose rows take the panels decodes from the decoder's weights transposed into the context
- * (kv_cache.wt, generator_t): copied from the model at every call, so after the model changes
- * (here: every decoder FFN's W_1 and the generator negated) the same context decodes what a fresh
- * context decodes — and something else than before the change (else the check would be empty). */
+/* A call whose rows take the panels reads the model's weights in place (until 2026-12-03 it read
+ * copies transposed into the context at every call): after the model changes (here: every decoder
+ * FFN's W_1 and the generator negated) the same context decodes what a fresh context decodes — and
+ * something else than before the change (else the check would be empty). */
 static void weights_changed(tfm_model *m, tfm_context *ctx) {
     enum { B = 12 };
     static int32_t src[B * S], out[3][B * MAXO];
@@ -94,7 +102,7 @@ static void weights_changed(tfm_model *m, tfm_context *ctx) {
         for (int s = 0; s < 2 + b; s++) src[b * S + s] = 3 + (b * 5 + s * 7) % 37;
     tfm_decode_config dc = tfm_decode_config_default();
     dc.max_len_a = 1.0f, dc.max_len_b = 4;
-    CHECK(linear_panels_t_use(KERN, B) || !linear_panels_max(KERN), "12 rows take the transposed panels");
+    CHECK((B > linear_rows_max(KERN) && B <= linear_panels_max(KERN)) || !linear_panels_max(KERN), "12 rows take the panels");
     CHECK(tfm_model_translate(ctx, &dc, B, S, src, out[0], MAXO, len[0]) == TFM_OK, "before: %s", tfm_last_error());
     const tfm_config *c = &m->cfg;
     model_desc md;
@@ -147,8 +155,7 @@ static void reserve_up_front(tfm_context *ctx) {
         dc.beam = beam;
         CHECK(tfm_context_reserve_decode(ctx, &dc, B, S) == TFM_OK, "reserve: %s", tfm_last_error());
         /* an arena only grows (freed and allocated bigger): its capacity shows any regrowth */
-        const size_t cache = ctx->cache.arena.cap, wt = ctx->cache.wt_arena.cap, act = ctx->act_arena.cap;
-        CHECK(wt > 0 || !linear_panels_t_use(&ctx->kernels, (size_t)B * (size_t)beam), "beam %d: transposed weights reserved", beam);
+        const size_t cache = ctx->cache.arena.cap, act = ctx->act_arena.cap;
         for (int n = 2; n <= B; n += 5) /* 2, 7 and 12 sentences of 3 … S tokens: within the reserve */
             for (int w = 3; w <= S; w += 9) {
                 memset(src, 0, sizeof src);
@@ -157,9 +164,8 @@ static void reserve_up_front(tfm_context *ctx) {
                 CHECK(tfm_model_translate(ctx, &dc, n, w, src, out, MAXO, len) == TFM_OK, "translate: %s",
                       tfm_last_error());
             }
-        CHECK(ctx->cache.arena.cap == cache && ctx->cache.wt_arena.cap == wt && ctx->act_arena.cap == act,
-              "beam %d: a call within the reserve reallocated the KV cache, the transposed weights or the workspace",
-              beam);
+        CHECK(ctx->cache.arena.cap == cache && ctx->cache.arena.cap > 0 && ctx->act_arena.cap == act,
+              "beam %d: a call within the reserve reallocated the KV cache or the workspace", beam);
     }
 }
 

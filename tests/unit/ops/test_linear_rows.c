@@ -74,24 +74,6 @@ static void one_of(linear_fn fn, int panels, size_t N, size_t IC, size_t OC, int
         CHECK(memcmp(o1, o2, N * OC * sizeof *o1) == 0, "panels N %zu IC %zu OC %zu: not the tiled product's bits", N, IC,
               OC);
     }
-    if (panels && linear_panels_max(KERN) > 0) { /* from the transposed weight: the same bits, both ISAs */
-        float *wt = malloc(OC * IC * sizeof *wt);
-        linear_weight_transpose(KERN, wt, w, OC, IC);
-        int bad_t = 0;
-        for (size_t j = 0; j < OC; j++)
-            for (size_t k = 0; k < IC; k++) bad_t += wt[k * OC + j] != w[j * IC + k];
-        CHECK(bad_t == 0, "linear_weight_transpose OC %zu IC %zu: %d misplaced", OC, IC, bad_t);
-        for (int isa = KERN->isa == OPS_ISA_AVX512; isa >= 0; isa--) {
-            const ops_kernels table = test_kernels_with(isa ? OPS_ISA_AVX512 : OPS_ISA_AVX2, 0);
-            test_kernels_use(&table);
-            memset(o2, 0xff, N * OC * sizeof *o2);
-            linear_panels_forward_t(KERN, o2, x, w, wt, bias, N, IC, OC);
-            CHECK(memcmp(o1, o2, N * OC * sizeof *o1) == 0, "panels_t (%s) N %zu IC %zu OC %zu: not the panels' bits",
-                  isa ? "AVX-512" : "AVX2", N, IC, OC);
-        }
-        test_kernels_use(saved);
-        free(wt);
-    }
     free(x), free(w), free(b), free(ref), free(o1), free(o2);
 }
 
