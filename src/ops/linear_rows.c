@@ -89,10 +89,24 @@ typedef struct {
  * out = bias + inp · weightᵀ (test_linear_rows). */
 #define LR_PANEL_FLOATS 8192 /* outᵀ of a chunk and block of rows: 32 KiB of stack */
 #define LR_PANEL_ROWS 128    /* input rows per block */
+/* Above this many rows the chunk runs the product the other way round, out = inp · weight[j0..j1)ᵀ
+ * with the weight's 32-column panels copied transposed (once per chunk of IC), the input rows read
+ * in place: the same sums, so the same bits. Copying the input rows instead costs N / cols copies
+ * per weight element (cols = LR_PANEL_FLOATS / N: 2 at 128 rows, 18 % of a beam-4 batch-32
+ * profile), the weight's panels one (docs/KERNELS.md, "Batched steps without weight copies"). */
+#define LR_PANEL_T_ROWS 64
 
 static void panels_cols(const rows_job *r, size_t j0, size_t j1) {
     _Alignas(64) float ct[LR_PANEL_FLOATS];
     const size_t nj = j1 - j0, IC = r->IC, OC = r->OC;
+    if (r->N > LR_PANEL_T_ROWS) { /* out[:, j0..j1) = bias + inp · weight[j0..j1)ᵀ: the weight's panels copied */
+        if (r->bias)
+            gemm_small_bias(r->isa, 0, 1, r->N, nj, IC, 1.0f, r->inp, IC, r->weight + j0 * IC, IC, r->bias + j0, r->out + j0,
+                            OC);
+        else
+            gemm_small(r->isa, 0, 1, r->N, nj, IC, 1.0f, r->inp, IC, r->weight + j0 * IC, IC, 0.0f, r->out + j0, OC);
+        return;
+    }
     for (size_t n0 = 0; n0 < r->N; n0 += LR_PANEL_ROWS) {
         const size_t nb = r->N - n0 < LR_PANEL_ROWS ? r->N - n0 : LR_PANEL_ROWS;
         if (r->bias)
@@ -109,6 +123,7 @@ static void panels_cols(const rows_job *r, size_t j0, size_t j1) {
  * 512, fewer while that leaves under 4 chunks for the team (halved down to 64). Any split gives the
  * same bits. */
 static size_t panel_cols(size_t N, size_t OC) {
+    if (N > LR_PANEL_T_ROWS) return LR_COLS;
     const size_t nb = N < LR_PANEL_ROWS ? (N > 0 ? N : 1) : LR_PANEL_ROWS;
     size_t cols = LR_PANEL_FLOATS / nb / 16 * 16;
     if (cols > 512) cols = 512;
