@@ -175,7 +175,9 @@ static void check_decode(const char *tfm, const char *dir) {
  * the estimate counts tokens, not bytes, so the run is allowed under a --max-memory of 1.5 × its
  * peak RSS, where a bound of bytes + 1 per source (the old estimate, about 4 × the tokens) would
  * refuse it. Greedy, 64 sentences a batch, d_model 64 with 8 heads: the encoder's attention
- * (rows · heads · S²) is the largest part. */
+ * (rows · heads · S²) was the largest part until the KV cache's encoder ran in groups of
+ * ENCODE_TOKENS (2026-12-03); now the program's own TFM_MEMORY_BASE_BYTES is, which this case
+ * showed 5 MiB short (ratio 0.795). */
 static void check_decode_words(const char *tfm, const char *dir) {
     tfm_tokenizer *tok = NULL;
     uint8_t *blob = NULL;
