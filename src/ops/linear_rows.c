@@ -95,11 +95,18 @@ typedef struct {
  * per weight element (cols = LR_PANEL_FLOATS / N: 2 at 128 rows, 18 % of a beam-4 batch-32
  * profile), the weight's panels one (docs/KERNELS.md, "Batched steps without weight copies"). */
 #define LR_PANEL_T_ROWS 64
+/* At this many rows or fewer too: a vector of the transposed product then holds N of its 16
+ * lanes, where the weight's copied panels keep every lane busy (256 × 8,000 at 4 rows, 2 threads:
+ * 26 against 33 GFLOP/s; 9 rows and up the transposed product is ahead, 74 against 64 at 12). */
+#define LR_PANEL_T_MIN_ROWS 8
+
+/* 1 if a panels product of N rows runs transposed (panels_cols). */
+static int panel_transposed(size_t N) { return N > LR_PANEL_T_MIN_ROWS && N <= LR_PANEL_T_ROWS; }
 
 static void panels_cols(const rows_job *r, size_t j0, size_t j1) {
     _Alignas(64) float ct[LR_PANEL_FLOATS];
     const size_t nj = j1 - j0, IC = r->IC, OC = r->OC;
-    if (r->N > LR_PANEL_T_ROWS) { /* out[:, j0..j1) = bias + inp · weight[j0..j1)ᵀ: the weight's panels copied */
+    if (!panel_transposed(r->N)) { /* out[:, j0..j1) = bias + inp · weight[j0..j1)ᵀ: the weight's panels copied */
         if (r->bias)
             gemm_small_bias(r->isa, 0, 1, r->N, nj, IC, 1.0f, r->inp, IC, r->weight + j0 * IC, IC, r->bias + j0, r->out + j0,
                             OC);
@@ -123,7 +130,7 @@ static void panels_cols(const rows_job *r, size_t j0, size_t j1) {
  * 512, fewer while that leaves under 4 chunks for the team (halved down to 64). Any split gives the
  * same bits. */
 static size_t panel_cols(size_t N, size_t OC) {
-    if (N > LR_PANEL_T_ROWS) return LR_COLS;
+    if (!panel_transposed(N)) return LR_COLS;
     const size_t nb = N < LR_PANEL_ROWS ? (N > 0 ? N : 1) : LR_PANEL_ROWS;
     size_t cols = LR_PANEL_FLOATS / nb / 16 * 16;
     if (cols > 512) cols = 512;

@@ -53,8 +53,8 @@ void linear_rows_forward(const ops_kernels *kern, float *out, const float *inp, 
  * GEMM_SMALL_MAX_MACS cap) on the transposed product outᵀ = weight · inpᵀ: the weight is read in
  * place (never copied: no transposed copy of it is kept anywhere), the few input rows are copied
  * transposed onto the stack as gemm_small's panels; parallel over chunks of output columns (up to
- * 512, src/ops/linear_rows.c). Above 64 rows each chunk runs out = inp · weightᵀ instead, the
- * weight's 32-column panels copied transposed, the rows read in place. Every output is one FMA chain over k in order (per chunk of
+ * 512, src/ops/linear_rows.c). Above 64 rows and at 8 or fewer each chunk runs out = inp · weightᵀ
+ * instead, the weight's 32-column panels copied transposed, the rows read in place. Every output is one FMA chain over k in order (per chunk of
  * GEMM_SMALL_KC), bias[j] added with the first chunk (the bits of linear_forward's tiled product,
  * gemm_small_bias), so a row's bits depend neither on the other rows nor on N nor on the thread
  * count. For the 9–128 rows of a batched decoding step, where it is faster than the dot-product
