@@ -117,12 +117,22 @@ def fig():
     return plt.figure(figsize=(FIG_W / DPI, FIG_H / DPI), dpi=DPI)
 
 
-def label_axes(ax, xlabel, ylabel, title):
+RELATIVE = ("shaw", "t5", "rope", "alibi")
+
+
+def style(variants, v):
+    """One colour per encoding across the figures (tab20: the default cycle has 10 colours for 11
+    encodings); dashed lines for the relative encodings, solid for the absolute ones and none."""
+    return {"color": plt.cm.tab20(variants.index(v) % 20),
+            "ls": "--" if v.split(":")[0] in RELATIVE else "-"}
+
+
+def label_axes(ax, xlabel, ylabel, title, legend=True, loc="best"):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, ncol=2)
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, ncol=2, loc=loc)
 
 
 def save(f, path):
@@ -242,20 +252,20 @@ def main():
             xs.append((lo + hi) / 2)
             ys.append(sum(vals) / len(vals))
             es.append((max(vals) - min(vals)) / 2)
-        ax1.errorbar(xs, ys, yerr=es, marker="o", ms=3, capsize=2, label=v)
+        ax1.errorbar(xs, ys, yerr=es, marker="o", ms=3, capsize=2, label=v, **style(variants, v))
         ks, cy = [1, 2, 4, 8], []
         for k in ks:
             vals = [r["bleu"] if k == 1 else r[f"cat{k}"] for r in rs]
             vals = [x for x in vals if x is not None]
             cy.append(sum(vals) / len(vals) if vals else float("nan"))
-        ax2.plot(ks, cy, marker="o", ms=3, label=v)
+        ax2.plot(ks, cy, marker="o", ms=3, label=v, **style(variants, v))
     ax1.axvline(L, color="k", ls="--", lw=1)
     ax1.text(L, ax1.get_ylim()[1], f" training cap L = {L}", va="top", fontsize=8)
     label_axes(ax1, "source length (subword tokens, bucket midpoint)", "BLEU (held-out verses)",
-               "BLEU vs source length")
+               "BLEU vs source length", legend=False)  # the right panel's legend serves both
     ax2.set_xscale("log", base=2)
     ax2.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
-    label_axes(ax2, "consecutive verses joined", "BLEU", "concatenated held-out verses")
+    label_axes(ax2, "consecutive verses joined", "BLEU", "concatenated held-out verses", loc="upper right")
     save(f, os.path.join(out, "fig", "bleu_vs_length.png"))
 
     f = fig()
@@ -269,7 +279,8 @@ def main():
                 xs.append(k * C)
                 ys.append(sum(vals) / len(vals))
         if xs:
-            ax.plot(xs, ys, marker="o", ms=3, label=v + (" (N/A past its table)" if v.startswith("learned") else ""))
+            ax.plot(xs, ys, marker="o", ms=3, label=v + (" (N/A past its table)" if v.startswith("learned") else ""),
+                    **style(variants, v))
     ax.axvline(C, color="k", ls="--", lw=1)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -287,7 +298,7 @@ def main():
             y = np.mean([c[:n] for c in curves], axis=0)
             win = 8 if n > 64 else 1
             ys = np.convolve(y, np.ones(win) / win, mode="valid")
-            ax.plot(np.arange(len(ys)) + (win - 1) / 2, ys, lw=1, label=v)
+            ax.plot(np.arange(len(ys)) + (win - 1) / 2, ys, lw=1, label=v, **style(variants, v))
     ax.axvline(C, color="k", ls="--", lw=1)
     label_axes(ax, f"position (tokens after BOS; training context C = {C})",
                "mean loss (nats/token, 8-position moving average)",
