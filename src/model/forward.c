@@ -60,7 +60,7 @@ static void stack_forward(tfm_context *ctx, const model_desc *md, dropper *dr, i
     dropper_apply(dr, A->x0, A->x0_drop, N * d);
     const stack_acts *M = sd->memory >= 0 ? &ctx->acts.stack[sd->memory] : NULL;
     layer_call c = {cfg, pe, sp, &sd->block, B, T, 0, A->pad, T, M ? (size_t)M->T : 0, M ? M->pad : NULL,
-                    NULL, NULL, 0, &ctx->kernels, !ctx->kernels.fused_layers, NULL, 0};
+                    NULL, NULL, 0, &ctx->kernels, !ctx->kernels.fused_layers, NULL, 0, NULL, NULL};
     const float *x = A->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         layer_acts *L = &A->layers[l];
@@ -144,7 +144,9 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     const tfm_config *cfg = &m->cfg;
     kv_cache *c = &ctx->cache;
     const size_t B = (size_t)c->B, d = (size_t)cfg->d_model, t = (size_t)c->len, cap = (size_t)c->cap_T;
-    TFM_ASSERT(c->len < c->cap_T);
+    const int32_t *rp = c->ragged ? c->row_len : NULL; /* rows at their own positions (kv_cache_ragged) */
+    TFM_ASSERT(rp || c->len < c->cap_T);
+    for (size_t b = 0; rp && b < B; b++) TFM_ASSERT(rp[b] < c->cap_T);
     model_desc md;
     model_describe(cfg, &md);
     const int s = md.out_stack;
@@ -152,14 +154,19 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
     const stack_params *sp = &m->p.stack[s];
     const pe_kind *pe = pe_of(cfg);
     dropper dr = {NULL, 0};
-    stack_embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0, tokens, tokens_stride, B, 1, d, t);
+    if (rp) /* each row at its own position */
+        for (size_t b = 0; b < B; b++)
+            stack_embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0 + b * d, tokens + b * tokens_stride, tokens_stride, 1,
+                        1, d, (size_t)rp[b]);
+    else
+        stack_embed(cfg, pe, sp, &ctx->pe.stack[s], c->x0, tokens, tokens_stride, B, 1, d, t);
     /* the batched pass's layer code with T = 1 at pos0 = t: keys and values from the cache */
     /* row b reads memory row mem_row[b]: its sentence's (beams), after kv_cache_compact */
     /* the linear layers' kernels are those of the rows the call started with (B_start), so rows
      * kv_cache_compact keeps decode with the same kernels, bit for bit, as before it */
     const size_t kr = (size_t)c->B_start;
     layer_call call = {cfg, pe, sp, &sd->block, B, 1, t, NULL, 0, (size_t)c->S, c->mem_pad, NULL, NULL, cap * cfg_kv_dim(cfg),
-                       &ctx->kernels, !ctx->kernels.fused_layers, c->mem_row, kr};
+                       &ctx->kernels, !ctx->kernels.fused_layers, c->mem_row, kr, rp, rp ? c->row_slot : NULL};
     const float *x = c->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         call.cache_k = c->self_k[l];
@@ -173,5 +180,8 @@ void model_decode_step(tfm_context *ctx, const int32_t *tokens, size_t tokens_st
         stack_final_norm(cfg, c->out, c->out_mean, c->out_rstd, x, sp, B, d);
     linear_forward_rows(kern, c->logits, c->out, m->p.generator_weight, m->p.generator_bias, B, d, (size_t)cfg->tgt_vocab,
                         kr);
-    c->len++;
+    if (rp)
+        for (size_t b = 0; b < B; b++) c->row_len[b]++;
+    else
+        c->len++;
 }

@@ -25,11 +25,15 @@ static void layout(const tfm_config *cfg, int Bmi, int beams, int Si, int cap, t
     c->mem_pad = arena_take_bytes(a, Bm * S);
     c->mem_row = arena_take_bytes(a, B * sizeof(int32_t)); /* also for greedy: kv_cache_compact */
     c->slot = arena_take_bytes(a, B * sizeof(int32_t));
+    c->row_len = arena_take_bytes(a, B * sizeof(int32_t)); /* ragged caches (kv_cache_ragged) */
+    c->row_slot = arena_take_bytes(a, B * sizeof(int32_t));
     c->cp_dst = arena_take_bytes(a, B * sizeof *c->cp_dst);
     c->cp_src = arena_take_bytes(a, B * sizeof *c->cp_src);
     c->x0 = arena_take_f32(a, B * d);
     /* a decoding step's activations: not a training layout, so no table chooses anything here */
     layer_acts_layout(ops_kernels_tuned(), cfg, &sd->block, B, 1, T, S, 0, 0, a, &c->step);
+    if (pe_of(cfg)->bias_forward) /* one bias per row: rows at different positions (layer_call.row_pos) */
+        c->step.self_attn.bias = arena_take_f32(a, B * (size_t)cfg->n_heads * T);
     c->out = arena_take_f32(a, B * d);
     c->out_mean = arena_take_f32(a, B);
     c->out_rstd = arena_take_f32(a, B);
@@ -83,6 +87,7 @@ tfm_status kv_cache_reserve_beams(tfm_context *ctx, int B_mem, int beams, int S,
     c->S = S;
     c->cap_T = cap_T;
     c->len = 0;
+    c->ragged = 0;
     TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)cap_T, 0)); /* positions 0..cap_T−1 are decoded */
     /* the encoder runs on the B_mem sentences, a group of them at a time (model_decode_start) */
     return context_reserve_encode(ctx, B_mem, S);
@@ -99,6 +104,7 @@ void kv_cache_reorder(tfm_context *ctx, const int *rows) {
     kv_cache *c = &ctx->cache;
     const size_t B = (size_t)c->B, T = (size_t)c->cap_T, d = cfg_kv_dim(&m->cfg); /* a cached key's width */
     const size_t n = (size_t)c->len * d; /* only the first len positions of a row matter */
+    TFM_ASSERT(!c->ragged); /* beams: every row at one position */
     /* A kept row (rows[b] == b) is never written, so it can be read in place; a source that moves
      * itself is staged in tmp (slot) before any row is written. */
     int32_t *slot = c->slot;
@@ -137,9 +143,73 @@ void kv_cache_reorder(tfm_context *ctx, const int *rows) {
     }
 }
 
+void kv_cache_ragged(tfm_context *ctx) {
+    kv_cache *c = &ctx->cache;
+    TFM_ASSERT(c->beams == 1 && c->B_mem == c->B_start);
+    c->ragged = 1;
+    c->B = 0;
+    c->len = 0;
+    for (int r = 0; r < c->B_start; r++) c->row_len[r] = 0, c->row_slot[r] = -1, c->mem_row[r] = 0;
+}
+
+void kv_cache_add_row(tfm_context *ctx, int slot, int len) {
+    kv_cache *c = &ctx->cache;
+    TFM_ASSERT(c->ragged && c->B < c->B_start && slot >= 0 && slot < c->B_start && len >= 0 && len < c->cap_T);
+    for (int b = 0; b < c->B; b++) TFM_ASSERT(c->row_slot[b] != slot);
+    c->row_slot[c->B] = slot;
+    c->row_len[c->B] = len;
+    c->mem_row[c->B] = 0;
+    c->B++;
+}
+
+tfm_status kv_cache_grow(tfm_context *ctx, int cap_T) {
+    const tfm_config *cfg = &ctx->m->cfg;
+    kv_cache *c = &ctx->cache;
+    RETURN_IF(!c->ragged || cap_T > cfg->max_len, TFM_ERR_INVALID_ARG,
+              "KV cache: growing to %d positions needs a ragged cache and at most max_len (%d)", cap_T, cfg->max_len);
+    if (cap_T <= c->cap_T) return TFM_OK;
+    RETURN_IF(tfm_model_estimate_bytes(cfg, c->B_start, c->S, cap_T) == 0, TFM_ERR_NOMEM,
+              "a KV cache of %d x %d positions is too large to lay out", c->B_start, cap_T);
+    TRY(pe_states_reserve(&ctx->pe, cfg, (size_t)cap_T, 0));
+    kv_cache n = *c; /* the new layout; the prefill workspace stays */
+    tfm_arena counter = {NULL, 0, 0};
+    layout(cfg, c->B_mem, c->beams, c->S, cap_T, &counter, &n);
+    TRY(arena_init(&n.arena, counter.used, "the KV cache"));
+    layout(cfg, c->B_mem, c->beams, c->S, cap_T, &n.arena, &n);
+    const size_t kvd = cfg_kv_dim(cfg), d = (size_t)cfg->d_model, R = (size_t)c->B_start, Bm = (size_t)c->B_mem;
+    const size_t S = (size_t)c->S, old_T = (size_t)c->cap_T, T = (size_t)cap_T;
+    model_desc md;
+    model_describe(cfg, &md);
+    for (int l = 0; l < md.stack[md.out_stack].n_layers; l++) {
+        for (int b = 0; b < c->B; b++) { /* each row's cached positions, in its slot */
+            const size_t slot = (size_t)c->row_slot[b], len = (size_t)c->row_len[b] * kvd;
+            memcpy(n.self_k[l] + slot * T * kvd, c->self_k[l] + slot * old_T * kvd, len * sizeof(float));
+            memcpy(n.self_v[l] + slot * T * kvd, c->self_v[l] + slot * old_T * kvd, len * sizeof(float));
+        }
+        if (c->cross_kv[l]) memcpy(n.cross_kv[l], c->cross_kv[l], Bm * S * 2 * d * sizeof(float));
+    }
+    memcpy(n.mem_pad, c->mem_pad, Bm * S);
+    memcpy(n.mem_row, c->mem_row, R * sizeof(int32_t));
+    memcpy(n.row_len, c->row_len, R * sizeof(int32_t));
+    memcpy(n.row_slot, c->row_slot, R * sizeof(int32_t));
+    arena_free(&c->arena);
+    n.cap_T = cap_T;
+    *c = n;
+    return TFM_OK;
+}
+
 void kv_cache_compact(tfm_context *ctx, const int *keep, int n) {
     kv_cache *c = &ctx->cache;
-    TFM_ASSERT(n >= 1 && n <= c->B);
+    TFM_ASSERT(n >= (c->ragged ? 0 : 1) && n <= c->B);
+    if (c->ragged) { /* the rows' slots and lengths move; their keys stay where they are */
+        for (int j = 0; j < n; j++) {
+            TFM_ASSERT(keep[j] >= j && keep[j] < c->B && (j == 0 || keep[j] > keep[j - 1]));
+            c->row_slot[j] = c->row_slot[keep[j]];
+            c->row_len[j] = c->row_len[keep[j]];
+        }
+        c->B = n;
+        return;
+    }
     const size_t T = (size_t)c->cap_T, d = cfg_kv_dim(&ctx->m->cfg), len = (size_t)c->len * d; /* a cached key's width */
     model_desc md;
     model_describe(&ctx->m->cfg, &md);
@@ -161,3 +231,7 @@ void kv_cache_compact(tfm_context *ctx, const int *keep, int n) {
 float *kv_cache_logits(tfm_context *ctx) { return ctx->cache.logits; }
 
 int kv_cache_rows(const tfm_context *ctx) { return ctx->cache.B; }
+
+int kv_cache_positions(const tfm_context *ctx) { return ctx->cache.cap_T; }
+
+const int32_t *kv_cache_row_slots(const tfm_context *ctx) { return ctx->cache.row_slot; }

@@ -90,8 +90,20 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
     const size_t kvd = cfg_kv_dim(cfg), w = d + 2 * kvd;
     const mha_params *p = &W->self_attn;
     linear(c, a->qkv, x, p->in_proj_weight, p->in_proj_bias, N, d, w);
-    if (c->pe->qk_forward) c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv, w, B, T, H, dk, c->pos0);
-    const size_t S = c->pos0 + T; /* keys per row */
+    const int32_t *rp = c->row_pos; /* rows at their own positions (T = 1): each row's hooks alone */
+    TFM_ASSERT(!rp || (T == 1 && c->cache_k && c->cache_row));
+    size_t S = c->pos0 + T; /* keys per row (with rp: the most a row has) */
+    if (rp) {
+        S = 0;
+        for (size_t b = 0; b < B; b++) S = (size_t)rp[b] + 1 > S ? (size_t)rp[b] + 1 : S;
+    }
+    if (c->pe->qk_forward) {
+        if (rp)
+            for (size_t b = 0; b < B; b++)
+                c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv + b * w, w, 1, 1, H, dk, (size_t)rp[b]);
+        else
+            c->pe->qk_forward(c->cfg, &c->sp->pe, a->qkv, w, B, T, H, dk, c->pos0);
+    }
     attn_args args = attn_args_make(kern, B, T, S, H, dk, w, w);
     args.kv_heads = kvd / dk;
     const float *k = a->qkv + d, *v = a->qkv + d + kvd;
@@ -99,7 +111,8 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
         for (size_t b = 0; b < B; b++)
             for (size_t t = 0; t < T; t++) {
                 const float *row = a->qkv + (b * T + t) * w;
-                const size_t at = b * c->cache_bstride + (c->pos0 + t) * kvd;
+                const size_t cb = rp ? (size_t)c->cache_row[b] : b; /* the row's slot */
+                const size_t at = cb * c->cache_bstride + ((rp ? (size_t)rp[b] : c->pos0) + t) * kvd;
                 memcpy(c->cache_k + at, row + d, kvd * sizeof(float));
                 memcpy(c->cache_v + at, row + d + kvd, kvd * sizeof(float));
             }
@@ -107,13 +120,22 @@ static void self_attention(dropper *dr, const layer_call *c, mha_acts *a, const 
         v = c->cache_v;
         args.kv_stride = kvd;
         args.kv_bstride = c->cache_bstride;
+        args.kv_row = rp ? c->cache_row : NULL;
     }
     args.key_pad = c->self_pad;
     args.key_pad_bstride = c->self_pad_bstride;
     args.causal = c->bd->self_mask == MASK_CAUSAL;
     args.q_pos0 = c->pos0;
+    args.q_pos = rp;
     if (c->pe->bias_forward) {
-        c->pe->bias_forward(c->cfg, &c->sp->pe, W, c->bd->self_mask, a->bias, H, T, S, c->pos0);
+        if (rp) { /* one bias per row, (H, 1, S) each: a key's bias does not depend on S */
+            for (size_t b = 0; b < B; b++)
+                c->pe->bias_forward(c->cfg, &c->sp->pe, W, c->bd->self_mask, a->bias + b * H * S, H, 1, S,
+                                    (size_t)rp[b]);
+            args.bias_bstride = H * S;
+        } else {
+            c->pe->bias_forward(c->cfg, &c->sp->pe, W, c->bd->self_mask, a->bias, H, T, S, c->pos0);
+        }
         args.bias = a->bias;
         args.bias_hstride = T * S;
         args.bias_tstride = S;

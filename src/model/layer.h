@@ -46,6 +46,15 @@ typedef struct {
     size_t kernel_rows;       /* 0: the linear layers pick their kernel for their own B·T rows; else
                                  for this many (linear_forward_rows): a decoding step passes the rows
                                  its call started with, so the kernel does not change as rows leave */
+    const int32_t *row_pos;   /* nullable (B), a decoding step (T = 1, cache_k set) whose rows sit at
+                                 different positions: row b's query is at position row_pos[b], its
+                                 key/value goes to cache position row_pos[b] and it attends to cache
+                                 positions 0..row_pos[b] (pos0 is not read); the position encoding's
+                                 hooks run once per row at its position, and its bias (if any) is
+                                 one per row, in L->self_attn.bias laid out (B, H, S_self). Row b
+                                 then gets the bits of a call of that row alone at pos0 = row_pos[b] */
+    const int32_t *cache_row; /* with row_pos (B): row b's keys/values are row cache_row[b] of the
+                                 cache (its slot); else row b */
 } layer_call;
 
 /** Runs one block (its sub-layers in order, each in its residual + LayerNorm wrapper) on x

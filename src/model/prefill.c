@@ -59,7 +59,7 @@ void model_prefill_row(tfm_context *ctx, int r, const int32_t *tokens, int P) {
     const tfm_config *cfg = &m->cfg;
     kv_cache *c = &ctx->cache;
     prefill_ws *w = &c->prefill;
-    TFM_ASSERT(r >= 0 && r < c->B && P >= 1 && P <= w->cap_P && P <= c->cap_T);
+    TFM_ASSERT(r >= 0 && r < (c->ragged ? c->B_start : c->B) && P >= 1 && P <= w->cap_P && P <= c->cap_T);
     model_desc md;
     model_describe(cfg, &md);
     const int s = md.out_stack;
@@ -75,7 +75,7 @@ void model_prefill_row(tfm_context *ctx, int r, const int32_t *tokens, int P) {
      * prompt's tokens are all attended to, whatever their ids); the linear layers choose their
      * kernel for their own P rows, so the bits depend on P alone */
     layer_call call = {cfg, pe, sp, &sd->block, 1, T, 0, NULL, 0, 0, NULL, NULL, NULL, bstride,
-                       &ctx->kernels, !ctx->kernels.fused_layers, NULL, 0};
+                       &ctx->kernels, !ctx->kernels.fused_layers, NULL, 0, NULL, NULL};
     const float *x = w->x0;
     for (int l = 0; l < sd->n_layers; l++) {
         call.cache_k = c->self_k[l] + (size_t)r * bstride;

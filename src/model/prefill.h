@@ -30,7 +30,8 @@ size_t model_prefill_bytes(const tfm_config *cfg, int P);
  * whose decoder attends to a memory), TFM_ERR_NOMEM. */
 tfm_status model_prefill_reserve(tfm_context *ctx, int P);
 
-/** Prefills row r of the KV cache (0 <= r < the cache's rows) with tokens[0 .. P) (BOS first when
+/** Prefills row r of the KV cache (0 <= r < the cache's rows; a ragged cache's slot r < B_start,
+ * kv_cache_ragged) with tokens[0 .. P) (BOS first when
  * the caller has one; 1 <= P <= the reserved cap_P): one causal forward of those positions alone
  * (Vaswani et al. 2017, §3.2.3 — the batched pass's layer code, layer_forward, with B = 1, T = P,
  * pos0 = 0, keys and values stored into and read from row r of the cache), so that row r's bits do

@@ -162,13 +162,21 @@ typedef struct {
 
 static void forward_pair(void *arg, size_t pair) {
     const ref_job *j = arg;
-    const attn_args *a = j->a;
+    const size_t b = pair / j->a->H, h = pair % j->a->H;
+    attn_args row; /* a row at its own position (q_pos): the call that row alone would make */
+    if (j->a->q_pos) {
+        row = *j->a;
+        row.q_pos0 = (size_t)j->a->q_pos[b];
+        row.S = row.q_pos0 + row.T;
+        TFM_ASSERT(row.S <= j->a->S);
+    }
+    const attn_args *a = j->a->q_pos ? &row : j->a;
     const ops_kernels *kern = a->kernels;
-    const size_t T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k, b = pair / H, h = pair % H;
+    const size_t T = a->T, S = a->S, H = a->H, d_k = a->d_k, d = H * d_k;
     const float p = a->dropout_p;
     const int drop = p > 0.0f && j->probs_drop != NULL;
     const float keep_scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
-    const size_t off = ((b * H + h) * T) * S; /* first element of this (b, h) in [B,H,T,S] */
+    const size_t off = ((b * H + h) * T) * j->a->S; /* first element of this (b, h) in [B,H,T,S] */
     float *P = j->probs + off;                /* (T, S) */
     const float *Q = j->q + b * a->q_bstride + h * d_k;
     const size_t kb = a->kv_row ? (size_t)a->kv_row[b] : b; /* the row of its keys/values */
@@ -292,7 +300,8 @@ static void backward_pair(void *arg, size_t pair) {
 void attn_backward(float *dq, float *dk, float *dv, float *dprobs, const float *dout, const float *probs,
                    const float *probs_drop, const float *q, const float *k, const float *v, const attn_args *a) {
     const size_t B = a->B, T = a->T, S = a->S, H = a->H, d_k = a->d_k;
-    TFM_ASSERT(a->kv_heads == 0 || a->kv_heads == H); /* grouped-query attention: forward only */
+    /* grouped-query attention and rows at their own positions: forward only */
+    TFM_ASSERT((a->kv_heads == 0 || a->kv_heads == H) && !a->q_pos);
     if (T == 0 || S == 0 || d_k == 0) return; /* no keys: the output was a constant zero */
     const float scale = 1.0f / sqrtf((float)d_k);
     ref_job j = {.a = a, .scale = scale, .dq = dq, .dk = dk, .dv = dv, .dprobs = dprobs, .dout = dout,

@@ -2,6 +2,7 @@
  * sampling configuration, seed and budget, on one KV cache — every row's tokens == tfm_generate of
  * that row alone, bit for bit, for B = 1..8, with and without the cache; rows leave as they finish
  * (budgets 0..12, an on_token stop) without changing the others; bad arguments refused. */
+#include "test_lm.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
@@ -20,26 +21,10 @@ static int on_row(int row, int32_t id, void *user) {
     return row == s->stop_row && s->seen[row] >= s->stop_after;
 }
 
-typedef struct {
-    int n, stop_after;
-} alone_stop;
-
-static int on_one(int32_t id, void *user) {
-    (void)id;
-    alone_stop *s = user;
-    return ++s->n >= s->stop_after;
-}
 
 int main(void) {
-    tfm_config c = tfm_config_default();
-    c.arch = TFM_ARCH_DECODER_ONLY;
-    c.d_model = 16;
-    c.n_heads = 2;
-    c.d_ff = 32;
-    c.n_enc_layers = 0;
-    c.n_dec_layers = 2;
-    c.src_vocab = c.tgt_vocab = V;
-    c.max_len = 14; /* a budget of 12 after a 3-token prompt runs into max_len: 11 tokens at most */
+    /* max_len 14: a budget of 12 after a 3-token prompt runs into max_len: 11 tokens at most */
+    tfm_config c = test_lm_config(V, 14);
     tfm_model *m = NULL;
     tfm_context *ctx = NULL;
     CHECK(tfm_model_create(&c, 7, &m) == TFM_OK && tfm_context_create(m, &ctx) == TFM_OK, "model: %s", tfm_last_error());
@@ -67,9 +52,9 @@ int main(void) {
             for (int b = 0; b < B; b++) {
                 int32_t one[MAXO];
                 int n1 = 0;
-                alone_stop s1 = {0, b == stop.stop_row ? stop.stop_after : 1 << 30};
-                CHECK(tfm_generate(ctx, &sc[b], prompts + b * NP, NP, budget[b], cache, one, MAXO, &n1, on_one, &s1) ==
-                          TFM_OK,
+                test_stop_after s1 = {0, b == stop.stop_row ? stop.stop_after : 1 << 30};
+                CHECK(tfm_generate(ctx, &sc[b], prompts + b * NP, NP, budget[b], cache, one, MAXO, &n1,
+                                   test_stop_after_fn, &s1) == TFM_OK,
                       "alone: %s", tfm_last_error());
                 CHECK(len[b] == n1 && memcmp(out + b * MAXO, one, (size_t)n1 * sizeof *one) == 0,
                       "cache %d, B %d, row %d: %d tokens in the batch, %d alone (or other tokens)", cache, B, b, len[b], n1);

@@ -15,6 +15,7 @@
  *      before (the encoding's tensors and options round-trip through the checkpoint). */
 #include "model_internal.h"
 #include "ops.h"
+#include "test_lm.h"
 #include "test_util.h"
 #include "test_models.h"
 #include "tfm/tfm.h"
@@ -28,10 +29,7 @@
 
 enum { S = 7, MAX_LEN = 12, V = 17, D = 16 };
 
-typedef struct {
-    const char *label;
-    tfm_config c;
-} variant;
+typedef test_pe_variant variant;
 
 static tfm_config small_config(tfm_pe pe) {
     tfm_config c = tfm_config_default();
@@ -186,30 +184,8 @@ static void reload_case(const variant *v, tfm_model *m) {
 int main(void) {
     ops_set_threads(1); /* a tiny model: OpenMP barriers would cost more than the work */
     variant vs[64];
-    int n = 0, n_none = 0;
-    for (int pe = 0; tfm_pe_name((tfm_pe)pe) != NULL && n < 60; pe++) {
-        variant v = {tfm_pe_name((tfm_pe)pe), small_config((tfm_pe)pe)};
-        tfm_status st = tfm_config_validate(&v.c);
-        if (st == TFM_ERR_UNSUPPORTED) {
-            printf("%-22s not in this build\n", v.label);
-            continue;
-        }
-        CHECK(st == TFM_OK, "%s: a small model does not validate: %s", v.label, tfm_last_error());
-        if (st != TFM_OK) continue;
-        vs[n++] = v;
-        n_none += pe == TFM_PE_NONE;
-        if (pe == TFM_PE_SINUSOIDAL) { /* and its options */
-            vs[n] = v;
-            vs[n].label = "sinusoidal concat";
-            vs[n++].c.pe_layout = TFM_PE_LAYOUT_CONCAT;
-            vs[n] = v;
-            vs[n].label = "sinusoidal zero_pad";
-            vs[n++].c.pe_zero_pad = 1;
-            vs[n] = v;
-            vs[n].label = "sinusoidal scale";
-            vs[n++].c.pe_scale = 1;
-        }
-    }
+    const tfm_config base = small_config(TFM_PE_SINUSOIDAL);
+    int n_none = 0, n = test_pe_variants(&base, vs, 64, &n_none);
     CHECK(n_none == 1 && n >= 6, "the build lacks none, sinusoidal or learned (%d variants)", n);
     for (int i = 0; i < n; i++) {
         tfm_model *m = test_model_moved(&vs[i].c, vs[i].label, 100 + (uint64_t)i);
