@@ -131,6 +131,80 @@ typedef int (*tfm_row_token_fn)(int row, int32_t id, void *user);
 TFM_API tfm_status tfm_generate_batch(tfm_context *ctx, int B, const tfm_sample_config *sc, const int32_t *prompts,
                                       int n_prompt, const int *max_tokens, int use_cache, int32_t *out, int max_out,
                                       int *out_len, tfm_row_token_fn on_token, void *user);
+/** Continuous batching (Yu et al. 2022, "Orca", iteration-level scheduling): generations that join
+ * one running batch at any step and leave it when they end, on one context's KV cache, whose rows
+ * sit at different positions. Each row is tfm_generate's (tfm_gen_batch_add) or
+ * tfm_generate_prefix's (tfm_gen_batch_add_prefix) generation of its prompt with its sampling
+ * configuration and budget: its input is prefilled when it is added (one causal forward of that row
+ * alone into its slot of the cache, as tfm_generate prefills), then it gets one token per step,
+ * beside the other rows at their own positions. A row's logits are computed from that row alone (its own
+ * positions, position encoding and keys), and with a capacity of at most 8 rows every step runs
+ * the kernels of a single row (docs/KERNELS.md "Same bits for a row alone or in a batch"), so each
+ * row's tokens are bit for bit those of tfm_generate alone with the same prompt and configuration
+ * on the KV cache, whatever joins or leaves meanwhile; with 9-128 rows the steps' linear layers
+ * round differently (docs/KERNELS.md "Batched steps") and a draw within that rounding of a
+ * boundary can differ. The batch owns the context's KV cache until tfm_gen_batch_free: any other
+ * decoding call on that context (tfm_generate, a translation, ...) meanwhile ruins the batch. */
+typedef struct tfm_gen_batch tfm_gen_batch;
+
+/** Why a row of a tfm_gen_batch ended. */
+typedef enum {
+    TFM_GEN_EOS = 0,    /* it chose an end-of-sequence id (not passed to on_token) */
+    TFM_GEN_LENGTH = 1, /* its max_tokens, or the model's max_len positions, used up */
+    TFM_GEN_STOPPED = 2 /* on_token returned nonzero for it */
+} tfm_gen_end;
+
+/** tfm_gen_batch_step's end callback: the row in `slot` ended (`why`) after n_tokens tokens; its
+ * slot is free for tfm_gen_batch_add once the step returns. */
+typedef void (*tfm_row_end_fn)(int slot, tfm_gen_end why, int n_tokens, void *user);
+
+/** Starts a continuous batch of at most `rows` (1..128) generations at a time on ctx, whose model
+ * is decoder-only. Reserves the KV cache for `rows` rows of a few positions; tfm_gen_batch_add grows
+ * it when a row needs more (at most max_len positions a row), so a step never allocates.
+ * Errors: TFM_ERR_INVALID_ARG (NULL argument, rows outside 1..128, not decoder-only),
+ * TFM_ERR_NOMEM. *out is NULL on error. */
+TFM_API tfm_status tfm_gen_batch_create(tfm_context *ctx, int rows, tfm_gen_batch **out);
+
+/** Adds a generation of up to max_tokens tokens after BOS + prompt[0..n_prompt) (tfm_generate's
+ * input), sampled with *sc (copied), in a free slot returned in *slot (0..rows−1): its input is
+ * prefilled now (the cost of one forward of n_prompt + 1 positions; the cache and the prefill's
+ * workspace grow here if they must, never in a step), and it gets its first token at the next
+ * tfm_gen_batch_step. A row with nothing to generate (max_tokens 0) ends at that step without a
+ * token. Not from inside a step's callbacks. Errors: TFM_ERR_INVALID_ARG (NULL argument, bad
+ * config, max_tokens < 0, called from a callback), TFM_ERR_RANGE (no free slot: `rows` live
+ * already; a prompt id outside the vocabulary; BOS + prompt of max_len positions or more),
+ * TFM_ERR_NOMEM (growing the cache; the batch is unchanged). */
+TFM_API tfm_status tfm_gen_batch_add(tfm_gen_batch *gb, const tfm_sample_config *sc, const int32_t *prompt,
+                                     int n_prompt, int max_tokens, int *slot);
+
+/** tfm_gen_batch_add without the BOS (tfm_generate_prefix's input): prefix[0..n_prefix), n_prefix
+ * >= 1, is the whole input. Errors as tfm_gen_batch_add, and TFM_ERR_INVALID_ARG for an empty
+ * prefix. */
+TFM_API tfm_status tfm_gen_batch_add_prefix(tfm_gen_batch *gb, const tfm_sample_config *sc, const int32_t *prefix,
+                                            int n_prefix, int max_tokens, int *slot);
+
+/** One step of every row in the batch (nothing when it is empty): each row gets its next token —
+ * the rows added before the last step from one decoding step of them all, each at its own
+ * position; those added since, their first token from their prefill — passed to on_token(slot, id,
+ * user) (nullable) at once unless it is an end-of-sequence id. A row that ends at this step — EOS,
+ * its budget or max_len used up, on_token nonzero — is passed to on_end (nullable) and leaves the
+ * batch. Rows are visited in the order they joined the decoding step, the new ones last (by slot).
+ * No allocation. Errors: TFM_ERR_INVALID_ARG
+ * (NULL gb, or called from its own callback). */
+TFM_API tfm_status tfm_gen_batch_step(tfm_gen_batch *gb, tfm_row_token_fn on_token, tfm_row_end_fn on_end,
+                                      void *user);
+
+/** Ends the row in `slot` now, between steps (a client gone): it leaves the batch and its slot is
+ * free; on_end is not called. Errors: TFM_ERR_INVALID_ARG (NULL gb, a slot that holds no row, or
+ * called from a step's callback). */
+TFM_API tfm_status tfm_gen_batch_cancel(tfm_gen_batch *gb, int slot);
+
+/** Rows in the batch now (added, not ended); 0 for NULL. */
+TFM_API int tfm_gen_batch_rows(const tfm_gen_batch *gb);
+
+/** Frees the batch (gb may be NULL); the context stays the caller's. */
+TFM_API void tfm_gen_batch_free(tfm_gen_batch *gb);
+
 /** tfm_generate without the BOS: `prefix` (n_prefix >= 1 ids) is the whole input, its first id at
  * position 0 — for models whose tokenizer writes its own start (a Hugging Face language model's
  * template: Llama's BOS; GPT-2 adds none; docs/LLM.md). Token k is predicted at position

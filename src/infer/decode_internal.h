@@ -7,6 +7,7 @@
 #include "kv_cache.h"
 #include "model_context.h"
 #include "tfm/decode.h"
+#include "tfm/generate.h"
 
 /** The output length limit of a source row: min(floor(a · n + b), max_len − 1), n its non-pad
  * tokens. */
@@ -88,6 +89,13 @@ void decode_reorder(tfm_context *ctx, const tfm_decode_config *dc, const int *ro
  * rows or n < 1, change nothing: 0; so does a context whose decode_compact is 0 (tests: every row
  * then stays in the step until the call ends). */
 int decode_compact(tfm_context *ctx, const tfm_decode_config *dc, const int *keep, int n);
+
+/** Checks a generation's arguments as tfm_generate (bos = 1: BOS + prompt) or tfm_generate_prefix
+ * (bos = 0) does — a decoder-only model, the sampling configuration, max_tokens >= 0, the prompt's
+ * ids and length — and sets *limit to the most tokens it may generate: min(max_tokens, max_len −
+ * P), P = n_prompt + bos − 1 the input's last position. Errors: tfm_generate's. */
+tfm_status generate_check(const tfm_config *cfg, const tfm_sample_config *sc, int bos, const int32_t *prompt,
+                          int n_prompt, int max_tokens, int *limit);
 
 /** Greedy search (beam 1); same contract as tfm_model_translate, arguments already checked. */
 tfm_status greedy_search(tfm_context *ctx, const tfm_decode_config *dc, int B, int S, const int32_t *src,

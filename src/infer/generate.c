@@ -8,6 +8,27 @@
 
 #include <stdlib.h>
 
+tfm_status generate_check(const tfm_config *cfg, const tfm_sample_config *sc, int bos, const int32_t *prompt,
+                          int n_prompt, int max_tokens, int *limit) {
+    RETURN_IF(!sc || (n_prompt > 0 && !prompt), TFM_ERR_INVALID_ARG, "generate: NULL argument");
+    RETURN_IF(cfg->arch != TFM_ARCH_DECODER_ONLY, TFM_ERR_INVALID_ARG,
+              "generate needs a decoder-only model, this one is %s", tfm_arch_name(cfg->arch));
+    TRY(tfm_sample_config_validate(sc));
+    RETURN_IF(max_tokens < 0 || n_prompt < 0, TFM_ERR_INVALID_ARG,
+              "generate: max_tokens (%d) and the prompt length (%d) must be >= 0", max_tokens, n_prompt);
+    RETURN_IF(!bos && n_prompt < 1, TFM_ERR_INVALID_ARG, "generate: a prefix needs at least one token");
+    RETURN_IF(n_prompt + bos > cfg->max_len, TFM_ERR_RANGE,
+              "generate: %sa prompt of %d tokens exceeds the model's max_len %d", bos ? "BOS + " : "", n_prompt,
+              cfg->max_len);
+    for (int i = 0; i < n_prompt; i++)
+        RETURN_IF(prompt[i] < 0 || prompt[i] >= cfg->tgt_vocab, TFM_ERR_RANGE,
+                  "generate: prompt token %d (id %d) is outside the vocabulary [0, %d)", i, prompt[i], cfg->tgt_vocab);
+    /* token k is predicted at position P + k (P = n_prompt + bos − 1), which must be < max_len */
+    *limit = cfg->max_len - (n_prompt + bos - 1);
+    if (max_tokens < *limit) *limit = max_tokens;
+    return TFM_OK;
+}
+
 /* tfm_generate (bos = 1: BOS, then the prompt) and tfm_generate_prefix (bos = 0: the prompt is the
  * whole prefix, its first id at position 0). */
 static tfm_status generate(tfm_context *ctx, const tfm_sample_config *sc, int bos, const int32_t *prompt, int n_prompt,
@@ -16,26 +37,13 @@ static tfm_status generate(tfm_context *ctx, const tfm_sample_config *sc, int bo
     RETURN_IF(!ctx || !out_len || (n_prompt > 0 && !prompt) || (max_out > 0 && !out), TFM_ERR_INVALID_ARG,
               "generate: NULL argument");
     *out_len = 0;
+    RETURN_IF(max_out < 0, TFM_ERR_INVALID_ARG, "generate: max_out (%d) must be >= 0", max_out);
     const tfm_config *cfg = context_config(ctx);
-    RETURN_IF(cfg->arch != TFM_ARCH_DECODER_ONLY, TFM_ERR_INVALID_ARG,
-              "generate needs a decoder-only model, this one is %s", tfm_arch_name(cfg->arch));
-    TRY(tfm_sample_config_validate(sc));
-    RETURN_IF(max_tokens < 0 || n_prompt < 0 || max_out < 0, TFM_ERR_INVALID_ARG,
-              "generate: max_tokens (%d), the prompt length (%d) and max_out (%d) must be >= 0", max_tokens, n_prompt,
-              max_out);
-    RETURN_IF(!bos && n_prompt < 1, TFM_ERR_INVALID_ARG, "generate: a prefix needs at least one token");
-    RETURN_IF(n_prompt + bos > cfg->max_len, TFM_ERR_RANGE,
-              "generate: %sa prompt of %d tokens exceeds the model's max_len %d", bos ? "BOS + " : "", n_prompt,
-              cfg->max_len);
-    for (int i = 0; i < n_prompt; i++)
-        RETURN_IF(prompt[i] < 0 || prompt[i] >= cfg->tgt_vocab, TFM_ERR_RANGE,
-                  "generate: prompt token %d (id %d) is outside the vocabulary [0, %d)", i, prompt[i], cfg->tgt_vocab);
+    int limit;
+    TRY(generate_check(cfg, sc, bos, prompt, n_prompt, max_tokens, &limit));
     /* the prefix: BOS + the prompt (n_prompt + 1 positions), or the prompt alone (n_prompt);
      * P = n_prompt + bos − 1 is its last position, whose logits give the first new token */
     const int P = n_prompt + bos - 1;
-    /* token k is predicted at position P + k, which must be < max_len */
-    int limit = cfg->max_len - P;
-    if (max_tokens < limit) limit = max_tokens;
     if (limit == 0) return TFM_OK;
     const int cap = P + limit; /* positions read: the prefix, all tokens but the last */
     const size_t V = (size_t)cfg->tgt_vocab;

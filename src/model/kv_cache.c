@@ -181,10 +181,9 @@ tfm_status kv_cache_grow(tfm_context *ctx, int cap_T) {
     model_desc md;
     model_describe(cfg, &md);
     for (int l = 0; l < md.stack[md.out_stack].n_layers; l++) {
-        for (int b = 0; b < c->B; b++) { /* each row's cached positions, in its slot */
-            const size_t slot = (size_t)c->row_slot[b], len = (size_t)c->row_len[b] * kvd;
-            memcpy(n.self_k[l] + slot * T * kvd, c->self_k[l] + slot * old_T * kvd, len * sizeof(float));
-            memcpy(n.self_v[l] + slot * T * kvd, c->self_v[l] + slot * old_T * kvd, len * sizeof(float));
+        for (size_t r = 0; r < R; r++) { /* every slot whole: a row prefilled but not added yet too */
+            memcpy(n.self_k[l] + r * T * kvd, c->self_k[l] + r * old_T * kvd, old_T * kvd * sizeof(float));
+            memcpy(n.self_v[l] + r * T * kvd, c->self_v[l] + r * old_T * kvd, old_T * kvd * sizeof(float));
         }
         if (c->cross_kv[l]) memcpy(n.cross_kv[l], c->cross_kv[l], Bm * S * 2 * d * sizeof(float));
     }

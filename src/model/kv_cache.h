@@ -91,7 +91,8 @@ void kv_cache_ragged(tfm_context *ctx);
 void kv_cache_add_row(tfm_context *ctx, int slot, int len);
 
 /** Makes a ragged cache hold at least cap_T positions per slot (nothing if it does), keeping every
- * row's cached positions: a new arena, the rows copied, the old one freed; the position
+ * slot's cached positions (a slot prefilled but not added yet too): a new arena, the slots copied
+ * whole, the old one freed; the position
  * encoding's state grows too. Between steps only. Errors: TFM_ERR_INVALID_ARG (not ragged, or
  * cap_T above max_len), TFM_ERR_NOMEM (the cache is then unchanged). */
 tfm_status kv_cache_grow(tfm_context *ctx, int cap_T);
