@@ -69,7 +69,7 @@ static int run(int argc, char **argv) {
         {"--max-batch-tokens", OPT_INT, &max_batch_tokens, 0,
          "a shared translation round's sentences x its longest, in tokens (0: only --batch-size bounds it)"},
         {"--batch-wait-ms", OPT_INT, &batch_wait_ms, 0,
-         "a completion group waits this long for more requests with prompts of its length (0: starts at once)"},
+         "a completion batch that starts (no row yet) waits this long for more requests (0: starts at once)"},
         {"--max-body", OPT_INT, &max_body, 0, "largest request body in bytes; more gets 413"},
         {"--max-connections", OPT_INT, &max_conn, 0, "connections open at once; more are refused"},
         {"--timeout", OPT_INT, &timeout_s, 0, "seconds a connection may stay idle (a slow client) before it is closed"},

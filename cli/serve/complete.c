@@ -1,8 +1,8 @@
 #define _POSIX_C_SOURCE 200809L /* strdup, clock_gettime, sigwait, nanosleep, strncasecmp */
 /* POST /v1/completions of tfm serve (routes.h): tfm generate's sampling (the same text for the same
- * seed: generated in groups shared across clients, generator.c), its text settled by
+ * seed: generated in batches shared across clients, generator.c), its text settled by
  * tfm_text_stream (a UTF-8 character is never cut), stop sequences, and stream: true as
- * Server-Sent Events from a thread that waits for the group. */
+ * Server-Sent Events from a thread that waits for the generation. */
 #include "routes.h"
 
 #include <stdio.h>

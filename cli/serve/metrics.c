@@ -113,15 +113,22 @@ void serve_metrics_reply(serve_state *s, serve_reply *r) {
                    tr_waiting, tr_busy, atomic_load(&m->batches), atomic_load(&m->batch_sentences),
                    atomic_load(&m->cancelled));
     ok = ok && put(&b, &len, &cap,
-                   "# HELP tfm_serve_generate_waiting Completion requests waiting for a group.\n"
+                   "# HELP tfm_serve_generate_waiting Completion requests waiting for a row of a batch.\n"
                    "# TYPE tfm_serve_generate_waiting gauge\ntfm_serve_generate_waiting %d\n"
-                   "# HELP tfm_serve_generate_busy Generation threads running a group now.\n"
+                   "# HELP tfm_serve_generate_busy Generation threads whose batch has rows now.\n"
                    "# TYPE tfm_serve_generate_busy gauge\ntfm_serve_generate_busy %d\n"
-                   "# HELP tfm_serve_generate_groups_total Completion groups run (prompts of one length, at most 8).\n"
+                   "# HELP tfm_serve_generate_groups_total Completion batches started (a thread's batch going from no row to rows).\n"
                    "# TYPE tfm_serve_generate_groups_total counter\ntfm_serve_generate_groups_total %ld\n"
-                   "# HELP tfm_serve_generate_group_rows_total Completions in those groups.\n"
-                   "# TYPE tfm_serve_generate_group_rows_total counter\ntfm_serve_generate_group_rows_total %ld\n",
-                   gen_waiting, gen_busy, atomic_load(&m->gen_groups), atomic_load(&m->gen_group_rows));
+                   "# HELP tfm_serve_generate_group_rows_total Completions run in those batches.\n"
+                   "# TYPE tfm_serve_generate_group_rows_total counter\ntfm_serve_generate_group_rows_total %ld\n"
+                   "# HELP tfm_serve_generate_joined_total Completions that joined a batch already running.\n"
+                   "# TYPE tfm_serve_generate_joined_total counter\ntfm_serve_generate_joined_total %ld\n"
+                   "# HELP tfm_serve_generate_steps_total Decoding steps of completion batches.\n"
+                   "# TYPE tfm_serve_generate_steps_total counter\ntfm_serve_generate_steps_total %ld\n"
+                   "# HELP tfm_serve_generate_step_rows_total Rows in those steps (over steps: the mean batch, at most 8).\n"
+                   "# TYPE tfm_serve_generate_step_rows_total counter\ntfm_serve_generate_step_rows_total %ld\n",
+                   gen_waiting, gen_busy, atomic_load(&m->gen_groups), atomic_load(&m->gen_group_rows),
+                   atomic_load(&m->gen_joined), atomic_load(&m->gen_steps), atomic_load(&m->gen_step_rows));
     if (!ok) {
         free(b);
         serve_error(r, 500, "out of memory");

@@ -30,7 +30,7 @@ typedef struct {
     tfm_context **ctx;     /* [workers] */
     unsigned char *busy;   /* [workers], under serve_state.mu */
     serve_batcher *batcher; /* translate: the shared rounds (batcher.c) */
-    serve_generator *gen;   /* generate: the shared groups (generator.c) */
+    serve_generator *gen;   /* generate: the shared batches (generator.c) */
 } serve_model;
 
 /* What GET /metrics reports (metrics.c): requests by route and status, latency, tokens. */
@@ -44,7 +44,10 @@ typedef struct {
     atomic_long tokens_in, tokens_out; /* subword tokens read (sources, prompts) and written */
     atomic_long batches, batch_sentences; /* translation rounds run, and the sentences in them */
     atomic_long cancelled;                /* requests whose client went away before the reply */
-    atomic_long gen_groups, gen_group_rows; /* completion groups run, and the requests in them */
+    atomic_long gen_groups, gen_group_rows; /* completion batches started (a thread's batch going
+                                               from no row to rows), and the completions run in them */
+    atomic_long gen_joined;                 /* completions that joined a batch already running */
+    atomic_long gen_steps, gen_step_rows;   /* decoding steps of completion batches, and their rows */
 } serve_metrics;
 
 typedef struct {
@@ -57,7 +60,7 @@ typedef struct {
     tfm_decode_config dc;
     int batch;               /* --batch-size: sentences of a translation round (tfm_translate_text's batch_sentences) */
     size_t max_batch_tokens; /* --max-batch-tokens: a round's sentences × its longest, in tokens; 0: no limit */
-    int batch_wait_ms;       /* --batch-wait-ms: a completion group waits so long for more requests */
+    int batch_wait_ms;       /* --batch-wait-ms: a completion batch that starts waits so long for more requests */
     atomic_int ready; /* 1 once every model is loaded: /health is 503 before */
     atomic_int stopping; /* 1 after SIGTERM: replies close their connection */
     pthread_mutex_t mu;
@@ -187,7 +190,7 @@ int serve_translate_batched(serve_state *s, serve_model *m, const serve_request 
 /* The requests of m waiting for a round, and its threads computing one. */
 void serve_batcher_depth(serve_model *m, int *waiting, int *busy);
 
-/* A completion to generate in a group (generator.c): filled by the caller, which keeps it alive
+/* A completion to generate in a shared batch (generator.c): filled by the caller, which keeps it alive
  * until serve_gen_wait returns. on_token gets each token as it is chosen (in a generation thread);
  * nonzero stops this request's row. */
 typedef struct serve_gen_job {
@@ -203,7 +206,7 @@ typedef struct serve_gen_job {
     struct serve_gen_job *link;
 } serve_gen_job;
 
-/* Completion groups shared across clients. serve_gen_start starts `workers` threads on m's
+/* Completions batched across clients (continuous batching). serve_gen_start starts `workers` threads on m's
  * contexts (0 on failure); serve_gen_stop lets them finish the queue, joins them, frees it all
  * (safe without one). */
 int serve_gen_start(serve_state *s, serve_model *m);
@@ -213,13 +216,13 @@ void serve_gen_stop(serve_model *m);
  * --max-queue requests already wait (500 without threads). */
 int serve_gen_submit(serve_state *s, serve_model *m, serve_gen_job *j, serve_reply *r);
 
-/* Waits until j is done: its group generated it (j->st says how) or it was cancelled. Asks
+/* Waits until j is done: a batch generated it (j->st says how) or it was cancelled. Asks
  * req->gone every 50 ms (req may be NULL: a stream, which sets j->cancelled itself); a job
- * cancelled before its group starts never runs, one running stops at its next token. Returns 0 if
+ * cancelled while queued never runs, one in a batch leaves it before the next step. Returns 0 if
  * it was cancelled. */
 int serve_gen_wait(serve_state *s, serve_model *m, serve_gen_job *j, const serve_request *req);
 
-/* The completion requests of m waiting for a group, and its threads generating one. */
+/* The completion requests of m waiting for a row of a batch, and its threads whose batch has rows. */
 void serve_gen_depth(serve_model *m, int *waiting, int *busy);
 
 /* Streams (complete.c): up to `max` bytes of the next events into buf, waiting for them; returns

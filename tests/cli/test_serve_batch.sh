@@ -4,8 +4,9 @@
 # that they queue: each gets `tfm translate` of its sentence alone (greedy and beam 4), and
 # /metrics shows the sentences ran in shared rounds (fewer rounds than requests); --max-batch-tokens
 # bounds a round (1 token: a sentence a round); `alternatives` gives the beam's next best (the
-# best unchanged); completions in groups of one prompt length == tfm generate alone; a client that
-# disconnects cancels its queued work (translation and completion); bench/serve_load.py runs.
+# best unchanged); completions batched across clients (continuous batching: prompts of any length
+# join a running batch) == tfm generate alone; a client that disconnects cancels its queued work
+# (translation and completion); bench/serve_load.py runs.
 # Every server started is killed on exit (trap); every wait is bounded.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -97,9 +98,9 @@ clients tokens1 1 1 --max-batch-tokens 1
   bad "--max-batch-tokens 1: $(grep translate_batch "$WORK/body") (want $((L + N)) rounds of one sentence)"
 kill -9 "$SPID"
 
-# completions in groups: 16 clients with one prompt (seeds 1-16, every third streamed) and 4 with a
-# longer one, one worker that waits 400 ms for a group to fill: each text == tfm generate alone
-# with its seed; the prompts of one length share groups of at most 8 (so at least 3 groups)
+# completions batched: 16 clients with one prompt (seeds 1-16, every third streamed) and 4 with a
+# longer one, one worker whose batch waits 400 ms for requests when it starts: each text == tfm
+# generate alone with its seed; at most 8 rows a step
 start groups --model "$LM" --threads 1 --batch-wait-ms 400 || { finish serve_batch; exit 1; }
 CC=()
 for i in $(seq 20); do
@@ -122,13 +123,57 @@ for i in $(seq 20); do
   [ "$i" -gt 16 ] && p="And God said unto Moses"
   [ "$p$(completion_text "$WORK/gc.$i")" = "$(cat "$WORK/gen.$i")" ] || differ=$((differ + 1))
 done
-[ "$differ" = 0 ] && ok || bad "completions in groups: $differ of 20 differ from tfm generate alone"
+[ "$differ" = 0 ] && ok || bad "completions batched: $differ of 20 differ from tfm generate alone"
 req GET /metrics
-groups=$(metric tfm_serve_generate_groups_total)
-[ "$(metric tfm_serve_generate_group_rows_total)" = 20 ] && [ -n "$groups" ] && [ "$groups" -ge 3 ] && [ "$groups" -le 6 ] &&
-  ok || bad "completion groups: $(grep '^tfm_serve_generate' "$WORK/body") (want 20 rows in 3-6 groups)"
+steps=$(metric tfm_serve_generate_steps_total) step_rows=$(metric tfm_serve_generate_step_rows_total)
+# the first batch waits 400 ms for 8 requests; the other 12 join it as rows leave (or start another)
+[ "$(metric tfm_serve_generate_group_rows_total)" = 20 ] && [ -n "$steps" ] && [ "$step_rows" -gt "$steps" ] &&
+  [ "$step_rows" -le $((8 * steps)) ] && ok ||
+  bad "completions batched: $(grep '^tfm_serve_generate' "$WORK/body") (want 20 rows, more than 1 and at most 8 a step)"
 kill -9 "$SPID"
-# a completion whose client gives up while its group waits to fill is cancelled: 499, counted
+
+# continuous batching: an untrained model large enough that a long completion takes a while (2 layers
+# of d_model 256, max_len 1024) holds the one worker; 7 completions with prompts of 7 lengths and
+# budgets 3-60, streamed or not, greedy or sampled, arrive while it generates, some 50 ms apart, and
+# join its batch (tfm_serve_generate_joined_total); each text == tfm generate alone with its settings
+"$TFM" tokenize --train --input "$WORK/c/train.en,$WORK/c/train.es" --vocab-size 400 --save-model "$WORK/cb.tok" 2> /dev/null &&
+  "$TFM" init --tokenizer "$WORK/cb.tok" --arch decoder-only --d-model 256 --n-heads 4 --d-ff 1024 --n-dec-layers 2 \
+    --max-len 1024 --pe rope --seed 5 --save "$WORK/cb.safetensors" 2> /dev/null || bad "a model for continuous batching"
+CB=$WORK/cb.safetensors
+start cbatch --model "$CB" --threads 1 || { finish serve_batch; exit 1; }
+PROMPTS=("In the beginning" "And God said" "Let there be light: and there was light and it was good" "And"
+  "And the evening and the morning were the first day" "The earth was without form, and void" "Unto Moses")
+BUDGET=(900 3 25 60 8 40 12) # the first holds the worker
+for i in $(seq 0 6); do
+  temp=$([ $((i % 2)) = 0 ] && echo 0 || echo 0.8)
+  st=$([ $((i % 3)) = 1 ] && echo true || echo false)
+  "$TFM" generate --model "$CB" --prompt "${PROMPTS[$i]}" --max-tokens "${BUDGET[$i]}" --temperature "$temp" \
+    --top-p 0.9 --seed $((i + 7)) 2> /dev/null > "$WORK/cb.want.$i"
+  jq -n --arg p "${PROMPTS[$i]}" --argjson m "${BUDGET[$i]}" --argjson t "$temp" --argjson s $((i + 7)) --argjson st "$st" \
+    '{prompt: $p, max_tokens: $m, temperature: $t, top_p: 0.9, seed: $s, stream: $st}' > "$WORK/cb.$i.json"
+done
+CC=()
+for i in $(seq 0 6); do
+  curl -sN --max-time 120 -H 'Content-Type: application/json' --data-binary "@$WORK/cb.$i.json" \
+    "http://127.0.0.1:$PORT/v1/completions" > "$WORK/cb.got.$i" &
+  CC+=($!)
+  [ "$i" = 0 ] && sleep 0.2 || sleep 0.05 # the long one first; the others while it generates
+done
+wait "${CC[@]}"
+differ=0
+for i in $(seq 0 6); do
+  [ "${PROMPTS[$i]}$(completion_text "$WORK/cb.got.$i")" = "$(cat "$WORK/cb.want.$i")" ] || differ=$((differ + 1))
+done
+req GET /metrics
+joined=$(metric tfm_serve_generate_joined_total)
+echo "continuous batching: $joined of 7 joined a running batch; $(metric tfm_serve_generate_step_rows_total) rows in $(metric tfm_serve_generate_steps_total) steps; the long one $(jq .usage.completion_tokens "$WORK/cb.got.0") tokens"
+[ "$differ" = 0 ] && ok || bad "continuous batching: $differ of 7 completions differ from tfm generate alone"
+[ "$(jq .usage.completion_tokens "$WORK/cb.got.0")" -ge 500 ] 2> /dev/null && ok ||
+  bad "continuous batching: the long completion stopped early: $(head -c 300 "$WORK/cb.got.0")"
+[ "$(metric tfm_serve_generate_group_rows_total)" = 7 ] && [ -n "$joined" ] && [ "$joined" -ge 1 ] && ok ||
+  bad "continuous batching: no completion joined a running batch: $(grep '^tfm_serve_generate' "$WORK/body")"
+kill -9 "$SPID"
+# a completion whose client gives up while its batch waits to start is cancelled: 499, counted
 start gcancel --model "$LM" --threads 1 --batch-wait-ms 1500 || { finish serve_batch; exit 1; }
 curl -s --max-time 0.5 -o /dev/null -H 'Content-Type: application/json' --data-binary "@$WORK/gen.1.json" \
   "http://127.0.0.1:$PORT/v1/completions"
