@@ -9,7 +9,8 @@
  * a smaller one must make zero calls; post-LN ReLU and pre-LN GELU. A positive control inside the
  * counted window proves the counters see a malloc. Shown to fail (a) with a malloc/free added to
  * model_backward, (b) without ops_blas_reserve (BLIS's pools then grow when products first
- * overlap). docs/KERNELS.md, section "Element-wise". */
+ * overlap). docs/KERNELS.md, section "Element-wise". Continuous batching's decoding steps too
+ * (gen_case). */
 #include "ops.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
@@ -133,9 +134,58 @@ static void run_case(const char *name, int norm_first, tfm_activation act) {
     tfm_model_free(m);
 }
 
+/* Continuous batching's decoding steps (tfm_gen_batch_step, include/tfm/generate.h) allocate nothing
+ * either: rows join between steps (tfm_gen_batch_add grows the cache then, when a row needs more
+ * positions), then 40 steps on 2 threads, rows at different positions, ALiBi's bias one per row,
+ * rows leaving and joining, make zero allocator calls. */
+static void gen_case(void) {
+    tfm_config c = tfm_config_default();
+    c.arch = TFM_ARCH_DECODER_ONLY;
+    c.d_model = 64;
+    c.n_heads = 4;
+    c.d_ff = 256;
+    c.n_enc_layers = 0;
+    c.n_dec_layers = 2;
+    c.src_vocab = c.tgt_vocab = V;
+    c.max_len = 96;
+    c.pe = TFM_PE_ALIBI;
+    tfm_model *m = NULL;
+    tfm_context *ctx = NULL;
+    tfm_gen_batch *gb = NULL;
+    CHECK(tfm_model_create(&c, 4, &m) == TFM_OK && tfm_context_create(m, &ctx) == TFM_OK &&
+              tfm_gen_batch_create(ctx, 4, &gb) == TFM_OK,
+          "gen_batch: %s", tfm_last_error());
+    if (gb) {
+        int32_t prompt[20];
+        for (int i = 0; i < 20; i++) prompt[i] = 3 + (i * 7) % (V - 3);
+        tfm_sample_config sc = tfm_sample_config_default();
+        ops_set_threads(1);
+        int slot, ok = 1, steps = 0;
+        ok &= tfm_gen_batch_add(gb, &sc, prompt, 3, 70, &slot) == TFM_OK; /* grows the cache past 64 */
+        ok &= tfm_gen_batch_step(gb, NULL, NULL, NULL) == TFM_OK;          /* warm-up */
+        ops_set_threads(2);
+        size_t calls = 0;
+        for (int k = 0; k < 40; k++) {
+            if (k % 6 == 0 && tfm_gen_batch_rows(gb) < 4) /* joins, outside the counted step */
+                ok &= tfm_gen_batch_add(gb, &sc, prompt, 1 + k % 17, 5 + k % 9, &slot) == TFM_OK;
+            atomic_store(&n_alloc, 0);
+            ok &= tfm_gen_batch_step(gb, NULL, NULL, NULL) == TFM_OK;
+            calls += atomic_load(&n_alloc);
+            steps++;
+        }
+        CHECK(ok, "gen_batch: %s", tfm_last_error());
+        CHECK(calls == 0, "gen_batch: %d decoding steps made %zu allocator calls (want 0)", steps, calls);
+        printf("  %-14s %d steps after warm-up: %zu allocator calls\n", "gen_batch", steps, calls);
+    }
+    tfm_gen_batch_free(gb);
+    tfm_context_free(ctx);
+    tfm_model_free(m);
+}
+
 int main(void) {
     ops_set_threads(2);
     run_case("post-LN ReLU", 0, TFM_ACT_RELU);
     run_case("pre-LN GELU", 1, TFM_ACT_GELU);
+    gen_case();
     return test_finish("test_step_noalloc");
 }
