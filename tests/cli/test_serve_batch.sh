@@ -133,9 +133,10 @@ steps=$(metric tfm_serve_generate_steps_total) step_rows=$(metric tfm_serve_gene
 kill -9 "$SPID"
 
 # continuous batching: an untrained model large enough that a long completion takes a while (2 layers
-# of d_model 256, max_len 1024) holds the one worker; 7 completions with prompts of 7 lengths and
-# budgets 3-60, streamed or not, greedy or sampled, arrive while it generates, some 50 ms apart, and
-# join its batch (tfm_serve_generate_joined_total); each text == tfm generate alone with its settings
+# of d_model 256, max_len 1024) holds the one worker; 6 more completions, each prompt of another
+# length, budgets 3-60, streamed or not, greedy or sampled, arrive while it generates, 50 ms apart,
+# and join its batch (tfm_serve_generate_joined_total); each of the 7 texts == tfm generate alone
+# with its settings
 "$TFM" tokenize --train --input "$WORK/c/train.en,$WORK/c/train.es" --vocab-size 400 --save-model "$WORK/cb.tok" 2> /dev/null &&
   "$TFM" init --tokenizer "$WORK/cb.tok" --arch decoder-only --d-model 256 --n-heads 4 --d-ff 1024 --n-dec-layers 2 \
     --max-len 1024 --pe rope --seed 5 --save "$WORK/cb.safetensors" 2> /dev/null || bad "a model for continuous batching"
