@@ -3,14 +3,15 @@
  * row and reused gives the new row's tokens exactly; 40 generations through batches of 3 and 8
  * rows, joining whenever a slot is free (greedy and sampled, BOS and prefix inputs, budgets 0..20,
  * some stopped by on_token, some cancelled), each equal to tfm_generate or tfm_generate_prefix
- * alone; the ends are reported with the right reason and count; bad arguments refused. */
+ * alone; the ends are reported with the right reason and count; the cache grows while a row waits
+ * for its first token; bad arguments refused. */
 #include "test_lm.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
 
 #include <string.h>
 
-enum { V = 40, MAX_LEN = 24, MAXO = MAX_LEN, MAXR = 8, N_MIX = 40 };
+enum { V = 40, MAX_LEN = 24, MAXO = 128, MAXR = 8, N_MIX = 40 };
 
 /* What the callbacks saw, by slot. */
 typedef struct {
@@ -92,7 +93,8 @@ static int add_job(tfm_gen_batch *gb, const job *j, int *slot) {
 static int same_as_alone(tfm_context *ref, const seen *s, int slot, const job *j, const char *what) {
     int32_t want[MAXO];
     const int n = alone(ref, j, want);
-    const int eos = n < j->budget && n < MAX_LEN - (j->np + j->bos - 1) && !(j->stop_after && n == j->stop_after);
+    const int max_len = tfm_model_config(tfm_context_model(ref))->max_len;
+    const int eos = n < j->budget && n < max_len - (j->np + j->bos - 1) && !(j->stop_after && n == j->stop_after);
     const int why = j->stop_after && n == j->stop_after ? TFM_GEN_STOPPED : eos ? TFM_GEN_EOS : TFM_GEN_LENGTH;
     const int ok = s->ended[slot] && s->n[slot] == n && s->end_count[slot] == n &&
                    memcmp(s->out[slot], want, (size_t)n * sizeof *want) == 0 && s->why[slot] == why;
@@ -194,6 +196,45 @@ static void mixed(tfm_context *ctx, tfm_context *ref, int R) {
     tfm_gen_batch_free(gb);
 }
 
+/* The cache grows (its first 64 positions a slot are too few) while one row generates and another
+ * waits for its first token, prefilled: both keep their cached positions. On a model of max_len
+ * 160: row A runs, row B is added (prefilled), then row C needs 105 positions; all == alone. */
+static void growth(void) {
+    tfm_config c = test_lm_config(V, 160);
+    c.pe = TFM_PE_ALIBI;
+    tfm_model *m = NULL;
+    tfm_context *ctx = NULL, *ref = NULL;
+    tfm_gen_batch *gb = NULL;
+    CHECK(tfm_model_create(&c, 11, &m) == TFM_OK && tfm_context_create(m, &ctx) == TFM_OK &&
+              tfm_context_create(m, &ref) == TFM_OK && tfm_gen_batch_create(ctx, 3, &gb) == TFM_OK,
+          "growth: %s", tfm_last_error());
+    if (gb) {
+        job js[3];
+        for (int i = 0; i < 3; i++) {
+            js[i] = make_job(3 * i + 2);
+            js[i].bos = 1;
+            js[i].stop_after = 0;
+            js[i].sc.temperature = 0.0f; /* greedy: no EOS drawn by chance from a long run */
+        }
+        js[0].budget = 40, js[1].budget = 30, js[2].budget = 100;
+        js[2].np = 5;
+        seen s;
+        memset(&s, 0, sizeof s);
+        for (int k = 0; k < MAXR; k++) forget(&s, k);
+        int slot[3];
+        add_job(gb, &js[0], &slot[0]);
+        for (int k = 0; k < 3; k++) tfm_gen_batch_step(gb, on_token, on_end, &s);
+        add_job(gb, &js[1], &slot[1]); /* prefilled, its first token at the next step */
+        add_job(gb, &js[2], &slot[2]); /* 5 + 100 positions: the cache grows now */
+        for (int k = 0; k < 200 && tfm_gen_batch_rows(gb) > 0; k++) tfm_gen_batch_step(gb, on_token, on_end, &s);
+        for (int i = 0; i < 3; i++) same_as_alone(ref, &s, slot[i], &js[i], "growth");
+    }
+    tfm_gen_batch_free(gb);
+    tfm_context_free(ctx);
+    tfm_context_free(ref);
+    tfm_model_free(m);
+}
+
 static void refusals(tfm_context *ctx, tfm_model *ed) {
     tfm_gen_batch *gb = NULL;
     tfm_context *edctx = NULL;
@@ -236,6 +277,7 @@ int main(void) {
         staggered(ctx, ref);
         mixed(ctx, ref, 3);
         mixed(ctx, ref, 8);
+        growth();
         refusals(ctx, ed);
     }
     tfm_context_free(ctx);
