@@ -125,7 +125,8 @@ typedef int (*tfm_row_token_fn)(int row, int32_t id, void *user);
  * tfm_generate with the same prompt, configuration and use_cache; with 9-128 rows the step's
  * linear layers round differently (docs/KERNELS.md "Batched steps") and a draw that falls within
  * that rounding of a boundary can differ. The batching of continuous-batching servers (Yu et al.
- * 2022, "Orca", iteration-level scheduling), restricted to rows at one position.
+ * 2022, "Orca", iteration-level scheduling), restricted to rows at one position (tfm_gen_batch below:
+ * rows joining and leaving at any step).
  * Errors: tfm_generate's, naming the row; TFM_ERR_INVALID_ARG for B < 1. On error out_len is
  * what was generated so far. */
 TFM_API tfm_status tfm_generate_batch(tfm_context *ctx, int B, const tfm_sample_config *sc, const int32_t *prompts,
