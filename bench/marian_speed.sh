@@ -9,7 +9,7 @@
 # its wall seconds and peak RSS from /usr/bin/time. Run it on a quiet machine:
 #
 #   bench/marian_speed.sh [SRC]       (from the repository root, after `make`; SRC: one sentence a
-#                                      line, default the 302 test verses data/test.en if present)
+#                                      line, default the 302 test verses data/bible-en-es/test.en if present: make corpus)
 #
 # Environment: PY (default /work/venv-hf/bin/python, with ctranslate2 4.8 installed), TFM
 # (build/tfm), THREADS (2), LIMIT (output tokens, default 64), WORK (a folder to keep the models in;
@@ -25,7 +25,7 @@ PY=${PY:-/work/venv-hf/bin/python}
 TFM=${TFM:-build/tfm}
 THREADS=${THREADS:-2}
 LIMIT=${LIMIT:-64}
-SRC=${1:-data/test.en}
+SRC=${1:-data/bible-en-es/test.en}
 [ -s "$SRC" ] || SRC=tests/fixtures/marian/ref/dec_src.txt
 keep=${WORK:-}
 WORK=${WORK:-$(mktemp -d)}
