@@ -355,6 +355,12 @@ for _ in 1 2 3 4 5; do cat "$WORK/c/train.en"; done | jq -R . | jq -s '{q: ., so
 curl -s --max-time 300 -o "$WORK/long.out" -w '%{http_code}' -H 'Content-Type: application/json' \
   --data-binary "@$WORK/long.json" "http://127.0.0.1:$PORT/translate" > "$WORK/long.code" &
 LONG=$!
+# probe only once the long request computes (were a probe first, the long one would get the 503)
+for _ in $(seq 300); do
+  curl -s --max-time 5 -H 'Authorization: Bearer s3cret' "http://127.0.0.1:$PORT/metrics" |
+    grep -q '^tfm_serve_translate_busy 1$' && break
+  sleep 0.05
+done
 busy=0
 for _ in $(seq 100); do
   hdr=$(curl -s -D - -o "$WORK/body" --max-time 10 -H 'Content-Type: application/json' \
