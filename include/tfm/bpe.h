@@ -71,9 +71,10 @@ TFM_API tfm_status tfm_bpe_load_files(const char *vocab_json, const char *merges
  * file inside it (its model.safetensors, as a --model flag may name it): tokenizer.json when it
  * is there (tfm_bpe_load), else GPT-2's vocab.json + merges.txt (tfm_bpe_load_files). *clean_up
  * (nullable) receives tokenizer_config.json's clean_up_tokenization_spaces (1 when the file or the
- * key is absent, transformers' default). Errors: TFM_ERR_IO naming the folder and the files it
- * lacks (merges.txt without vocab.json, or the reverse, named); those of the loaders. On error
- * *out is NULL. */
+ * key is absent, transformers' default). Errors: TFM_ERR_IO naming `path` when it does not exist
+ * (a mistyped folder never falls back to its parent's tokenizer); TFM_ERR_IO naming the folder and
+ * the files it lacks (merges.txt without vocab.json, or the reverse, named); those of the loaders.
+ * On error *out is NULL. */
 TFM_API tfm_status tfm_bpe_load_dir(const char *path, tfm_bpe **out, int *clean_up);
 
 /** Encodes `len` bytes of UTF-8 text into ids. add_special = 1 adds the post-processor's BOS/EOS

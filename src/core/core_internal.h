@@ -48,10 +48,11 @@ int_least64_t tfm_now_ns(void);
 /* The same clock in seconds. */
 static inline double tfm_now_s(void) { return 1e-9 * (double)tfm_now_ns(); }
 
-/* The folder `path` names into dir[n]: `path` itself when it is a folder, else the folder of the
- * file it names ("." for a bare name, "/" for "/x"; the file need not exist). 0 when it does not
- * fit in n bytes (dir is then cut). */
-int tfm_path_folder(const char *path, char *dir, size_t n);
+/* The folder `path` names into dir[n]: `path` itself when it is a folder, the folder of the file
+ * when it is a regular file ("." for a bare name, "/" for "/x"). Errors: TFM_ERR_IO naming `path`
+ * as given when it does not exist (or is neither a folder nor a regular file);
+ * TFM_ERR_INVALID_ARG when the folder does not fit in n bytes (dir is then cut). */
+tfm_status tfm_path_folder(const char *path, char *dir, size_t n);
 
 /* Overflow-checked size arithmetic: returns 0 and leaves *out untouched on overflow. */
 static inline int size_mul_ok(size_t a, size_t b, size_t *out) {

@@ -38,8 +38,7 @@ tfm_status tfm_bpe_load_dir(const char *path, tfm_bpe **out, int *clean_up) {
     RETURN_IF(!path || !out, TFM_ERR_INVALID_ARG, "tfm_bpe_load_dir: NULL argument");
     *out = NULL;
     char dir[4096];
-    RETURN_IF(!tfm_path_folder(path, dir, sizeof dir), TFM_ERR_INVALID_ARG, "tfm_bpe_load_dir: path too long: %.80s...",
-              path);
+    TRY(tfm_path_folder(path, dir, sizeof dir));
     int cu = 1;
     TRY(clean_up_flag(dir, &cu));
     char tj[4200], vj[4200], mt[4200];

@@ -14,7 +14,8 @@
 int hf_is_model(const char *path);
 
 /** The folder of a HF model given as its folder or as a file inside it, into dir (size n).
- * Errors: TFM_ERR_INVALID_ARG (the path does not fit). */
+ * Errors: TFM_ERR_IO naming the path when it does not exist (a mistyped folder is not taken for a
+ * file in its parent); TFM_ERR_INVALID_ARG (the path does not fit). */
 tfm_status hf_model_dir(const char *path, char *dir, size_t n);
 
 /** 1 if `path` exists and is a directory. */

@@ -22,15 +22,17 @@ int hf_is_dir(const char *path) {
 }
 
 tfm_status hf_model_dir(const char *path, char *dir, size_t n) {
-    RETURN_IF(!tfm_path_folder(path, dir, n), TFM_ERR_INVALID_ARG, "path too long: %.80s...", path);
-    return TFM_OK;
+    return tfm_path_folder(path, dir, n);
 }
 
 int hf_is_model(const char *path) {
     if (!path) return 0;
     if (hf_is_dir(path)) return 1;
     char dir[4096], cfg[4200];
-    if (hf_model_dir(path, dir, sizeof dir) != TFM_OK) return 0;
+    if (hf_model_dir(path, dir, sizeof dir) != TFM_OK) {
+        tfm_clear_error();
+        return 0;
+    }
     snprintf(cfg, sizeof cfg, "%s/config.json", dir);
     struct stat sb;
     if (stat(cfg, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;

@@ -3,7 +3,8 @@
  * transformers 4.40.2's tokenizer.decode(ids, skip_special_tokens=True) with its
  * clean_up_tokenization_spaces (the strings below were printed by it), the stream never diverges
  * (what a pattern such as " n't" would remove is held back until it is settled), and the clean-up
- * is off when tokenizer_config.json says so (clean_up = 0: the raw decode). */
+ * is off when tokenizer_config.json says so (clean_up = 0: the raw decode). A mistyped folder is
+ * an error naming it, never its parent's tokenizer. */
 #include "test_util.h"
 #include "tfm/bpe.h"
 #include "tfm/generate.h"
@@ -48,6 +49,14 @@ int main(void) {
     bpe = NULL;
     CHECK(tfm_bpe_load_dir(test_path("tests/fixtures/gpt2/model.safetensors"), &bpe, NULL) == TFM_OK,
           "load through model.safetensors: %s", tfm_last_error());
+    tfm_bpe_free(bpe);
+    /* a mistyped folder inside the fixture (which holds tokenizer.json): an error naming it, not
+     * the fixture's tokenizer */
+    bpe = NULL;
+    const char *typo = test_path("tests/fixtures/gpt2/qwen2-typo");
+    tfm_status st = tfm_bpe_load_dir(typo, &bpe, NULL);
+    CHECK(st == TFM_ERR_IO && !bpe && strstr(tfm_last_error(), typo), "mistyped folder: status %d, '%s'", (int)st,
+          tfm_last_error());
     tfm_bpe_free(bpe);
     return test_finish("hf_stream");
 }
