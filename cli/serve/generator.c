@@ -21,8 +21,17 @@ struct serve_generator {
     serve_state *s;
     serve_model *m;
     serve_crew c; /* c.waiting: jobs in the queue; c.busy: threads whose batch has rows */
+    int rows;     /* jobs the threads have taken from the queue and not yet finished (under c.mu) */
     serve_gen_job *head, *tail;
 };
+
+/* Under g->c.mu: whether a new job gets 503 — max_queue jobs would still wait after every free row
+ * (threads × BATCH_MAX − rows) took one. Each thread's batch takes up to BATCH_MAX rows, so a thread
+ * generating is not full (serve_crew_full counts threads: the translation batcher's). */
+static int gen_full(const serve_generator *g, int max_queue) {
+    const int free_rows = g->c.n_threads * BATCH_MAX - g->rows;
+    return g->c.waiting >= max_queue + free_rows;
+}
 
 /* Unlinks job j from the queue (under g->c.mu). */
 static void unlink_job(serve_generator *g, serve_gen_job *j) {
@@ -102,6 +111,7 @@ static void *gen_main(void *arg) {
             take[n_take] = g->head;
             unlink_job(g, take[n_take++]);
         }
+        g->rows += n_take;
         pthread_mutex_unlock(&g->c.mu);
         serve_gen_job *failed[BATCH_MAX];
         tfm_status fail_st[BATCH_MAX];
@@ -141,6 +151,7 @@ static void *gen_main(void *arg) {
         pthread_mutex_lock(&g->c.mu);
         for (int i = 0; i < n_failed; i++) job_done(failed[i], fail_st[i], fail_err[i]);
         for (int i = 0; i < w.n_ended; i++) job_done(w.ended[i], TFM_OK, "");
+        g->rows -= n_failed + w.n_ended;
         if (st != TFM_OK) /* not expected (tfm_gen_batch_step fails only on misuse): every row fails */
             for (int k = 0; k < BATCH_MAX; k++)
                 if (w.row[k]) {
@@ -148,6 +159,7 @@ static void *gen_main(void *arg) {
                     job_done(w.row[k], st, "generation failed");
                     w.row[k] = NULL;
                     w.live--;
+                    g->rows--;
                 }
         if (n_failed || w.n_ended || st != TFM_OK) pthread_cond_broadcast(&g->c.back);
         if (w.live == 0 && holding) {
@@ -183,11 +195,11 @@ int serve_gen_submit(serve_state *s, serve_model *m, serve_gen_job *j, serve_rep
         return 0;
     }
     pthread_mutex_lock(&g->c.mu);
-    if (serve_crew_full(&g->c, s->max_queue)) {
-        const int busy = g->c.busy, waiting = g->c.waiting;
+    if (gen_full(g, s->max_queue)) {
+        const int rows = g->rows, waiting = g->c.waiting, n_rows = g->c.n_threads * BATCH_MAX;
         pthread_mutex_unlock(&g->c.mu);
-        serve_error(r, 503, "busy: %d batches are generating and %d requests waiting (--max-queue %d); retry later",
-                    busy, waiting, s->max_queue);
+        serve_error(r, 503, "busy: %d of %d rows are generating and %d requests waiting (--max-queue %d); retry later",
+                    rows, n_rows, waiting, s->max_queue);
         r->retry_after = 1;
         return 0;
     }

@@ -165,7 +165,8 @@ int serve_crew_start(serve_crew *c, int n, void *(*fn)(void *), void *owner);
 void serve_crew_stop(serve_crew *c);
 /* Its queued requests and busy threads (0 and 0 for NULL). */
 void serve_crew_depth(serve_crew *c, int *waiting, int *busy);
-/* Under mu: every thread busy and max_queue requests already waiting (a new one gets 503). */
+/* Under mu: every thread busy and max_queue requests already waiting (a new translation request
+ * gets 503; the generator's threads each hold up to 8 rows, so it counts free rows: generator.c). */
 int serve_crew_full(const serve_crew *c, int max_queue);
 /* t += ms milliseconds (t from clock_gettime(CLOCK_REALTIME), for pthread_cond_timedwait). */
 void serve_clock_add(struct timespec *t, long ms);

@@ -136,12 +136,13 @@ kill -9 "$SPID"
 # of d_model 256, max_len 1024) holds the one worker; 6 more completions, each prompt of another
 # length, budgets 3-60, streamed or not, greedy or sampled, arrive while it generates, 50 ms apart,
 # and join its batch (tfm_serve_generate_joined_total); each of the 7 texts == tfm generate alone
-# with its settings
+# with its settings. --max-queue 0: the one worker's batch has 7 free rows, so each is answered
+# 200 (counting busy threads, not rows, answered them 503)
 "$TFM" tokenize --train --input "$WORK/c/train.en,$WORK/c/train.es" --vocab-size 400 --save-model "$WORK/cb.tok" 2> /dev/null &&
   "$TFM" init --tokenizer "$WORK/cb.tok" --arch decoder-only --d-model 256 --n-heads 4 --d-ff 1024 --n-dec-layers 2 \
     --max-len 1024 --pe rope --seed 5 --save "$WORK/cb.safetensors" 2> /dev/null || bad "a model for continuous batching"
 CB=$WORK/cb.safetensors
-start cbatch --model "$CB" --threads 1 || { finish serve_batch; exit 1; }
+start cbatch --model "$CB" --threads 1 --max-queue 0 || { finish serve_batch; exit 1; }
 PROMPTS=("In the beginning" "And God said" "Let there be light: and there was light and it was good" "And"
   "And the evening and the morning were the first day" "The earth was without form, and void" "Unto Moses")
 BUDGET=(900 3 25 60 8 40 12) # the first holds the worker
@@ -155,7 +156,7 @@ for i in $(seq 0 6); do
 done
 CC=()
 for i in $(seq 0 6); do
-  curl -sN --max-time 120 -H 'Content-Type: application/json' --data-binary "@$WORK/cb.$i.json" \
+  curl -sN --max-time 120 -D "$WORK/cb.hdr.$i" -H 'Content-Type: application/json' --data-binary "@$WORK/cb.$i.json" \
     "http://127.0.0.1:$PORT/v1/completions" > "$WORK/cb.got.$i" &
   CC+=($!)
   [ "$i" = 0 ] && sleep 0.2 || sleep 0.05 # the long one first; the others while it generates
@@ -169,6 +170,9 @@ req GET /metrics
 joined=$(metric tfm_serve_generate_joined_total)
 echo "continuous batching: $joined of 7 joined a running batch; $(metric tfm_serve_generate_step_rows_total) rows in $(metric tfm_serve_generate_steps_total) steps; the long one $(jq .usage.completion_tokens "$WORK/cb.got.0") tokens"
 [ "$differ" = 0 ] && ok || bad "continuous batching: $differ of 7 completions differ from tfm generate alone"
+codes=$(for i in $(seq 0 6); do head -1 "$WORK/cb.hdr.$i" | tr -d '\r' | cut -d' ' -f2; done | tr '\n' ' ')
+[ "$codes" = "200 200 200 200 200 200 200 " ] && ok ||
+  bad "continuous batching, --max-queue 0: statuses $codes (want 200 each: the batch had free rows); $(head -c 200 "$WORK/cb.got.1")"
 [ "$(jq .usage.completion_tokens "$WORK/cb.got.0")" -ge 500 ] 2> /dev/null && ok ||
   bad "continuous batching: the long completion stopped early: $(head -c 300 "$WORK/cb.got.0")"
 [ "$(metric tfm_serve_generate_group_rows_total)" = 7 ] && [ -n "$joined" ] && [ "$joined" -ge 1 ] && ok ||
