@@ -59,12 +59,14 @@ tfm_status hf_cfg_bool(const char *path, const struct cJSON *root, const char *k
 tfm_status hf_cfg_float(const char *path, const struct cJSON *root, const char *key, float dflt, float *out);
 
 /** Whether transformers 4.40.2's generate forces EOS as the last token at the length limit for the
- * model folder `dir` (ForcedEOSTokenLogitsProcessor): 1 when its forced_eos_token_id is set.
+ * model folder `dir` (ForcedEOSTokenLogitsProcessor): 1 when its forced_eos_token_id is set (an
+ * int, or a list of one int: transformers allows a list; one of several ids is refused).
  * generate reads model.generation_config: generation_config.json's when the folder has one of its
  * own, but config.json's when that file only copies the model config ("_from_model_config":
  * true: generate rebuilds it from config.json, which then decides) or is absent. `cfg` is
  * config.json (`cfg_path`, for messages). A forced id other than eos_id is refused (tfm forces
- * EOS only). Errors: TFM_ERR_FORMAT naming the file and key; TFM_ERR_UNSUPPORTED (another id);
+ * EOS only). Errors: TFM_ERR_FORMAT naming the file and key; TFM_ERR_UNSUPPORTED (another id, or
+ * a list of several, naming the file and key);
  * hf_json_load's. */
 tfm_status hf_forced_eos(const char *dir, const char *cfg_path, const struct cJSON *cfg, int eos_id, int *forced);
 

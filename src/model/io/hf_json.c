@@ -82,17 +82,34 @@ tfm_status hf_json_load(const char *path, cJSON **out) {
     return TFM_OK;
 }
 
+/* Value j of key `key` (file `path`) as an integer in [0, 16777216] into *out. */
+static tfm_status cfg_int_value(const char *path, const char *key, const cJSON *j, int *out) {
+    RETURN_IF(!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) || j->valuedouble < 0 ||
+                  j->valuedouble > 16777216.0,
+              TFM_ERR_FORMAT, "%s: '%s' must be an integer in [0, 16777216]", path, key);
+    *out = (int)j->valuedouble;
+    return TFM_OK;
+}
+
 tfm_status hf_cfg_int(const char *path, const cJSON *root, const char *key, int required, int *out) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!j || cJSON_IsNull(j)) {
         RETURN_IF(required, TFM_ERR_FORMAT, "%s: key '%s' is missing", path, key);
         return TFM_OK;
     }
-    RETURN_IF(!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) || j->valuedouble < 0 ||
-                  j->valuedouble > 16777216.0,
-              TFM_ERR_FORMAT, "%s: '%s' must be an integer in [0, 16777216]", path, key);
-    *out = (int)j->valuedouble;
-    return TFM_OK;
+    return cfg_int_value(path, key, j, out);
+}
+
+/* forced_eos_token_id of `root` (file `path`) into *id (unchanged when absent or null): an int, or
+ * a list of ints as transformers' GenerationConfig allows — one id only (tfm forces one EOS). */
+static tfm_status forced_eos_id(const char *path, const cJSON *root, int *id) {
+    const char *key = "forced_eos_token_id";
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!cJSON_IsArray(j)) return hf_cfg_int(path, root, key, 0, id);
+    const int n = cJSON_GetArraySize(j);
+    RETURN_IF(n != 1, TFM_ERR_UNSUPPORTED, "%s: '%s' lists %d ids: tfm forces one EOS (an int or a list of one)", path,
+              key, n);
+    return cfg_int_value(path, key, cJSON_GetArrayItem(j, 0), id);
 }
 
 tfm_status hf_cfg_same_int(const char *path, const cJSON *root, const char *a, const char *b, int *out) {
@@ -119,7 +136,7 @@ tfm_status hf_forced_eos(const char *dir, const char *cfg_path, const cJSON *cfg
     }
     const char *path = g ? gen : cfg_path;
     int id = -1;
-    tfm_status st = hf_cfg_int(path, g ? g : cfg, "forced_eos_token_id", 0, &id);
+    tfm_status st = forced_eos_id(path, g ? g : cfg, &id);
     cJSON_Delete(g);
     TRY(st);
     RETURN_IF(id >= 0 && id != eos_id, TFM_ERR_UNSUPPORTED,

@@ -249,7 +249,8 @@ static int limit_cases(tfm_model *m, const tfm_tokenizer *tok, int report) {
 
 /* Which file sets forced_eos: config.json while generation_config.json only copies it
  * ("_from_model_config": true, the fixture's); a generation_config.json of its own decides (one
- * without forced_eos_token_id: none forced); an id other than EOS is refused. */
+ * without forced_eos_token_id: none forced); an id other than EOS is refused. A list (transformers
+ * allows an int or a list): [0] is EOS forced; two ids are refused naming the file and key. */
 static void test_forced_eos_files(void) {
     char d[600], gen[700];
     tfm_model *m = NULL;
@@ -265,6 +266,16 @@ static void test_forced_eos_files(void) {
               "\"forced_eos_token_id\": 5");
     expect_error("forced_eos_token_id not EOS", d, TFM_ERR_UNSUPPORTED, "config.json: forced_eos_token_id 5 is not",
                  "eos_token_id 0");
+    edit_file(make_folder("feos-list1", NULL, d, sizeof d), "config.json", "\"forced_eos_token_id\": 0",
+              "\"forced_eos_token_id\": [0]");
+    m = NULL;
+    CHECK(tfm_model_load(d, &m) == TFM_OK && m->cfg.forced_eos == 1, "forced_eos_token_id [0]: forced_eos %d (%s)",
+          m ? m->cfg.forced_eos : -1, tfm_last_error());
+    tfm_model_free(m);
+    edit_file(make_folder("feos-list2", NULL, d, sizeof d), "config.json", "\"forced_eos_token_id\": 0",
+              "\"forced_eos_token_id\": [0, 5]");
+    expect_error("forced_eos_token_id [0, 5]", d, TFM_ERR_UNSUPPORTED, "config.json: 'forced_eos_token_id' lists 2 ids",
+                 NULL);
 }
 
 static void test_length_limit(tfm_model *m, const tfm_tokenizer *tok) {
