@@ -105,7 +105,8 @@ typedef int (*tfm_token_fn)(int32_t id, void *user);
  * (nullable) returns nonzero.
  * out[max_out] receives the tokens (those past max_out are dropped), *out_len their count.
  * Errors: TFM_ERR_INVALID_ARG (not decoder-only, bad config, max_tokens < 0); TFM_ERR_RANGE
- * (a prompt id outside the vocabulary, or a prompt of max_len positions or more); TFM_ERR_NOMEM. */
+ * (a prompt id outside the vocabulary, or BOS + prompt of more than max_len positions; exactly
+ * max_len gets at most one token); TFM_ERR_NOMEM. */
 TFM_API tfm_status tfm_generate(tfm_context *ctx, const tfm_sample_config *cfg, const int32_t *prompt, int n_prompt,
                                 int max_tokens, int use_cache, int32_t *out, int max_out, int *out_len,
                                 tfm_token_fn on_token, void *user);
@@ -173,8 +174,10 @@ TFM_API tfm_status tfm_gen_batch_create(tfm_context *ctx, int rows, tfm_gen_batc
  * tfm_gen_batch_step. A row with nothing to generate (max_tokens 0) ends at that step without a
  * token. Not from inside a step's callbacks. Errors: TFM_ERR_INVALID_ARG (NULL argument, bad
  * config, max_tokens < 0, called from a callback), TFM_ERR_RANGE (no free slot: `rows` live
- * already; a prompt id outside the vocabulary; BOS + prompt of max_len positions or more),
- * TFM_ERR_NOMEM (growing the cache; the batch is unchanged). */
+ * already; a prompt id outside the vocabulary; BOS + prompt of more than max_len positions),
+ * TFM_ERR_NOMEM (growing the cache or the prefill's workspace: no row is added and the live rows
+ * are unchanged, but the cache may stay grown when its growth succeeded and the workspace's
+ * failed). */
 TFM_API tfm_status tfm_gen_batch_add(tfm_gen_batch *gb, const tfm_sample_config *sc, const int32_t *prompt,
                                      int n_prompt, int max_tokens, int *slot);
 

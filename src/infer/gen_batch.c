@@ -70,7 +70,7 @@ tfm_status tfm_gen_batch_create(tfm_context *ctx, int rows, tfm_gen_batch **out)
         tfm_gen_batch_free(gb);
         return st;
     }
-    model_decode_start(ctx, NULL); /* no memory; the steps' transposed weights, if they take them */
+    model_decode_start(ctx, NULL); /* decoder-only: no memory to encode; the cache's length is 0 */
     kv_cache_ragged(ctx);
     *out = gb;
     return TFM_OK;

@@ -208,6 +208,7 @@ static void forward_pair(void *arg, size_t pair) {
 void attn_forward(float *out, float *probs, float *probs_drop, const float *q, const float *k,
                   const float *v, const attn_args *a) {
     TFM_ASSERT(a->kv_heads == 0 || (a->kv_heads <= a->H && a->H % a->kv_heads == 0));
+    TFM_ASSERT(!a->q_pos || a->T == 1); /* rows at their own positions: one query each (ops.h) */
     ref_job j = {.a = a, .scale = 1.0f / sqrtf((float)a->d_k), .out = out, .probs = probs,
                  .probs_drop = probs_drop, .q = q, .k = k, .v = v};
     ops_pool_run(a->B * a->H, ops_team(a->B * a->H * a->T * a->S * a->d_k), forward_pair, &j);

@@ -185,13 +185,15 @@ typedef struct {
                                      batch row b reads the keys, values and key_pad row of row
                                      kv_row[b] (k + kv_row[b]·kv_bstride, key_pad + kv_row[b]·
                                      key_pad_bstride): beams of one sentence share its memory */
-    const int32_t *q_pos;         /* attn_forward only: nullable (B), rows at different positions (a
-                                     KV cache whose rows hold different lengths): query t of row b
-                                     sits at q_pos[b] + t (q_pos0 is not read) and the row has keys
-                                     0..q_pos[b] + T − 1 only (q_pos[b] + T <= S), so row b is
-                                     computed as the call with S = q_pos[b] + T and q_pos0 = q_pos[b]
-                                     computes it, bit for bit; probs and the bias keep the strides of
-                                     S. NULL (attn_args_make): every row at q_pos0 with S keys */
+    const int32_t *q_pos;         /* attn_forward only, with T = 1 only (one query per row: decoding
+                                     steps; attn_forward asserts it, as layer.c's row_pos): nullable
+                                     (B), rows at different positions (a KV cache whose rows hold
+                                     different lengths): row b's query sits at q_pos[b] (q_pos0 is
+                                     not read) and the row has keys 0..q_pos[b] only (q_pos[b] + 1 <=
+                                     S), so row b is computed as the call with S = q_pos[b] + 1 and
+                                     q_pos0 = q_pos[b] computes it, bit for bit; probs and the bias
+                                     keep the strides of S. NULL (attn_args_make): every row at
+                                     q_pos0 with S keys */
 } attn_args;
 
 /** attn_args for a packed batch on kernel table `kern`: q_bstride = T·q_stride, kv_bstride =

@@ -235,6 +235,14 @@ static void growth(void) {
     tfm_model_free(m);
 }
 
+/* on_end for the boundary row below: its end and token count. */
+static void note_end(int slot, tfm_gen_end why, int n_tokens, void *user) {
+    (void)slot;
+    int *got = user;
+    got[0] = (int)why;
+    got[1] = n_tokens;
+}
+
 static void refusals(tfm_context *ctx, tfm_model *ed) {
     tfm_gen_batch *gb = NULL;
     tfm_context *edctx = NULL;
@@ -257,6 +265,15 @@ static void refusals(tfm_context *ctx, tfm_model *ed) {
     CHECK(tfm_gen_batch_rows(gb) == 0, "a refused row stays out");
     CHECK(tfm_gen_batch_step(gb, NULL, NULL, NULL) == TFM_OK, "an empty step");
     CHECK(tfm_gen_batch_step(NULL, NULL, NULL, NULL) == TFM_ERR_INVALID_ARG, "NULL batch");
+    /* the boundary (generate.h): BOS + prompt of exactly max_len positions is accepted and ends at
+     * its first step with one token at most (EOS or the length limit); only more is TFM_ERR_RANGE */
+    tfm_sample_config ok = tfm_sample_config_default();
+    int got[2] = {-1, -1};
+    CHECK(tfm_gen_batch_add(gb, &ok, longp, MAX_LEN - 1, 3, &slot) == TFM_OK, "BOS + max_len - 1 ids: %s",
+          tfm_last_error());
+    CHECK(tfm_gen_batch_step(gb, NULL, note_end, got) == TFM_OK && tfm_gen_batch_rows(gb) == 0 &&
+              ((got[0] == TFM_GEN_LENGTH && got[1] == 1) || (got[0] == TFM_GEN_EOS && got[1] == 0)),
+          "BOS + max_len - 1 ids: end %d after %d tokens (want the limit after 1, or EOS)", got[0], got[1]);
     tfm_gen_batch_free(gb);
     tfm_gen_batch_free(NULL);
 }
