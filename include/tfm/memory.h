@@ -37,7 +37,9 @@ typedef struct {
     size_t activations; /* the context's workspace for the largest batch (training: the saved forward
                            activations, dropout masks, logits); decoding: the encoder's pass */
     size_t workspace;   /* training: the backward workspace of the largest batch, target rows,
-                           losses and their log-sum-exps, and validation's context; decoding: 0 */
+                           losses and their log-sum-exps, and validation's context; decoding on
+                           the KV cache with a decoder-only model: the batched prefill's workspace
+                           (the prompt in chunks of 256 positions: linear in the positions), else 0 */
     size_t cache;       /* decoding with the KV cache: keys and values of every decoded position of
                            every row (beam rows included) and the memory's cross-attention K|V */
     size_t data;        /* training: the dataset's ids and the batchers; decoding: the text */
@@ -63,8 +65,10 @@ TFM_API size_t tfm_memory_dataset_bytes(const tfm_dataset *ds);
 
 /** Estimates decoding with `cfg`: `rows` rows decoded together (sentences × beam), sources of at
  * most max_src tokens, at most max_out output tokens; use_cache 1 for the KV cache (the cache of
- * (rows, max_src, max_out + 1) positions plus the encoder's activations), 0 for recomputation (the
- * activations of (rows, max_src, max_out + 1)); text_bytes for the input and output lines.
+ * (rows, max_src, max_out + 1) positions plus the encoder's activations; for a decoder-only model,
+ * whose prompt and output share the max_out + 1 positions, plus the workspace of a prefill of that
+ * many positions, docs/LLM.md), 0 for recomputation (the activations of (rows, max_src, max_out +
+ * 1)); text_bytes for the input and output lines.
  * Errors: TFM_ERR_INVALID_ARG (bad sizes), TFM_ERR_NOMEM (sizes overflow). */
 TFM_API tfm_status tfm_memory_estimate_decode(const tfm_config *cfg, int rows, int max_src, int max_out, int use_cache,
                                               size_t text_bytes, tfm_memory_estimate *out);

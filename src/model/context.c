@@ -25,6 +25,7 @@ tfm_status tfm_context_create_opts(const tfm_model *model, const tfm_kernel_opts
     ctx->kernels = ops_kernels_resolve(opts);
     ctx->decode_compact = 1;
     ctx->encode_tokens = ENCODE_TOKENS;
+    ctx->prefill_chunk = PREFILL_CHUNK;
     ctx->acts.B = -1; /* nothing laid out yet */
     *out = ctx;
     return TFM_OK;

@@ -47,6 +47,10 @@ tfm_status tfm_memory_estimate_decode_beams(const tfm_config *cfg, int sentences
     if (use_cache) {
         out->cache = kv_cache_bytes_beams(cfg, sentences, beams, max_src, cap);
         out->activations = activations_encode_bytes(ops_kernels_tuned(), cfg, sentences, max_src);
+        /* a decoder-only model's prompt goes through the batched prefill (prefill.h): its workspace,
+         * kept with the cache and shared by the rows (each prefilled alone), for a prompt of up to
+         * cap positions in chunks of PREFILL_CHUNK */
+        if (cfg->arch == TFM_ARCH_DECODER_ONLY) out->workspace = model_prefill_bytes(cfg, cap);
     } else {
         out->activations = activations_bytes(ops_kernels_tuned(), cfg, rows, max_src, cap, 0);
     }

@@ -27,6 +27,8 @@ struct tfm_context {
                             row to the end (tests: the same tokens either way) */
     int encode_tokens;   /* the KV cache's encoder runs on sentences in groups of about this many
                             source tokens (encode_rows; default ENCODE_TOKENS; tests lower it) */
+    int prefill_chunk;   /* the batched prefill's positions per chunk (model_prefill_reserve; default
+                            PREFILL_CHUNK; tests lower it): a prompt's bits depend on it */
     int attn_maps;       /* 1 after tfm_model_attention (include/tfm/attention.h) until the next
                             context_reserve: the workspace holds that pass's attention weights */
 };

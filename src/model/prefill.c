@@ -1,6 +1,7 @@
-/* The batched prefill (prefill.h): a row's P prompt positions through the decoder's blocks as one
- * causal forward on the KV cache — forward.c's layer code (layer_forward) with T = P at pos0 = 0,
- * keys and values appended into the cache as a decoding step appends its one position. */
+/* The batched prefill (prefill.h): a row's P prompt positions through the decoder's blocks in
+ * causal forwards of up to C positions on the KV cache — forward.c's layer code (layer_forward)
+ * with T = min(C, P − pos0) at pos0 = 0, C, 2C, ..., keys and values appended into the cache as a
+ * decoding step appends its one position. */
 #include "prefill.h"
 
 #include "layer.h"
@@ -10,25 +11,31 @@
 
 #include <string.h>
 
-/* x0 (P, d) and one block's activations of (1, P) queries over P keys: the generator's stack's
- * block, without cross-attention (model_prefill_reserve refuses a decoder with a memory). */
-static void layout(const ops_kernels *kern, const tfm_config *cfg, int P, tfm_arena *a, prefill_ws *w) {
+/* Query rows of one chunk of a prompt of P positions in chunks of C: min(P, C). */
+static int chunk_rows(int P, int C) { return P < C ? P : C; }
+
+/* x0 (rows, d) and one block's activations of (1, rows) queries over P keys, rows = chunk_rows(P,
+ * C) (the last chunk has the most keys, P; an earlier one, fewer): the generator's stack's block,
+ * without cross-attention (model_prefill_reserve refuses a decoder with a memory). */
+static void layout(const ops_kernels *kern, const tfm_config *cfg, int P, int C, tfm_arena *a, prefill_ws *w) {
     model_desc md;
     model_describe(cfg, &md);
-    const size_t T = (size_t)P;
+    const size_t T = (size_t)chunk_rows(P, C);
     w->x0 = arena_take_f32(a, T * (size_t)cfg->d_model);
-    layer_acts_layout(kern, cfg, &md.stack[md.out_stack].block, 1, T, T, 0, 0, 0, a, &w->acts);
+    layer_acts_layout(kern, cfg, &md.stack[md.out_stack].block, 1, T, (size_t)P, 0, 0, 0, a, &w->acts);
 }
 
-size_t model_prefill_bytes(const tfm_config *cfg, int P) {
+size_t model_prefill_bytes_chunk(const tfm_config *cfg, int P, int C) {
     model_desc md;
     model_describe(cfg, &md);
-    if (md.out_stack < 0 || P < 1) return 0;
+    if (md.out_stack < 0 || P < 1 || C < 1) return 0;
     prefill_ws dummy;
     tfm_arena counter = {NULL, 0, 0};
-    layout(ops_kernels_tuned(), cfg, P, &counter, &dummy);
+    layout(ops_kernels_tuned(), cfg, P, C, &counter, &dummy);
     return counter.used;
 }
+
+size_t model_prefill_bytes(const tfm_config *cfg, int P) { return model_prefill_bytes_chunk(cfg, P, PREFILL_CHUNK); }
 
 tfm_status model_prefill_reserve(tfm_context *ctx, int P) {
     const tfm_config *cfg = &ctx->m->cfg;
@@ -39,9 +46,11 @@ tfm_status model_prefill_reserve(tfm_context *ctx, int P) {
               "a prefill needs a decoder-only model; this one is %s", tfm_arch_name(cfg->arch));
     RETURN_IF(P < 1 || P > c->cap_T, TFM_ERR_INVALID_ARG,
               "a prefill of %d positions on a KV cache of %d positions (reserve the cache first)", P, c->cap_T);
+    const int C = ctx->prefill_chunk;
+    RETURN_IF(C < 1, TFM_ERR_INVALID_ARG, "a prefill in chunks of %d positions (at least 1)", C);
     prefill_ws *w = &c->prefill;
     tfm_arena counter = {NULL, 0, 0};
-    layout(&ctx->kernels, cfg, P, &counter, w);
+    layout(&ctx->kernels, cfg, P, C, &counter, w);
     if (counter.used > w->arena.cap) { /* grow; a shorter prompt re-carves the same block */
         arena_free(&w->arena);
         w->cap_P = 0;
@@ -49,8 +58,9 @@ tfm_status model_prefill_reserve(tfm_context *ctx, int P) {
     }
     tfm_arena again = w->arena;
     again.used = 0;
-    layout(&ctx->kernels, cfg, P, &again, w);
+    layout(&ctx->kernels, cfg, P, C, &again, w);
     w->cap_P = P;
+    w->chunk = C;
     return TFM_OK;
 }
 
@@ -67,20 +77,29 @@ void model_prefill_row(tfm_context *ctx, int r, const int32_t *tokens, int P) {
     TFM_ASSERT(s >= 0 && sd->memory < 0);
     const stack_params *sp = &m->p.stack[s];
     const pe_kind *pe = pe_of(cfg);
-    const size_t d = (size_t)cfg->d_model, T = (size_t)P, V = (size_t)cfg->tgt_vocab;
+    const size_t d = (size_t)cfg->d_model, V = (size_t)cfg->tgt_vocab;
     const size_t bstride = (size_t)c->cap_T * cfg_kv_dim(cfg); /* a row of one block's cache */
+    const int C = w->chunk;
     dropper dr = {NULL, 0};
-    stack_embed(cfg, pe, sp, &ctx->pe.stack[s], w->x0, tokens, T, 1, T, d, 0);
-    /* the batched pass's blocks over (1, P), causal; no key padding, as a decoding step (the
-     * prompt's tokens are all attended to, whatever their ids); the linear layers choose their
-     * kernel for their own P rows, so the bits depend on P alone */
-    layer_call call = {cfg, pe, sp, &sd->block, 1, T, 0, NULL, 0, 0, NULL, NULL, NULL, bstride,
-                       &ctx->kernels, !ctx->kernels.fused_layers, NULL, 0, NULL, NULL};
-    const float *x = w->x0;
-    for (int l = 0; l < sd->n_layers; l++) {
-        call.cache_k = c->self_k[l] + (size_t)r * bstride;
-        call.cache_v = c->self_v[l] + (size_t)r * bstride;
-        x = layer_forward(&dr, &call, &w->acts, &sp->layers[l], x);
+    /* the batched pass's blocks over (1, T) at pos0, causal over the cached positions before it;
+     * no key padding, as a decoding step (the prompt's tokens are all attended to, whatever their
+     * ids); every chunk's linear layers take the kernel of min(P, C) rows, so the bits depend on
+     * P and C alone */
+    layer_call call = {cfg, pe, sp, &sd->block, 1, 0, 0, NULL, 0, 0, NULL, NULL, NULL, bstride,
+                       &ctx->kernels, !ctx->kernels.fused_layers, NULL, (size_t)chunk_rows(P, C), NULL, NULL};
+    const float *x = NULL;
+    size_t T = 0;
+    for (int pos0 = 0; pos0 < P; pos0 += C) {
+        T = (size_t)chunk_rows(P - pos0, C);
+        stack_embed(cfg, pe, sp, &ctx->pe.stack[s], w->x0, tokens + pos0, T, 1, T, d, (size_t)pos0);
+        call.T = T;
+        call.pos0 = (size_t)pos0;
+        x = w->x0;
+        for (int l = 0; l < sd->n_layers; l++) {
+            call.cache_k = c->self_k[l] + (size_t)r * bstride;
+            call.cache_v = c->self_v[l] + (size_t)r * bstride;
+            x = layer_forward(&dr, &call, &w->acts, &sp->layers[l], x);
+        }
     }
     /* only the last position's logits are read (the first new token): one row through the final
      * norm and the generator, into row r of the step's buffers */

@@ -5,8 +5,9 @@
  * (dtype, shape) and copied into our table.
  *
  * GPT-2's Conv1D weights are stored [in, out] (x·W + b); they are transposed once, here, into
- * nn.Linear's [out, in], because every product kernel (and the decoding step's transposed panels)
- * reads that layout: reading them as stored would need a second set of kernels for one family.
+ * nn.Linear's [out, in], because every product kernel (the decoding step's too: the panels read the
+ * weight in place) reads that layout: reading them as stored would need a second set of kernels for
+ * one family.
  * c_attn's [d, 3d] becomes in_proj (3d, d) with Q, K, V in that order, as nn.MultiheadAttention's.
  * Llama's q/k/v_proj are stacked into in_proj (d + 2·kv rows), gate/up_proj into linear1 (2·d_ff
  * rows: gate then up).

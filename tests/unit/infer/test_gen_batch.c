@@ -3,8 +3,10 @@
  * row and reused gives the new row's tokens exactly; 40 generations through batches of 3 and 8
  * rows, joining whenever a slot is free (greedy and sampled, BOS and prefix inputs, budgets 0..20,
  * some stopped by on_token, some cancelled), each equal to tfm_generate or tfm_generate_prefix
- * alone; the ends are reported with the right reason and count; the cache grows while a row waits
- * for its first token; bad arguments refused. */
+ * alone, also with the prefill in chunks of 3 positions (both contexts' prefill_chunk: prompts of up
+ * to 12 positions in up to 4 chunks); the ends are reported with the right reason and count; the
+ * cache grows while a row waits for its first token; bad arguments refused. */
+#include "model_internal.h"
 #include "test_lm.h"
 #include "test_util.h"
 #include "tfm/tfm.h"
@@ -294,6 +296,9 @@ int main(void) {
         staggered(ctx, ref);
         mixed(ctx, ref, 3);
         mixed(ctx, ref, 8);
+        ctx->prefill_chunk = ref->prefill_chunk = 3;
+        mixed(ctx, ref, 3);
+        ctx->prefill_chunk = ref->prefill_chunk = PREFILL_CHUNK;
         growth();
         refusals(ctx, ed);
     }

@@ -4,7 +4,10 @@
  * Mistral (multi-query, untied) folders, loaded by tfm_model_load from their folders. For each
  * fixture prompt (its ids as the tokenizer gave them): every logit of the batched pass within 1e-4
  * of transformers'; cached decoding (one position at a time on the KV cache, which keeps only the
- * key/value heads) equal to the batched pass within 1e-5; the prompts as one right-padded batch
+ * key/value heads) equal to the batched pass within 1e-5; the batched prefill of each prompt in
+ * chunks of PREFILL_CHUNK (one forward: the prompts are short) and of 3 positions (each chunk
+ * attending to the cache before it): the last position's logits within 1e-4 of transformers' and
+ * 1e-5 of the batched pass; the prompts as one right-padded batch
  * give each row's logits alone (a model with no padding token: causal attention never reads the
  * padding after a row's last token); tfm_model_save and tfm_trainer_create refuse the models
  * (inference only). A folder missing a tensor is refused naming the tensor and its model_type. */
@@ -65,7 +68,7 @@ static void run(const char *name, int want_kv_heads, int want_tied, tfm_activati
     FILE *f = fopen(test_path(p), "rb");
     CHECK(f && fread(want, sizeof(float), total * V, f) == total * V, "%s: logits.f32 missing or short", name);
     if (f) fclose(f);
-    double lerr = 0.0, cerr = 0.0, berr = 0.0;
+    double lerr = 0.0, cerr = 0.0, berr = 0.0, perr = 0.0;
     size_t off = 0;
     for (int i = 0; i < n; i++) { /* each prompt alone, batched and cached */
         const int T = len[i];
@@ -81,6 +84,20 @@ static void run(const char *name, int want_kv_heads, int want_tied, tfm_activati
             const double ce = test_max_abs_err(ctx->cache.logits, alone + (off + (size_t)t) * V, V);
             if (!(ce <= cerr)) cerr = ce;
         }
+        const int chunks[] = {PREFILL_CHUNK, 3};
+        for (int k = 0; k < 2; k++) {
+            ctx->prefill_chunk = chunks[k];
+            CHECK(kv_cache_reserve(ctx, 1, 0, T) == TFM_OK, "%s: cache: %s", name, tfm_last_error());
+            model_decode_start(ctx, NULL);
+            CHECK(model_prefill_reserve(ctx, T) == TFM_OK, "%s: prefill: %s", name, tfm_last_error());
+            model_prefill(ctx, ids[i], (size_t)T, T);
+            const float *last = alone + (off + (size_t)T - 1) * V;
+            const double pe = test_max_abs_err(ctx->cache.logits, last, V);
+            const double pt = test_max_abs_err(ctx->cache.logits, want + (off + (size_t)T - 1) * V, V);
+            if (!(pe <= perr)) perr = pe;
+            if (!(pt <= lerr)) lerr = pt;
+        }
+        ctx->prefill_chunk = PREFILL_CHUNK;
         off += (size_t)T;
     }
     /* all prompts as one batch, right-padded with EOS */
@@ -98,8 +115,11 @@ static void run(const char *name, int want_kv_heads, int want_tied, tfm_activati
     CHECK(n >= 5 && lerr <= TOL, "%s: logits: max error %.3g > %g (%d prompts)", name, lerr, TOL, n);
     CHECK(cerr <= CACHE_TOL, "%s: cached decoding differs from the batched pass by %.3g", name, cerr);
     CHECK(berr <= CACHE_TOL, "%s: a padded batch differs from each prompt alone by %.3g", name, berr);
-    printf("%s: max |logit - transformers| = %.3g, max |cached - batched| = %.3g, max |padded batch - alone| = %.3g\n",
-           name, lerr, cerr, berr);
+    CHECK(perr <= CACHE_TOL, "%s: the prefill (one forward, chunks of 3) differs from the batched pass by %.3g", name,
+          perr);
+    printf("%s: max |logit - transformers| = %.3g, max |cached - batched| = %.3g, max |prefill - batched| = %.3g, "
+           "max |padded batch - alone| = %.3g\n",
+           name, lerr, cerr, perr, berr);
     /* inference only: no checkpoint keys and no backward pass for the family's block */
     char tmp[256], out[320];
     test_make_tmpdir(tmp, sizeof tmp, "hf_lm");

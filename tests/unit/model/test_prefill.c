@@ -14,7 +14,13 @@
  *      nor on which row it is: continuous batching prefills a joining row this way); a workspace
  *      reserved for max_len positions gives a shorter prompt the bits of one reserved for it;
  *   4. tfm_generate, tfm_generate_prefix and tfm_generate_batch leave each row's cache and last
- *      final-norm output as model_prefill of that row alone, bit for bit: every path starts with the same prefill. */
+ *      final-norm output as model_prefill of that row alone, bit for bit: every path starts with the same prefill;
+ *   5. chunked (the context's prefill_chunk C below P: chunks of C positions, each attending to the
+ *      cache before it): in chunks of 1, 5 and 7 positions the logits of position P − 1 and the
+ *      cached keys/values are the one-forward prefill's and the batched forward's to within TOL_STEP,
+ *      and the step after it gives the batched forward's logits of (1, P + 1); in chunks of 1 they
+ *      are P single decoding steps' bit for bit (each chunk is such a step); and the generation
+ *      paths (4.) start with the chunked prefill of the context's C. */
 #include "model_internal.h"
 #include "ops.h"
 #include "test_util.h"
@@ -150,12 +156,71 @@ static void prefill_case(const variant *v, tfm_model *m, int P, double *worst_fu
     tfm_context_free(ctx);
 }
 
+/* 5. The prefill of ids[0..P) in chunks of C into a 1-row cache: its logits and cached keys/values
+ * against the one-forward prefill (C = P), the batched forward and P single steps. */
+static void chunk_case(const variant *v, tfm_model *m, int P, int C, double *worst) {
+    const size_t kvd = v->c.n_kv_heads ? (size_t)v->c.n_kv_heads * (D / (size_t)v->c.n_heads) : D;
+    int32_t ids[MAX_LEN + 1];
+    for (int i = 0; i < MAX_LEN + 1; i++) ids[i] = 3 + (5 * i + P + C) % (V - 3); /* never pad_id */
+    ids[0] = v->c.bos_id;
+    tfm_context *ctx = NULL;
+    CHECK(tfm_context_create(m, &ctx) == TFM_OK, "%s: context", v->label);
+    if (!ctx) return;
+    const size_t n_kv = (size_t)P * kvd;
+    float full[V], one[V], chunked[V], step[V], next[V], full_next[V];
+    float *kv = malloc(sizeof(float) * 2 * 2 * 2 * n_kv); /* [one-forward, chunked][k, v][layer] */
+    float *kv_one = kv, *kv_chunk = kv + 4 * n_kv;
+    full_last(ctx, ids, P, full);
+    for (int pass = 0; pass < 2; pass++) { /* 0: one forward (C = P), 1: chunks of C */
+        ctx->prefill_chunk = pass ? C : P;
+        if (!begin(ctx, 1, P, v->label)) continue;
+        CHECK(ctx->cache.prefill.chunk == (pass ? C : P), "%s: the workspace keeps chunk %d", v->label,
+              ctx->cache.prefill.chunk);
+        model_prefill(ctx, ids, MAX_LEN + 1, P);
+        memcpy(pass ? chunked : one, kv_cache_logits(ctx), sizeof one);
+        float *dst = pass ? kv_chunk : kv_one;
+        for (int l = 0; l < 2; l++) {
+            memcpy(dst + (size_t)(2 * l) * n_kv, ctx->cache.self_k[l], sizeof(float) * n_kv);
+            memcpy(dst + (size_t)(2 * l + 1) * n_kv, ctx->cache.self_v[l], sizeof(float) * n_kv);
+        }
+        if (pass && P < MAX_LEN) { /* the step after the chunked prefill reads its cache */
+            model_decode_step(ctx, ids + P, 1);
+            memcpy(next, kv_cache_logits(ctx), sizeof next);
+            full_last(ctx, ids, P + 1, full_next);
+            const double e = max_diff(next, full_next, V);
+            *worst = test_worse(*worst, e);
+            CHECK(e <= TOL_STEP, "%s, P %d, chunks of %d: the step after the prefill differs from the batched forward by %.3g",
+                  v->label, P, C, e);
+        }
+    }
+    double e = test_worse(max_diff(chunked, one, V), max_diff(kv_chunk, kv_one, 4 * n_kv));
+    e = test_worse(e, max_diff(chunked, full, V));
+    *worst = test_worse(*worst, e);
+    CHECK(e <= TOL_STEP, "%s, P %d, chunks of %d: logits or cached K/V differ from one forward's (or the batched forward's) by %.3g",
+          v->label, P, C, e);
+    if (C == 1) { /* each chunk is one decoding step of a 1-row cache */
+        ctx->prefill_chunk = PREFILL_CHUNK;
+        if (begin(ctx, 1, P, v->label)) {
+            for (int t = 0; t < P; t++) model_decode_step(ctx, ids + t, 1);
+            memcpy(step, kv_cache_logits(ctx), sizeof step);
+            int same = memcmp(step, chunked, sizeof step) == 0;
+            for (int l = 0; l < 2; l++)
+                same &= memcmp(ctx->cache.self_k[l], kv_chunk + (size_t)(2 * l) * n_kv, sizeof(float) * n_kv) == 0 &&
+                        memcmp(ctx->cache.self_v[l], kv_chunk + (size_t)(2 * l + 1) * n_kv, sizeof(float) * n_kv) == 0;
+            CHECK(same, "%s, P %d: a prefill in chunks of 1 is not %d single steps bit for bit (logits %.3g)", v->label, P,
+                  P, max_diff(step, chunked, V));
+        }
+    }
+    free(kv);
+    tfm_context_free(ctx);
+}
+
 /* 4. The generation paths start with this prefill: after tfm_generate, tfm_generate_prefix and
  * tfm_generate_batch (3 rows) of one token each, every row's cached keys/values and the final
  * norm of its last position (what the logits are computed from: the sampler overwrites those) are
  * model_prefill's of that row's prefix alone, bit for bit (so a row's tokens are the same on every
  * path, whatever rounding decides). */
-static void generate_case(const variant *v, tfm_model *m) {
+static void generate_case(const variant *v, tfm_model *m, int chunk) {
     enum { NP = 5, B = 3 };
     const size_t kvd = v->c.n_kv_heads ? (size_t)v->c.n_kv_heads * (D / (size_t)v->c.n_heads) : D;
     int32_t prompts[B * NP], ids[B][NP + 1];
@@ -170,6 +235,7 @@ static void generate_case(const variant *v, tfm_model *m) {
         tfm_context_free(ctx);
         return;
     }
+    ref->prefill_chunk = ctx->prefill_chunk = chunk;
     tfm_sample_config sc[B];
     int budget[B], len[B];
     int32_t out[B];
@@ -194,8 +260,8 @@ static void generate_case(const variant *v, tfm_model *m) {
             for (int l = 0; l < 2; l++)
                 same &= memcmp(ctx->cache.self_k[l] + b * row, ref->cache.self_k[l], sizeof(float) * n_kv) == 0 &&
                         memcmp(ctx->cache.self_v[l] + b * row, ref->cache.self_v[l], sizeof(float) * n_kv) == 0;
-            CHECK(same, "%s: generation path %d, row %d: the cache or the last position's final norm is not model_prefill's bit for bit",
-                  v->label, path, b);
+            CHECK(same, "%s, chunks of %d: generation path %d, row %d: the cache or the last position's final norm is not model_prefill's bit for bit",
+                  v->label, chunk, path, b);
         }
     }
     tfm_context_free(ref);
@@ -234,8 +300,14 @@ int main(void) {
         double worst_full = 0.0, worst_step = 0.0;
         const int Ps[] = {1, 6, MAX_LEN};
         for (int j = 0; j < 3; j++) prefill_case(&vs[i], m, Ps[j], &worst_full, &worst_step);
-        generate_case(&vs[i], m);
-        printf("%-22s prefill vs batched forward %.3g, vs single steps %.3g\n", vs[i].label, worst_full, worst_step);
+        double worst_chunk = 0.0;
+        const int Cs[] = {1, 5, 7};
+        for (int j = 1; j < 3; j++)
+            for (int k = 0; k < 3; k++) chunk_case(&vs[i], m, Ps[j], Cs[k], &worst_chunk);
+        generate_case(&vs[i], m, PREFILL_CHUNK);
+        generate_case(&vs[i], m, 4); /* the 6 positions in chunks of 4 and 2 */
+        printf("%-22s prefill vs batched forward %.3g, vs single steps %.3g, chunked vs one forward %.3g\n", vs[i].label,
+               worst_full, worst_step, worst_chunk);
         tfm_model_free(m);
     }
     return test_finish("prefill");
