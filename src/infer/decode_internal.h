@@ -72,8 +72,8 @@ tfm_status decode_begin_prefill(tfm_context *ctx, const tfm_decode_config *dc, i
 
 /** The logits (B, V_tgt) of position t of every row, given prefix (B, cap) holding positions
  * 0..t of each row, as the first call after decode_begin_prefill(P = t + 1): on the KV cache the
- * batched prefill (model_prefill: positions [0, t] of each row alone as one causal forward, their
- * keys/values into the cache), after which decode_step continues at t + 1; the reference path is
+ * batched prefill (model_prefill: positions [0, t] of each row alone as causal forwards of up to
+ * PREFILL_CHUNK positions, their keys/values into the cache), after which decode_step continues at t + 1; the reference path is
  * decode_step(t). Every generation on the cache starts this way, so their bits agree
  * (tfm_generate, tfm_generate_prefix, tfm_generate_batch). Errors as decode_step. */
 tfm_status decode_prefill(tfm_context *ctx, const tfm_decode_config *dc, int B, const int32_t *prefix, int t, int cap,

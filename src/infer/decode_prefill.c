@@ -1,5 +1,5 @@
-/* The start of a generation on the KV cache: the prompt's positions as one causal forward per row
- * (the model's batched prefill, src/model/prefill.h) instead of one decoding step per position;
+/* The start of a generation on the KV cache: the prompt's positions as causal forwards per row
+ * in chunks (the model's batched prefill, src/model/prefill.h) instead of one decoding step per position;
  * without the cache, the reference path's first step (decode_internal.h). */
 #include "decode_internal.h"
 

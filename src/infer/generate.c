@@ -1,6 +1,6 @@
 /* Generation with a decoder-only model (include/tfm/generate.h): BOS + prompt through the decoder
- * as one causal forward that fills the KV cache (the prefill; or recomputed every step, the
- * reference path), then one sampled token per step until EOS, the token budget, the model's
+ * as causal forwards of up to PREFILL_CHUNK positions that fill the KV cache (the prefill; or
+ * recomputed every step, the reference path), then one sampled token per step until EOS, the token budget, the model's
  * max_len, or the caller says stop. */
 #include "decode_internal.h"
 #include "tfm/generate.h"
