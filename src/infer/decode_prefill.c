@@ -1,6 +1,6 @@
-/* The start of a generation on the KV cache: the prompt's positions as causal forwards per row
- * in chunks (the model's batched prefill, src/model/prefill.h) instead of one decoding step per position;
- * without the cache, the reference path's first step (decode_internal.h). */
+/* The start of a generation on the KV cache: each row's prompt positions as causal forwards in
+ * chunks (the model's batched prefill, src/model/prefill.h) instead of one decoding step per
+ * position; without the cache, the reference path's first step (decode_internal.h). */
 #include "decode_internal.h"
 
 tfm_status decode_begin_prefill(tfm_context *ctx, const tfm_decode_config *dc, int B, int cap, int P) {
