@@ -137,8 +137,10 @@ TFM_API tfm_status tfm_generate_batch(tfm_context *ctx, int B, const tfm_sample_
  * one running batch at any step and leave it when they end, on one context's KV cache, whose rows
  * sit at different positions. Each row is tfm_generate's (tfm_gen_batch_add) or
  * tfm_generate_prefix's (tfm_gen_batch_add_prefix) generation of its prompt with its sampling
- * configuration and budget: its input is prefilled when it is added (one causal forward of that row
- * alone into its slot of the cache, as tfm_generate prefills), then it gets one token per step,
+ * configuration and budget: its input is prefilled into its slot of the cache over the steps after it
+ * is added, one chunk of up to 256 positions a step (that row alone, the chunks tfm_generate's
+ * prefill runs, so a long prompt does not stall the other rows for its whole prefill; docs/LLM.md),
+ * then it gets one token per step,
  * beside the other rows at their own positions. A row's logits are computed from that row alone (its own
  * positions, position encoding and keys), and with a capacity of at most 8 rows every step runs
  * the kernels of a single row (docs/KERNELS.md "Same bits for a row alone or in a batch"), so each
@@ -169,9 +171,10 @@ TFM_API tfm_status tfm_gen_batch_create(tfm_context *ctx, int rows, tfm_gen_batc
 
 /** Adds a generation of up to max_tokens tokens after BOS + prompt[0..n_prompt) (tfm_generate's
  * input), sampled with *sc (copied), in a free slot returned in *slot (0..rows−1): its input is
- * prefilled now (the cost of one forward of n_prompt + 1 positions; the cache and the prefill's
- * workspace grow here if they must, never in a step), and it gets its first token at the next
- * tfm_gen_batch_step. A row with nothing to generate (max_tokens 0) ends at that step without a
+ * prefilled by the following tfm_gen_batch_steps, one chunk of up to 256 positions each (the cache
+ * and the prefill's workspace grow here if they must, never in a step), and it gets its first
+ * token at the step that prefills its last chunk: the next one for an input of up to 256
+ * positions. A row with nothing to generate (max_tokens 0) ends at the next step without a
  * token. Not from inside a step's callbacks. Errors: TFM_ERR_INVALID_ARG (NULL argument, bad
  * config, max_tokens < 0, called from a callback), TFM_ERR_RANGE (no free slot: `rows` live
  * already; a prompt id outside the vocabulary; BOS + prompt of more than max_len positions),
@@ -188,9 +191,10 @@ TFM_API tfm_status tfm_gen_batch_add_prefix(tfm_gen_batch *gb, const tfm_sample_
                                             int n_prefix, int max_tokens, int *slot);
 
 /** One step of every row in the batch (nothing when it is empty): each row gets its next token —
- * the rows added before the last step from one decoding step of them all, each at its own
- * position; those added since, their first token from their prefill — passed to on_token(slot, id,
- * user) (nullable) at once unless it is an end-of-sequence id. A row that ends at this step — EOS,
+ * the rows that had their first token from one decoding step of them all, each at its own
+ * position; a row still prefilling, the next chunk of its input, and its first token from that
+ * prefill if it was the last chunk — passed to on_token(slot, id, user) (nullable) at once unless
+ * it is an end-of-sequence id. A row that ends at this step — EOS,
  * its budget or max_len used up, on_token nonzero — is passed to on_end (nullable) and leaves the
  * batch. Rows are visited in the order they joined the decoding step, the new ones last (by slot).
  * No allocation. Errors: TFM_ERR_INVALID_ARG

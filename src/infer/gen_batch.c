@@ -1,8 +1,10 @@
 /* Continuous batching of generations (include/tfm/generate.h, tfm_gen_batch): rows join one running
  * batch at any step and leave it when they end, on a ragged KV cache (kv_cache_ragged: each row at
- * its own position, in its own slot). A row's input is prefilled into its slot when it is added
- * (model_prefill_row, as tfm_generate prefills), then each step samples its next token exactly as
- * tfm_generate does (the same draw numbers, stops and limits). */
+ * its own position, in its own slot). A row's input is prefilled into its slot one chunk per step
+ * after it is added (model_prefill_chunk: the chunks of model_prefill_row, as tfm_generate
+ * prefills), so a long prompt does not stall the running rows for its whole prefill; then each
+ * step samples its next token exactly as tfm_generate does (the same draw numbers, stops and
+ * limits). */
 #include "decode_internal.h"
 #include "tfm/generate.h"
 #include "tfm/names.h"
@@ -23,7 +25,8 @@ typedef struct {
     int n_tokens;
     int used;        /* the slot is taken (from add until its end is reported) */
     int empty;       /* limit 0: ends at the next step without a cache row */
-    int pending;     /* prefilled: token 0 (from its saved logits) at the next step, then a cache row */
+    int pending;     /* prefilling: one chunk a step; after the last, token 0, then a cache row */
+    int filled;      /* pending: positions of its input prefilled so far (model_prefill_chunk) */
 } gen_row;
 
 struct tfm_gen_batch {
@@ -36,7 +39,6 @@ struct tfm_gen_batch {
     int32_t *tokens; /* (R) one step's inputs, by step row */
     int *keep;       /* (R) the step rows that stay */
     int32_t *scratch; /* (V) tfm_sample_token's */
-    float *first;     /* (R, V) each slot's prefill logits: its token 0 */
 };
 
 tfm_status tfm_gen_batch_create(tfm_context *ctx, int rows, tfm_gen_batch **out) {
@@ -58,8 +60,7 @@ tfm_status tfm_gen_batch_create(tfm_context *ctx, int rows, tfm_gen_batch **out)
     gb->tokens = malloc(R * sizeof *gb->tokens);
     gb->keep = malloc(R * sizeof *gb->keep);
     gb->scratch = malloc((size_t)cfg->tgt_vocab * sizeof *gb->scratch);
-    gb->first = malloc(R * (size_t)cfg->tgt_vocab * sizeof *gb->first);
-    if (!gb->row || !gb->ids || !gb->tokens || !gb->keep || !gb->scratch || !gb->first) {
+    if (!gb->row || !gb->ids || !gb->tokens || !gb->keep || !gb->scratch) {
         tfm_gen_batch_free(gb);
         return tfm_set_error(TFM_ERR_NOMEM, "gen_batch: out of memory (%d rows)", rows);
     }
@@ -97,11 +98,12 @@ static tfm_status add(tfm_gen_batch *gb, const tfm_sample_config *sc, int bos, c
             const int cap = 2 * have < gb->cfg->max_len ? 2 * have : gb->cfg->max_len;
             TRY(kv_cache_grow(gb->ctx, need > cap ? need : cap));
         }
-        /* the input's P + 1 positions in one causal forward into slot s, its logits kept for token 0 */
-        TRY(model_prefill_reserve(gb->ctx, P + 1));
-        model_prefill_row(gb->ctx, s, r->prefix, P + 1);
-        const size_t V = (size_t)gb->cfg->tgt_vocab;
-        memcpy(gb->first + (size_t)s * V, kv_cache_logits(gb->ctx) + (size_t)s * V, V * sizeof *gb->first);
+        /* the input's P + 1 positions are prefilled into slot s by the steps, a chunk each: the
+         * workspace holds the longest input still prefilling (a row's bits do not depend on it) */
+        int cap_P = P + 1;
+        for (int k = 0; k < gb->rows; k++)
+            if (gb->row[k].used && gb->row[k].pending && gb->row[k].P + 1 > cap_P) cap_P = gb->row[k].P + 1;
+        TRY(model_prefill_reserve(gb->ctx, cap_P));
     }
     r->sc = *sc;
     r->P = P;
@@ -111,6 +113,7 @@ static tfm_status add(tfm_gen_batch *gb, const tfm_sample_config *sc, int bos, c
     r->used = 1;
     r->empty = limit == 0;
     r->pending = limit > 0;
+    r->filled = 0;
     *slot = s;
     return TFM_OK;
 }
@@ -130,6 +133,7 @@ static void row_end(tfm_gen_batch *gb, int s, tfm_gen_end why, tfm_row_end_fn on
     gb->row[s].used = 0;
     gb->row[s].empty = 0;
     gb->row[s].pending = 0;
+    gb->row[s].filled = 0;
     if (on_end) on_end(s, why, gb->row[s].n_tokens, user);
 }
 
@@ -180,13 +184,16 @@ tfm_status tfm_gen_batch_step(tfm_gen_batch *gb, tfm_row_token_fn on_token, tfm_
         }
         kv_cache_compact(gb->ctx, gb->keep, n);
     }
-    /* rows prefilled since the last step: token 0 from their prefill's logits, then into the cache */
+    /* rows prefilling: the next chunk of each (after the step, whose logits it would overwrite); a
+     * row whose last chunk ran gets token 0 from its logits (row s of the step's), then joins */
     for (int s = 0; s < gb->rows; s++) {
         gen_row *r = &gb->row[s];
         if (!r->used || !r->pending) continue;
+        r->filled = model_prefill_chunk(gb->ctx, s, r->prefix, r->P + 1, r->filled);
+        if (r->filled <= r->P) continue;
         r->pending = 0;
-        if (row_token(gb, s, gb->first + (size_t)s * (size_t)gb->cfg->tgt_vocab, on_token, on_end, user))
-            kv_cache_add_row(gb->ctx, s, r->pos);
+        float *logits = kv_cache_logits(gb->ctx) + (size_t)s * (size_t)gb->cfg->tgt_vocab;
+        if (row_token(gb, s, logits, on_token, on_end, user)) kv_cache_add_row(gb->ctx, s, r->pos);
     }
     gb->in_step = 0;
     return TFM_OK;
@@ -204,6 +211,7 @@ tfm_status tfm_gen_batch_cancel(tfm_gen_batch *gb, int slot) {
     gb->row[slot].used = 0;
     gb->row[slot].empty = 0;
     gb->row[slot].pending = 0;
+    gb->row[slot].filled = 0;
     return TFM_OK;
 }
 
@@ -221,6 +229,5 @@ void tfm_gen_batch_free(tfm_gen_batch *gb) {
     free(gb->tokens);
     free(gb->keep);
     free(gb->scratch);
-    free(gb->first);
     free(gb);
 }

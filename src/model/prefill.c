@@ -64,12 +64,14 @@ tfm_status model_prefill_reserve(tfm_context *ctx, int P) {
     return TFM_OK;
 }
 
-void model_prefill_row(tfm_context *ctx, int r, const int32_t *tokens, int P) {
+int model_prefill_chunk(tfm_context *ctx, int r, const int32_t *tokens, int P, int pos0) {
     const tfm_model *m = ctx->m;
     const tfm_config *cfg = &m->cfg;
     kv_cache *c = &ctx->cache;
     prefill_ws *w = &c->prefill;
+    const int C = w->chunk;
     TFM_ASSERT(r >= 0 && r < (c->ragged ? c->B_start : c->B) && P >= 1 && P <= w->cap_P && P <= c->cap_T);
+    TFM_ASSERT(pos0 >= 0 && pos0 < P && pos0 % C == 0);
     model_desc md;
     model_describe(cfg, &md);
     const int s = md.out_stack;
@@ -77,30 +79,24 @@ void model_prefill_row(tfm_context *ctx, int r, const int32_t *tokens, int P) {
     TFM_ASSERT(s >= 0 && sd->memory < 0);
     const stack_params *sp = &m->p.stack[s];
     const pe_kind *pe = pe_of(cfg);
-    const size_t d = (size_t)cfg->d_model, V = (size_t)cfg->tgt_vocab;
+    const size_t d = (size_t)cfg->d_model, V = (size_t)cfg->tgt_vocab, T = (size_t)chunk_rows(P - pos0, C);
     const size_t bstride = (size_t)c->cap_T * cfg_kv_dim(cfg); /* a row of one block's cache */
-    const int C = w->chunk;
     dropper dr = {NULL, 0};
+    stack_embed(cfg, pe, sp, &ctx->pe.stack[s], w->x0, tokens + pos0, T, 1, T, d, (size_t)pos0);
     /* the batched pass's blocks over (1, T) at pos0, causal over the cached positions before it;
      * no key padding, as a decoding step (the prompt's tokens are all attended to, whatever their
      * ids); every chunk's linear layers take the kernel of min(P, C) rows, so the bits depend on
      * P and C alone */
-    layer_call call = {cfg, pe, sp, &sd->block, 1, 0, 0, NULL, 0, 0, NULL, NULL, NULL, bstride,
+    layer_call call = {cfg, pe, sp, &sd->block, 1, T, (size_t)pos0, NULL, 0, 0, NULL, NULL, NULL, bstride,
                        &ctx->kernels, !ctx->kernels.fused_layers, NULL, (size_t)chunk_rows(P, C), NULL, NULL};
-    const float *x = NULL;
-    size_t T = 0;
-    for (int pos0 = 0; pos0 < P; pos0 += C) {
-        T = (size_t)chunk_rows(P - pos0, C);
-        stack_embed(cfg, pe, sp, &ctx->pe.stack[s], w->x0, tokens + pos0, T, 1, T, d, (size_t)pos0);
-        call.T = T;
-        call.pos0 = (size_t)pos0;
-        x = w->x0;
-        for (int l = 0; l < sd->n_layers; l++) {
-            call.cache_k = c->self_k[l] + (size_t)r * bstride;
-            call.cache_v = c->self_v[l] + (size_t)r * bstride;
-            x = layer_forward(&dr, &call, &w->acts, &sp->layers[l], x);
-        }
+    const float *x = w->x0;
+    for (int l = 0; l < sd->n_layers; l++) {
+        call.cache_k = c->self_k[l] + (size_t)r * bstride;
+        call.cache_v = c->self_v[l] + (size_t)r * bstride;
+        x = layer_forward(&dr, &call, &w->acts, &sp->layers[l], x);
     }
+    const int done = pos0 + (int)T;
+    if (done < P) return done;
     /* only the last position's logits are read (the first new token): one row through the final
      * norm and the generator, into row r of the step's buffers */
     const float *last = x + (T - 1) * d;
@@ -111,6 +107,11 @@ void model_prefill_row(tfm_context *ctx, int r, const int32_t *tokens, int P) {
         stack_final_norm(cfg, out, c->out_mean + r, c->out_rstd + r, last, sp, 1, d);
     linear_forward_rows(&ctx->kernels, c->logits + (size_t)r * V, out, m->p.generator_weight, m->p.generator_bias, 1, d,
                         V, 1);
+    return done;
+}
+
+void model_prefill_row(tfm_context *ctx, int r, const int32_t *tokens, int P) {
+    for (int pos0 = 0; pos0 < P;) pos0 = model_prefill_chunk(ctx, r, tokens, P, pos0);
 }
 
 void model_prefill(tfm_context *ctx, const int32_t *tokens, size_t tokens_stride, int P) {

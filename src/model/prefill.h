@@ -63,6 +63,16 @@ tfm_status model_prefill_reserve(tfm_context *ctx, int P);
  * batching). No allocation. */
 void model_prefill_row(tfm_context *ctx, int r, const int32_t *tokens, int P);
 
+/** One chunk of model_prefill_row: positions [pos0, pos0 + min(C, P − pos0)) of row r's input
+ * tokens[0 .. P) (C the reserved chunk; pos0 a multiple of C below P), after the chunks before it
+ * (positions [0, pos0) of row r cached by them: whatever runs in between must leave row r's cache
+ * alone, as decoding steps of other rows and kv_cache_grow do); the last chunk also writes the
+ * logits of position P − 1 into row r of kv_cache_logits. Returns the positions prefilled so far:
+ * P after the last chunk. model_prefill_row is this for pos0 = 0, C, 2C, ... — the same calls,
+ * the same bits — so a joining row's prefill can be spread over the steps of a running batch
+ * (tfm_gen_batch). No allocation. */
+int model_prefill_chunk(tfm_context *ctx, int r, const int32_t *tokens, int P, int pos0);
+
 /** Prefills every row b < the cache's rows with tokens[b · tokens_stride .. + P) by
  * model_prefill_row (each row alone), then sets the cache's length to P: the next
  * model_decode_step decodes position P. The cache must be empty (len 0). No allocation. */

@@ -199,8 +199,9 @@ static void mixed(tfm_context *ctx, tfm_context *ref, int R) {
 }
 
 /* The cache grows (its first 64 positions a slot are too few) while one row generates and another
- * waits for its first token, prefilled: both keep their cached positions. On a model of max_len
- * 160: row A runs, row B is added (prefilled), then row C needs 105 positions; all == alone. */
+ * waits for its first token, half prefilled: both keep their cached positions. On a model of
+ * max_len 160, prefill in chunks of 2: row A runs, row B (3 positions) is added and gets its first
+ * chunk at the next step, then row C needs 105 positions; all == alone. */
 static void growth(void) {
     tfm_config c = test_lm_config(V, 160);
     c.pe = TFM_PE_ALIBI;
@@ -211,6 +212,7 @@ static void growth(void) {
               tfm_context_create(m, &ref) == TFM_OK && tfm_gen_batch_create(ctx, 3, &gb) == TFM_OK,
           "growth: %s", tfm_last_error());
     if (gb) {
+        ctx->prefill_chunk = ref->prefill_chunk = 2;
         job js[3];
         for (int i = 0; i < 3; i++) {
             js[i] = make_job(3 * i + 2);
@@ -226,7 +228,9 @@ static void growth(void) {
         int slot[3];
         add_job(gb, &js[0], &slot[0]);
         for (int k = 0; k < 3; k++) tfm_gen_batch_step(gb, on_token, on_end, &s);
-        add_job(gb, &js[1], &slot[1]); /* prefilled, its first token at the next step */
+        add_job(gb, &js[1], &slot[1]); /* 3 positions: 2 prefilled at the next step, 1 at the one after */
+        tfm_gen_batch_step(gb, on_token, on_end, &s);
+        CHECK(s.n[slot[1]] == 0, "growth: row B has a token after its first chunk");
         add_job(gb, &js[2], &slot[2]); /* 5 + 100 positions: the cache grows now */
         for (int k = 0; k < 200 && tfm_gen_batch_rows(gb) > 0; k++) tfm_gen_batch_step(gb, on_token, on_end, &s);
         for (int i = 0; i < 3; i++) same_as_alone(ref, &s, slot[i], &js[i], "growth");
@@ -243,6 +247,42 @@ static void note_end(int slot, tfm_gen_end why, int n_tokens, void *user) {
     int *got = user;
     got[0] = (int)why;
     got[1] = n_tokens;
+}
+
+/* A long prompt joins without stalling the batch: in chunks of 3, row B's 12 input positions take
+ * 4 steps, one chunk each, and row A gets a token at every one of them; B's first token comes at
+ * the 4th; both == alone. */
+static void spread(tfm_context *ctx, tfm_context *ref) {
+    tfm_gen_batch *gb = NULL;
+    CHECK(tfm_gen_batch_create(ctx, 2, &gb) == TFM_OK, "spread: %s", tfm_last_error());
+    if (!gb) return;
+    ctx->prefill_chunk = ref->prefill_chunk = 3;
+    job js[2] = {make_job(1), make_job(2)};
+    js[0].bos = js[1].bos = 1, js[0].stop_after = js[1].stop_after = 0;
+    js[0].np = 2, js[0].budget = 12, js[1].np = 11, js[1].budget = 4;
+    js[0].sc.temperature = js[1].sc.temperature = 0.0f;
+    seen s;
+    memset(&s, 0, sizeof s);
+    for (int k = 0; k < MAXR; k++) forget(&s, k);
+    int slot[2] = {-1, -1};
+    add_job(gb, &js[0], &slot[0]);
+    tfm_gen_batch_step(gb, on_token, on_end, &s);
+    add_job(gb, &js[1], &slot[1]);
+    int a_each = 1, b_waits = 1;
+    for (int k = 1; k <= 4 && slot[1] >= 0; k++) {
+        const int a = s.n[slot[0]];
+        tfm_gen_batch_step(gb, on_token, on_end, &s);
+        a_each &= s.n[slot[0]] == a + 1 || s.ended[slot[0]];
+        b_waits &= s.n[slot[1]] == (k == 4) || (k == 4 && s.ended[slot[1]]);
+    }
+    CHECK(a_each, "spread: row A missed a step while row B prefilled");
+    CHECK(b_waits, "spread: row B's first token not at the 4th step (chunks of 3 of 12 positions): %d tokens",
+          slot[1] >= 0 ? s.n[slot[1]] : -1);
+    for (int k = 0; k < 40 && tfm_gen_batch_rows(gb) > 0; k++) tfm_gen_batch_step(gb, on_token, on_end, &s);
+    for (int i = 0; i < 2; i++)
+        if (slot[i] >= 0) same_as_alone(ref, &s, slot[i], &js[i], "spread");
+    ctx->prefill_chunk = ref->prefill_chunk = PREFILL_CHUNK;
+    tfm_gen_batch_free(gb);
 }
 
 static void refusals(tfm_context *ctx, tfm_model *ed) {
@@ -299,6 +339,7 @@ int main(void) {
         ctx->prefill_chunk = ref->prefill_chunk = 3;
         mixed(ctx, ref, 3);
         ctx->prefill_chunk = ref->prefill_chunk = PREFILL_CHUNK;
+        spread(ctx, ref);
         growth();
         refusals(ctx, ed);
     }
