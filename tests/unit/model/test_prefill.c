@@ -306,6 +306,15 @@ int main(void) {
             for (int k = 0; k < 3; k++) chunk_case(&vs[i], m, Ps[j], Cs[k], &worst_chunk);
         generate_case(&vs[i], m, PREFILL_CHUNK);
         generate_case(&vs[i], m, 4); /* the 6 positions in chunks of 4 and 2 */
+        if (i == 0) { /* a chunk of no position is refused, not looped on */
+            tfm_context *ctx = NULL;
+            CHECK(tfm_context_create(m, &ctx) == TFM_OK && kv_cache_reserve(ctx, 1, 0, MAX_LEN) == TFM_OK,
+                  "context: %s", tfm_last_error());
+            if (ctx) ctx->prefill_chunk = 0;
+            CHECK(ctx && model_prefill_reserve(ctx, 6) == TFM_ERR_INVALID_ARG && strstr(tfm_last_error(), "chunks of 0"),
+                  "a prefill in chunks of 0: %s", tfm_last_error());
+            tfm_context_free(ctx);
+        }
         printf("%-22s prefill vs batched forward %.3g, vs single steps %.3g, chunked vs one forward %.3g\n", vs[i].label,
                worst_full, worst_step, worst_chunk);
         tfm_model_free(m);
